@@ -1,0 +1,38 @@
+// The build stage: nvcc on a copy-free path, binaries cached by a content hash of the
+// source, its local headers, the flags and the compiler's version. A failed compile is a
+// BuildRecord with ok=false (the classifier makes it a verdict), never an exception.
+#pragma once
+
+#include "verdict.h"
+
+#include <string>
+#include <vector>
+
+namespace wsr {
+
+struct BuildOptions {
+  std::string nvcc;                 // empty: `nvcc` in PATH, then /usr/local/cuda/bin/nvcc
+  std::string arch = "sm_90a";      // -gencode=arch=compute_X,code=sm_X
+  std::vector<std::string> flags;   // passed through (--nvcc-flag)
+  std::vector<std::string> includes;  // -I
+  std::vector<std::string> defines;   // -D (NAME or NAME=VALUE)
+  std::vector<std::string> libs;      // -l
+  std::string cache_dir;            // empty: defaultCacheDir()
+  double timeout_s = 600;
+  bool use_cache = true;
+};
+
+std::string defaultCacheDir();
+// The directory holding wscheck.h for this installation or build tree.
+std::string harnessIncludeDir();
+// Checks that the cache dir can be created and written; a sentence when it cannot.
+bool prepareCacheDir(const std::string &dir, std::string *err);
+// nvcc's path, or empty when it cannot be found.
+std::string findNvcc(const std::string &hint);
+
+// The nvcc command line (without the source and -o), as the build runs it.
+std::vector<std::string> nvccArgs(const BuildOptions &o);
+
+BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o);
+
+}  // namespace wsr

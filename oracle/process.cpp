@@ -1,0 +1,282 @@
+#include "process.h"
+
+// Boost 1.81 Process v2 with BOOST_PROCESS_USE_STD_FS forgets these includes.
+#include <boost/optional.hpp>
+#include <boost/type_traits/remove_pointer.hpp>
+#include <type_traits>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/readable_pipe.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/process/v2/environment.hpp>
+#include <boost/process/v2/process.hpp>
+#include <boost/process/v2/start_dir.hpp>
+#include <boost/process/v2/stdio.hpp>
+// ...and, header-only, the definition of process_environment::on_setup.
+#include <boost/process/v2/impl/environment.ipp>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <functional>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace asio = boost::asio;
+namespace bp = boost::process::v2;
+namespace fs = std::filesystem;
+
+namespace wsr {
+namespace {
+
+// Runs in the child between fork and exec: a process group of its own, so the oracle
+// can kill the program together with everything it started.
+struct OwnProcessGroup {
+  template <class Launcher>
+  bp::error_code on_exec_setup(Launcher &, const bp::filesystem::path &, const char *const *) {
+    ::setpgid(0, 0);
+    return {};
+  }
+};
+
+// Keeps the first and the last `cap/2` bytes of a stream and counts the rest.
+struct BoundedCapture {
+  size_t cap;
+  std::string head;
+  std::string tail;  // ring buffer contents in order are tail[pos..] + tail[..pos]
+  size_t pos = 0;
+  long long total = 0;
+  explicit BoundedCapture(size_t c) : cap(c) {}
+  void add(const char *p, size_t n) {
+    total += (long long)n;
+    size_t headcap = cap / 2, tailcap = cap - headcap;
+    size_t take = std::min(n, headcap - std::min(headcap, head.size()));
+    head.append(p, take);
+    p += take;
+    n -= take;
+    for (; n > 0; ++p, --n) {
+      if (tail.size() < tailcap) tail.push_back(*p);
+      else { tail[pos] = *p; pos = (pos + 1) % tailcap; }
+    }
+  }
+  bool truncated() const { return (size_t)total > head.size() + tail.size(); }
+  std::string str() const {
+    std::string t = tail.substr(pos) + tail.substr(0, pos);
+    if (!truncated()) return head + t;
+    long long dropped = total - (long long)head.size() - (long long)t.size();
+    return head + "\n[wsreduce: " + std::to_string(dropped) + " bytes of output not kept]\n" + t;
+  }
+};
+
+struct Reader {
+  asio::readable_pipe pipe;
+  BoundedCapture cap;
+  std::array<char, 65536> buf{};
+  bool done = false;
+  std::function<void()> on_done;
+  Reader(asio::io_context &ctx, size_t bound) : pipe(ctx), cap(bound) {}
+  void start() {
+    pipe.async_read_some(asio::buffer(buf), [this](bp::error_code ec, size_t n) {
+      if (n) cap.add(buf.data(), n);
+      if (ec) { done = true; if (on_done) on_done(); return; }
+      start();
+    });
+  }
+};
+
+}  // namespace
+
+std::optional<std::string> findInPath(const std::string &name) {
+  if (name.find('/') != std::string::npos) {
+    if (::access(name.c_str(), X_OK) == 0) return fs::absolute(name).string();
+    return std::nullopt;
+  }
+  const char *path = std::getenv("PATH");
+  std::istringstream in(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(in, dir, ':')) {
+    if (dir.empty()) continue;
+    fs::path p = fs::path(dir) / name;
+    if (::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p)) return p.string();
+  }
+  return std::nullopt;
+}
+
+std::string makeTempDir(const std::string &prefix) {
+  const char *t = std::getenv("TMPDIR");
+  std::string tmpl = std::string(t && *t ? t : "/tmp") + "/" + prefix + "XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data())) return {};
+  return std::string(buf.data());
+}
+
+void removeTree(const std::string &path) {
+  if (path.empty()) return;
+  std::error_code ec;
+  fs::remove_all(path, ec);
+}
+
+bool writeFileAtomic(const std::string &path, const std::string &data, std::string *err) {
+  fs::path p(path);
+  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::string tmpl = (dir / ("." + p.filename().string() + ".tmpXXXXXX")).string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  int fd = ::mkstemp(buf.data());
+  if (fd < 0) {
+    if (err) *err = "cannot write in " + dir.string() + ": " + std::strerror(errno);
+    return false;
+  }
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t w = ::write(fd, data.data() + off, data.size() - off);
+    if (w <= 0) {
+      if (err) *err = "cannot write " + path + ": " + std::strerror(errno);
+      ::close(fd);
+      ::unlink(buf.data());
+      return false;
+    }
+    off += (size_t)w;
+  }
+  ::fsync(fd);
+  ::fchmod(fd, 0644);
+  ::close(fd);
+  if (::rename(buf.data(), path.c_str()) != 0) {
+    if (err) *err = "cannot replace " + path + ": " + std::strerror(errno);
+    ::unlink(buf.data());
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::string> readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt) {
+  RunRecord rec;
+  if (argv.empty()) {
+    rec.spawn_failed = true;
+    rec.spawn_error = "no program given";
+    return rec;
+  }
+  auto exe = findInPath(argv[0]);
+  if (!exe) {
+    rec.spawn_failed = true;
+    rec.spawn_error = argv[0] + ": not found or not executable";
+    return rec;
+  }
+
+  std::string workdir = opt.workdir;
+  bool own_dir = workdir.empty();
+  if (own_dir) workdir = makeTempDir("wsrun.");
+  if (workdir.empty()) {
+    rec.spawn_failed = true;
+    rec.spawn_error = std::string("cannot create a private working directory: ") + std::strerror(errno);
+    return rec;
+  }
+
+  // The environment: the parent's, with the requested changes.
+  std::vector<std::string> envs;
+  for (char **e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    std::string k = kv.substr(0, kv.find('='));
+    if (opt.env_set.count(k)) continue;
+    if (std::find(opt.env_unset.begin(), opt.env_unset.end(), k) != opt.env_unset.end()) continue;
+    envs.push_back(kv);
+  }
+  for (auto &[k, v] : opt.env_set) envs.push_back(k + "=" + v);
+
+  asio::io_context ctx;
+  Reader out(ctx, opt.capture_bytes), err(ctx, opt.capture_bytes);
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+  auto t0 = std::chrono::steady_clock::now();
+  bp::error_code ec;
+  std::optional<bp::process> proc;
+  try {
+    proc.emplace(ctx.get_executor(), *exe, args,
+                 bp::process_stdio{nullptr, out.pipe, err.pipe}, bp::process_start_dir(workdir),
+                 bp::process_environment(envs), OwnProcessGroup{});
+  } catch (const std::exception &e) {
+    rec.spawn_failed = true;
+    rec.spawn_error = std::string("cannot start ") + *exe + ": " + e.what();
+    if (own_dir) removeTree(workdir);
+    return rec;
+  }
+  pid_t pgid = proc->id();
+  out.start();
+  err.start();
+
+  bool exited = false;
+  int native = 0;
+  asio::steady_timer timer(ctx);
+  timer.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(opt.timeout_s)));
+  timer.async_wait([&](bp::error_code e) {
+    if (e || exited) return;
+    rec.timed_out = true;
+    ::kill(-pgid, SIGKILL);
+  });
+  // A process that left its group (setsid) may still hold our pipes after the kill:
+  // give the pipes a short grace period after the program ends, then stop reading.
+  asio::steady_timer grace(ctx);
+  auto both_done = [&] { if (out.done && err.done) grace.cancel(); };
+  out.on_done = both_done;
+  err.on_done = both_done;
+  proc->async_wait([&](bp::error_code, int) {
+    exited = true;
+    native = proc->native_exit_code();
+    rec.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    // Whatever the program left behind in its group dies with it; that also closes
+    // the pipes a grandchild may still hold.
+    ::kill(-pgid, SIGKILL);
+    timer.cancel();
+    if (out.done && err.done) return;
+    grace.expires_after(std::chrono::seconds(2));
+    grace.async_wait([&](bp::error_code e) {
+      if (e) return;
+      bp::error_code ignore;
+      out.pipe.close(ignore);
+      err.pipe.close(ignore);
+    });
+  });
+  ctx.run();
+  if (!exited) {  // should not happen; make sure nothing is left
+    ::kill(-pgid, SIGKILL);
+    int st = 0;
+    ::waitpid(pgid, &st, 0);
+    native = st;
+  }
+  if (rec.wall_ms == 0)
+    rec.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+  if (WIFSIGNALED(native)) {
+    rec.signal = WTERMSIG(native);
+    rec.exit_code = 128 + rec.signal;
+  } else if (WIFEXITED(native)) {
+    rec.exit_code = WEXITSTATUS(native);
+  }
+  if (rec.timed_out) rec.signal = 0;  // the SIGKILL was ours, not the program's
+  rec.out = out.cap.str();
+  rec.err = err.cap.str();
+  rec.out_truncated = out.cap.truncated();
+  rec.err_truncated = err.cap.truncated();
+  rec.out_bytes = out.cap.total;
+  rec.err_bytes = err.cap.total;
+  if (own_dir) removeTree(workdir);
+  return rec;
+}
+
+}  // namespace wsr

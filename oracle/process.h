@@ -1,0 +1,38 @@
+// The run stage: one program, one fresh process (DESIGN.md "Oracle rules").
+// Own process group; on timeout, and again when the program exits, SIGKILL goes to
+// the whole group so no grandchild outlives the run; stdout/stderr are captured up to a
+// bound (head and tail kept, the middle counted); no shell in between.
+#pragma once
+
+#include "verdict.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wsr {
+
+struct RunOptions {
+  double timeout_s = 10;
+  size_t capture_bytes = 1 << 20;          // per stream; half head, half tail
+  std::string workdir;                      // empty: a private temp dir, removed afterwards
+  std::map<std::string, std::string> env_set;  // added to / overriding the parent's environment
+  std::vector<std::string> env_unset;
+};
+
+// Runs `argv[0]` (a path, or a name looked up in PATH) with the rest as arguments.
+RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt);
+
+// The absolute path of `name` in PATH, or nullopt.
+std::optional<std::string> findInPath(const std::string &name);
+
+// A private directory under $TMPDIR (or /tmp), created now; removeTree() removes it.
+std::string makeTempDir(const std::string &prefix);
+void removeTree(const std::string &path);
+
+// Writes `data` to `path` atomically (temp file in the same directory, then rename).
+bool writeFileAtomic(const std::string &path, const std::string &data, std::string *err = nullptr);
+std::optional<std::string> readFile(const std::string &path);
+
+}  // namespace wsr
