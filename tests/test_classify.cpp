@@ -1,3 +1,255 @@
+// The classifier is a pure function: what a build and its runs produced -> a Verdict.
+// Each test is a recorded or synthetic run, the verdict it must get, and why.
 #include "classify.h"
+#include "process.h"
+
 #include <gtest/gtest.h>
-TEST(Classify, Placeholder) { EXPECT_TRUE(true); }
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+using namespace wsr;
+namespace fs = std::filesystem;
+
+namespace {
+BuildRecord built() {
+  BuildRecord b;
+  b.ok = true;
+  return b;
+}
+BuildRecord failedBuild(const std::string &log, int code = 1) {
+  BuildRecord b;
+  b.ok = false;
+  b.exit_code = code;
+  b.log = log;
+  return b;
+}
+RunRecord exited(int code, const std::string &out = "", const std::string &err = "") {
+  RunRecord r;
+  r.exit_code = code;
+  r.out = out;
+  r.err = err;
+  r.wall_ms = 12;
+  return r;
+}
+Verdict one(const RunRecord &r, ClassifyOptions o = {}) { return classify(built(), {r}, o); }
+}  // namespace
+
+// ---- build failures ------------------------------------------------------------------
+
+TEST(ClassifyBuild, MissingCompilerIsInfraNotAProgramFailure) {
+  BuildRecord b;
+  b.tool_missing = true;
+  b.tool_error = "nvcc was not found";
+  auto v = classify(b, {}, {});
+  EXPECT_EQ(v.symptom, "infra-error");
+  EXPECT_EQ(v.detail, "infra-error/compiler-missing");
+}
+
+TEST(ClassifyBuild, FrontendErrorSignatureIgnoresPathAndLine) {
+  // A reducer deletes lines above the error: the signature must not move with them.
+  auto a = classify(failedBuild("/tmp/cand1/kernel.cu(212): error: expected a \";\"\n1 error detected"), {}, {});
+  auto b = classify(failedBuild("/tmp/cand9/kernel.cu(7): error: expected a \";\"\n"), {}, {});
+  EXPECT_EQ(a.detail, "compile-error/frontend");
+  EXPECT_EQ(a.signature, "compile-error:frontend:error: expected a \";\"");
+  EXPECT_EQ(a.signature, b.signature);
+}
+
+TEST(ClassifyBuild, ClangStyleLocationsAreNormalisedToo) {
+  auto v = classify(failedBuild("x.cu:12:5: error: use of undeclared identifier 'foo'"), {}, {});
+  EXPECT_EQ(v.signature, "compile-error:frontend:error: use of undeclared identifier 'foo'");
+}
+
+TEST(ClassifyBuild, PtxasErrorIsItsOwnClass) {
+  // What nvcc 13 prints for wgmma built for plain sm_90 (the wrong build, seed step 2).
+  auto v = classify(failedBuild("ptxas /tmp/tmpxft_0001a2b3_00000000-6_k.ptx, line 31; error   : Instruction "
+                                "'wgmma.fence' not supported on .target 'sm_90'\n"
+                                "ptxas fatal   : Ptx assembly aborted due to errors\n"),
+                    {}, {});
+  EXPECT_EQ(v.detail, "compile-error/ptxas");
+  EXPECT_EQ(v.signature, "compile-error:ptxas:ptxas error : Instruction 'wgmma.fence' not supported on .target 'sm_90'");
+}
+
+TEST(ClassifyBuild, CompilerCrashIsIce) {
+  auto v = classify(failedBuild("nvcc error   : 'cicc' died due to signal 11 (Invalid memory reference)"), {}, {});
+  EXPECT_EQ(v.detail, "compile-error/ice");
+  BuildRecord killed = failedBuild("");
+  killed.signal = SIGSEGV;
+  EXPECT_EQ(classify(killed, {}, {}).detail, "compile-error/ice");
+}
+
+TEST(ClassifyBuild, LinkErrorIsNotAFrontendError) {
+  auto v = classify(failedBuild("/usr/bin/ld: k.o: in function `main':\nk.cu:(.text+0x1d): undefined reference to `launch_gemm'\n"
+                                "collect2: error: ld returned 1 exit status"),
+                    {}, {});
+  EXPECT_EQ(v.detail, "compile-error/link");
+}
+
+// ---- runs -----------------------------------------------------------------------------
+
+TEST(ClassifyRun, TimeoutWithoutWatchdogIsHangUnknown) {
+  RunRecord r;
+  r.timed_out = true;
+  r.wall_ms = 10000;
+  auto v = one(r);
+  EXPECT_EQ(v.detail, "hang/unknown");
+  EXPECT_EQ(v.signature, "hang:unknown");
+}
+
+TEST(ClassifyRun, IllegalAddressIsCrashWithItsCode) {
+  auto v = one(exited(1, "", "CUDA error: an illegal memory access was encountered (700) at k.cu:88\n"));
+  EXPECT_EQ(v.detail, "crash/illegal-address");
+  EXPECT_EQ(v.signature, "crash:700");
+}
+
+TEST(ClassifyRun, ThePoisonedContextRepeatsTheFirstErrorAndTheFirstWins) {
+  auto v = one(exited(1, "", "kernel failed: unspecified launch failure\n"
+                             "cudaMemcpy failed: unspecified launch failure\n"));
+  EXPECT_EQ(v.detail, "crash/launch-failure");
+  EXPECT_EQ(v.signature, "crash:719");
+}
+
+TEST(ClassifyRun, MisalignedAndIllegalInstructionByName) {
+  EXPECT_EQ(one(exited(1, "", "error cudaErrorMisalignedAddress\n")).detail, "crash/misaligned");
+  EXPECT_EQ(one(exited(1, "", "CUDA_ERROR_ILLEGAL_INSTRUCTION\n")).detail, "crash/illegal-instruction");
+}
+
+TEST(ClassifyRun, NoGpuIsInfraErrorNeverCrash) {
+  auto v = one(exited(1, "", "CUDA error: CUDA driver version is insufficient for CUDA runtime version (35)\n"));
+  EXPECT_EQ(v.symptom, "infra-error");
+  EXPECT_EQ(v.detail, "infra-error/no-gpu");
+  EXPECT_EQ(one(exited(1, "no CUDA-capable device is detected\n")).symptom, "infra-error");
+}
+
+TEST(ClassifyRun, SkipLineWithExit77IsUnsupportedInfra) {
+  auto v = one(exited(77, "WSSKIP needs sm_100a (Blackwell); this device is sm_90\n"));
+  EXPECT_EQ(v.detail, "infra-error/unsupported");
+}
+
+TEST(ClassifyRun, HostSignalIsCrashHost) {
+  RunRecord r = exited(128 + SIGSEGV);
+  r.signal = SIGSEGV;
+  auto v = one(r);
+  EXPECT_EQ(v.detail, "crash/host");
+  EXPECT_EQ(v.signature, "crash:host:SIGSEGV");
+}
+
+TEST(ClassifyRun, HarnessLineGivesTheWrongShape) {
+  auto v = one(exited(1, "WSCHECK name=C rows=512 cols=512 bad=16384 nan=0 max_abs=3 max_rel=1 badrows=0-31 badcols=0-511 shape=row-stripe\n"));
+  EXPECT_EQ(v.detail, "wrong/row-stripe");
+  EXPECT_EQ(v.signature, "wrong:C:row-stripe");
+}
+
+TEST(ClassifyRun, SameShapeOnOtherRowsIsTheSameBug) {
+  // BUGS.md: an early release corrupts different rows every run; the class and shape hold.
+  auto a = one(exited(1, "WSCHECK name=C rows=256 cols=256 bad=128 nan=0 max_abs=1 max_rel=1 badrows=3,77 badcols=0-255 shape=row-stripe\n"));
+  auto b = one(exited(1, "WSCHECK name=C rows=256 cols=256 bad=128 nan=0 max_abs=1 max_rel=1 badrows=12,200 badcols=0-255 shape=row-stripe\n"));
+  EXPECT_EQ(a.signature, b.signature);
+}
+
+TEST(ClassifyRun, FirstFailingTensorDecides) {
+  auto v = one(exited(1, "WSCHECK name=S rows=8 cols=8 bad=0 nan=0 max_abs=0 max_rel=0 badrows=- badcols=- shape=none\n"
+                         "WSCHECK name=O rows=8 cols=8 bad=64 nan=64 max_abs=0 max_rel=0 badrows=0-7 badcols=0-7 shape=nan\n"));
+  EXPECT_EQ(v.detail, "wrong/nan");
+  EXPECT_EQ(v.signature, "wrong:O:nan");
+}
+
+TEST(ClassifyRun, NonZeroExitWithNothingElseIsWrongUnspecified) {
+  auto v = one(exited(1, "FAIL: 37 mismatches\n"));
+  EXPECT_EQ(v.detail, "wrong/unspecified");
+  EXPECT_EQ(v.signature, "wrong:unspecified:exit=1");
+}
+
+TEST(ClassifyRun, MatchRegexMarksAnOtherwisePassingRun) {
+  ClassifyOptions o;
+  o.match = "max err [1-9]";
+  auto v = one(exited(0, "max err 3.5\n"), o);
+  EXPECT_EQ(v.detail, "wrong/match");
+  EXPECT_TRUE(v.matched);
+  auto p = one(exited(0, "max err 0.0\n"), o);
+  EXPECT_EQ(p.symptom, "pass");
+  EXPECT_FALSE(p.matched);
+}
+
+TEST(ClassifyRun, CommonWordsAreNotCudaErrorsOffACudaLine) {
+  EXPECT_EQ(one(exited(0, "allocator: out of memory in pool test (expected)\n")).symptom, "pass");
+  EXPECT_EQ(one(exited(1, "", "cudaMalloc: out of memory\n")).detail, "crash/out-of-memory");
+}
+
+TEST(ClassifyRun, PassingButSlowAgainstABaseline) {
+  ClassifyOptions o;
+  o.slow_baseline_ms = 4;
+  o.slow_factor = 2;
+  EXPECT_EQ(one(exited(0), o).symptom, "slow");  // 12 ms > 2 x 4 ms
+  o.slow_baseline_ms = 10;
+  EXPECT_EQ(one(exited(0), o).symptom, "pass");
+}
+
+// ---- repeats ----------------------------------------------------------------------------
+
+TEST(ClassifyRepeat, AgreeingRunsKeepTheirVerdict) {
+  auto r = exited(1, "", "unspecified launch failure\n");
+  auto v = classify(built(), {r, r, r}, {});
+  EXPECT_EQ(v.detail, "crash/launch-failure");
+  EXPECT_EQ(v.runs.size(), 3u);
+  EXPECT_EQ(v.timings.run_ms.size(), 3u);
+}
+
+TEST(ClassifyRepeat, DisagreeingRunsAreFlakyAndSayWhich) {
+  auto bad = exited(1, "WSCHECK name=C rows=4 cols=4 bad=4 nan=0 max_abs=1 max_rel=1 badrows=1 badcols=0-3 shape=row-stripe\n");
+  auto v = classify(built(), {exited(0), bad, exited(0)}, {});
+  EXPECT_EQ(v.symptom, "flaky");
+  EXPECT_EQ(v.signature, "flaky:pass|wrong/row-stripe");
+  EXPECT_EQ(v.evidence.size(), 3u);
+}
+
+TEST(ClassifyRepeat, AnInfraRunMakesTheWholeVerdictInfra) {
+  auto v = classify(built(), {exited(0), exited(1, "", "no CUDA-capable device is detected\n")}, {});
+  EXPECT_EQ(v.symptom, "infra-error");
+}
+
+// ---- serialisation -----------------------------------------------------------------------
+
+TEST(VerdictJson, RoundTrips) {
+  auto v = one(exited(1, "", "an illegal memory access was encountered\n"));
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << toJSON(v);
+  auto back = verdictFromJSON(os.str());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->detail, v.detail);
+  EXPECT_EQ(back->signature, v.signature);
+  EXPECT_EQ(back->evidence, v.evidence);
+  EXPECT_EQ(back->runs.size(), 1u);
+}
+
+// ---- runs recorded on the H200 (tests/fixtures/recorded/<case>/{run1.json,expect}) --------
+
+TEST(ClassifyRecorded, EveryRecordedRunGetsItsExpectedVerdict) {
+  fs::path dir = fs::path(WSR_FIXTURES) / "recorded";
+  int n = 0;
+  for (auto &c : fs::directory_iterator(dir)) {
+    if (!c.is_directory()) continue;
+    auto expect = readFile((c.path() / "expect").string());
+    ASSERT_TRUE(expect) << c.path() << " has no expect file";
+    std::string want = *expect;
+    while (!want.empty() && (want.back() == '\n' || want.back() == ' ')) want.pop_back();
+    std::vector<RunRecord> runs;
+    for (int i = 1;; ++i) {
+      auto text = readFile((c.path() / ("run" + std::to_string(i) + ".json")).string());
+      if (!text) break;
+      std::string err;
+      auto r = runRecordFromJSON(*text, &err);
+      ASSERT_TRUE(r) << c.path() << ": " << err;
+      runs.push_back(*r);
+    }
+    ASSERT_FALSE(runs.empty()) << c.path();
+    auto v = classify(built(), runs, {});
+    EXPECT_EQ(v.detail, want) << c.path().filename() << ": " << (v.evidence.empty() ? "" : v.evidence[0]);
+    ++n;
+  }
+  if (n == 0) GTEST_SKIP() << "no recorded runs under " << dir;
+}

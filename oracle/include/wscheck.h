@@ -2,8 +2,8 @@
 //
 // A program checks each output tensor with wscheck::compare(); it prints one line
 //
-//   WSCHECK name=C rows=512 cols=512 bad=16384 nan=0 max_abs=3.1 max_rel=1 \
-//           badrows=0-127,256-383 badcols=0-511 shape=row-stripe
+//   WSCHECK name=C rows=512 cols=512 bad=16384 nan=0 max_abs=3.1 max_rel=1
+//           badrows=0-127,256-383 badcols=0-511 shape=row-stripe      (one line)
 //
 // which the oracle's classifier turns into a verdict detail (wrong/row-stripe,
 // wrong/nan, wrong/finite-patterned, wrong/scattered) — seed 000, class 3: the shape of

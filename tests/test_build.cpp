@@ -1,0 +1,115 @@
+// The build stage with the real nvcc, and judge() end to end on programs a CPU can run.
+#include "oracle.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+using namespace wsr;
+namespace fs = std::filesystem;
+
+namespace {
+std::string fixture(const std::string &rel) { return std::string(WSR_FIXTURES) + "/" + rel; }
+
+class Build : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed on this machine";
+    cache = makeTempDir("wsr-cache.");
+    opt.build.cache_dir = cache;
+    opt.run.timeout_s = 20;
+  }
+  void TearDown() override { removeTree(cache); }
+  std::string cache;
+  OracleOptions opt;
+};
+}  // namespace
+
+TEST_F(Build, SyntaxErrorIsFrontendAndItsSignatureSurvivesMovedLines) {
+  auto v = judge(fixture("cuda/syntax_error.cu"), opt);
+  EXPECT_EQ(v.detail, "compile-error/frontend");
+  EXPECT_NE(v.signature.find("expected a \";\""), std::string::npos) << v.signature;
+
+  // The same error three lines lower, in another directory: the same signature.
+  std::string dir = makeTempDir("wsr-src.");
+  std::string moved = dir + "/other.cu";
+  ASSERT_TRUE(writeFileAtomic(moved, "\n\n\n" + *readFile(fixture("cuda/syntax_error.cu"))));
+  auto w = judge(moved, opt);
+  EXPECT_EQ(w.signature, v.signature);
+  removeTree(dir);
+}
+
+TEST_F(Build, WgmmaBuiltForPlainSm90IsAPtxasError) {
+  opt.build.arch = "sm_90";
+  auto v = judge(fixture("cuda/wgmma_plain_sm90.cu"), opt);
+  EXPECT_EQ(v.detail, "compile-error/ptxas");
+  EXPECT_NE(v.signature.find("wgmma"), std::string::npos) << v.signature;
+}
+
+TEST_F(Build, TheSameProgramBuiltForSm90aCompiles) {
+  auto b = buildProgram(fixture("cuda/wgmma_plain_sm90.cu"), opt.build);
+  EXPECT_TRUE(b.ok) << b.log;
+}
+
+TEST_F(Build, SecondBuildOfTheSameSourceAndFlagsIsACacheHit) {
+  auto a = buildProgram(fixture("cuda/host_stripes.cu"), opt.build);
+  ASSERT_TRUE(a.ok) << a.log;
+  EXPECT_FALSE(a.cache_hit);
+  auto b = buildProgram(fixture("cuda/host_stripes.cu"), opt.build);
+  EXPECT_TRUE(b.cache_hit);
+  EXPECT_EQ(a.key, b.key);
+  EXPECT_TRUE(fs::exists(b.binary));
+  // Another flag is another program.
+  opt.build.defines.push_back("SOMETHING=1");
+  auto c = buildProgram(fixture("cuda/host_stripes.cu"), opt.build);
+  EXPECT_NE(c.key, a.key);
+  EXPECT_FALSE(c.cache_hit);
+}
+
+TEST_F(Build, ChangingAnIncludedLocalHeaderChangesTheKey) {
+  std::string dir = makeTempDir("wsr-src.");
+  ASSERT_TRUE(writeFileAtomic(dir + "/knobs.h", "#define N 4\n"));
+  ASSERT_TRUE(writeFileAtomic(dir + "/p.cu", "#include \"knobs.h\"\nint main() { return N - 4; }\n"));
+  auto a = buildProgram(dir + "/p.cu", opt.build);
+  ASSERT_TRUE(writeFileAtomic(dir + "/knobs.h", "#define N 5\n"));
+  auto b = buildProgram(dir + "/p.cu", opt.build);
+  EXPECT_NE(a.key, b.key);
+  EXPECT_FALSE(b.cache_hit);
+  auto v = judgeBuilt(b, opt);
+  EXPECT_EQ(v.detail, "wrong/unspecified");  // exit 1, nothing else
+  removeTree(dir);
+}
+
+TEST_F(Build, HostHarnessStripesEndToEnd) {
+  auto v = judge(fixture("cuda/host_stripes.cu"), opt);
+  EXPECT_EQ(v.detail, "wrong/row-stripe");
+  EXPECT_EQ(v.signature, "wrong:C:row-stripe");
+}
+
+TEST_F(Build, ACudaCallWithoutAGpuIsInfraError) {
+  if (gpuPresent()) GTEST_SKIP() << "this machine has a GPU; the no-GPU path cannot be shown here";
+  auto v = judge(fixture("cuda/needs_gpu.cu"), opt);
+  EXPECT_EQ(v.symptom, "infra-error") << v.detail;
+  EXPECT_EQ(v.detail, "infra-error/no-gpu");
+}
+
+TEST_F(Build, EveryGpuFixtureCompilesForSm90a) {
+  // The programs the H200 run judges (bench/results) must at least build everywhere.
+  for (auto name : {"pass", "mbarrier_hang", "oob_store", "trap", "stripes", "nan"}) {
+    auto b = buildProgram(fixture(std::string("gpu/") + name + ".cu"), opt.build);
+    EXPECT_TRUE(b.ok) << name << ":\n" << b.log;
+  }
+}
+
+TEST_F(Build, MissingNvccIsInfraNotACompileError) {
+  opt.build.nvcc = "/nonexistent/nvcc";
+  auto v = judge(fixture("cuda/host_stripes.cu"), opt);
+  EXPECT_EQ(v.detail, "infra-error/compiler-missing");
+}
+
+TEST_F(Build, RepeatRunsFreshProcessesAndRecordsEach) {
+  opt.repeat = 3;
+  auto v = judge(fixture("cuda/host_stripes.cu"), opt);
+  EXPECT_EQ(v.detail, "wrong/row-stripe");
+  EXPECT_EQ(v.runs.size(), 3u);
+}

@@ -1,0 +1,92 @@
+// wscheck.h: the comparison line a harness prints, and the error shape it names
+// (seed 000, class 3). Each case builds an error tensor with a known cause's shape.
+#include "classify.h"
+#include "wscheck.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <vector>
+
+namespace {
+
+struct Case {
+  std::string shape;
+  wscheck::Result r;
+  std::vector<wsr::CheckLine> lines;
+};
+
+// Runs compare() on a 256x128 tensor whose element (r, c) is corrupted by `bug`.
+Case run(std::function<float(int, int, float)> bug) {
+  const int R = 256, C = 128;
+  std::vector<float> ref(R * C), out(R * C);
+  for (int i = 0; i < R * C; ++i) ref[i] = std::sin(0.37f * i);
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) out[r * C + c] = bug(r, c, ref[r * C + c]);
+  testing::internal::CaptureStdout();
+  Case k;
+  k.r = wscheck::compare(out.data(), ref.data(), R, C, 1e-3, 1e-3, "C");
+  std::string printed = testing::internal::GetCapturedStdout();
+  k.lines = wsr::parseCheckLines(printed);
+  k.shape = k.r.shape;
+  return k;
+}
+
+}  // namespace
+
+TEST(Harness, CorrectOutputIsNoneAndPrintsOneLine) {
+  auto k = run([](int, int, float v) { return v; });
+  EXPECT_EQ(k.shape, "none");
+  ASSERT_EQ(k.lines.size(), 1u);
+  EXPECT_EQ(k.lines[0].bad, 0);
+  EXPECT_EQ(k.lines[0].badrows, "-");
+}
+
+TEST(Harness, WholeRowsInTileRunsAreRowStripes) {
+  // A consumer read the wrong round's tile: rows 64-127 and 192-255 wrong end to end.
+  auto k = run([](int r, int, float v) { return (r / 64) % 2 ? v + 1.0f : v; });
+  EXPECT_EQ(k.shape, "row-stripe");
+  ASSERT_EQ(k.lines.size(), 1u);
+  EXPECT_EQ(k.lines[0].badrows, "64-127,192-255");
+  EXPECT_EQ(k.lines[0].bad, 128 * 128);
+}
+
+TEST(Harness, UnwrittenPoisonedOutputIsNan) {
+  auto k = run([](int r, int, float v) { return r >= 192 ? NAN : v; });
+  EXPECT_EQ(k.shape, "nan");
+  EXPECT_EQ(k.lines[0].nan, 64 * 128);
+}
+
+TEST(Harness, OneStaleTileIsFinitePatterned) {
+  // A 64x64 tile from the wrong moment: finite, confined to a block.
+  auto k = run([](int r, int c, float v) { return (r >= 64 && r < 128 && c < 64) ? v * 0.5f + 0.25f : v; });
+  EXPECT_EQ(k.shape, "finite-patterned");
+}
+
+TEST(Harness, PeriodicColumnsAreFinitePatterned) {
+  auto k = run([](int, int c, float v) { return c % 16 == 3 ? v + 0.5f : v; });
+  EXPECT_EQ(k.shape, "finite-patterned");
+  EXPECT_EQ(k.lines[0].badcols, "3,19,35,51,67,83,99,115");
+}
+
+TEST(Harness, RandomIsolatedErrorsAreScattered) {
+  auto k = run([](int r, int c, float v) { return ((r * 131 + c * 71) % 97 == 0) ? v + 1.0f : v; });
+  EXPECT_EQ(k.shape, "scattered");
+}
+
+TEST(Harness, ToleranceIsAbsolutePlusRelative) {
+  auto k = run([](int, int, float v) { return v + 5e-4f; });  // inside atol
+  EXPECT_EQ(k.shape, "none");
+}
+
+TEST(Harness, ManyRangesAreCutWithACount) {
+  auto k = run([](int r, int, float v) { return r % 2 ? v + 1.0f : v; });  // 128 single rows
+  EXPECT_NE(k.lines[0].badrows.find(",+112"), std::string::npos) << k.lines[0].badrows;
+}
+
+TEST(Harness, ExitCodeFollowsFailures) {
+  // compare() calls above failed in this process, so the conventional exit code is 1.
+  run([](int, int, float v) { return v + 1.0f; });
+  EXPECT_EQ(wscheck::exit_code(), 1);
+}

@@ -1,0 +1,156 @@
+// The run stage with real programs: a fresh process in its own group, killed with its
+// whole tree at the timeout, output captured within a bound, a private working dir.
+#include "classify.h"
+#include "process.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+using namespace wsr;
+namespace fs = std::filesystem;
+
+namespace {
+std::string bin(const std::string &name) { return std::string(WSR_FIXTURE_BIN) + "/" + name; }
+
+// Gone = no such process, or a zombie nobody has reaped yet (it runs nothing).
+bool gone(pid_t pid) {
+  if (::kill(pid, 0) != 0) return true;
+  auto stat = readFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return true;
+  auto p = stat->rfind(')');
+  return p != std::string::npos && p + 2 < stat->size() && (*stat)[p + 2] == 'Z';
+}
+
+pid_t readPid(const std::string &file) {
+  for (int i = 0; i < 50; ++i) {
+    if (auto t = readFile(file); t && !t->empty()) return (pid_t)std::stoi(*t);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return 0;
+}
+}  // namespace
+
+TEST(Process, ProgramThatNeverEndsIsKilledAtTheTimeoutAndCalledAHang) {
+  RunOptions o;
+  o.timeout_s = 1.0;
+  auto r = runProcess({bin("forever")}, o);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.signal, 0) << "our own SIGKILL is not the program's signal";
+  EXPECT_LT(r.wall_ms, 1500) << "the verdict must come within timeout + 0.5 s";
+  EXPECT_EQ(classifyRun(r, {}).detail, "hang/unknown");
+}
+
+TEST(Process, GrandchildThatNeverEndsDiesWithTheHungProgram) {
+  std::string dir = makeTempDir("wsr-test.");
+  std::string pidfile = dir + "/grandchild.pid";
+  RunOptions o;
+  o.timeout_s = 1.0;
+  auto r = runProcess({bin("grandchild"), pidfile, "hang"}, o);
+  EXPECT_TRUE(r.timed_out);
+  pid_t g = readPid(pidfile);
+  ASSERT_GT(g, 0);
+  for (int i = 0; i < 50 && !gone(g); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(gone(g)) << "grandchild " << g << " outlived the run";
+  removeTree(dir);
+}
+
+TEST(Process, GrandchildLeftBehindByAnExitingProgramIsKilledAndDoesNotBlockTheRun) {
+  std::string dir = makeTempDir("wsr-test.");
+  std::string pidfile = dir + "/grandchild.pid";
+  RunOptions o;
+  o.timeout_s = 10.0;
+  auto r = runProcess({bin("grandchild"), pidfile, "exit"}, o);
+  EXPECT_FALSE(r.timed_out) << "the program exited; its leftover must not turn it into a hang";
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_LT(r.wall_ms, 3000);
+  EXPECT_NE(r.out.find("parent exits"), std::string::npos);
+  pid_t g = readPid(pidfile);
+  ASSERT_GT(g, 0);
+  for (int i = 0; i < 50 && !gone(g); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(gone(g));
+  removeTree(dir);
+}
+
+TEST(Process, AbortIsCrashHost) {
+  auto r = runProcess({bin("abort")}, {});
+  EXPECT_EQ(r.signal, SIGABRT);
+  auto v = classifyRun(r, {});
+  EXPECT_EQ(v.detail, "crash/host");
+  EXPECT_EQ(v.signature, "crash:host:SIGABRT");
+  EXPECT_NE(r.err.find("host assertion failed"), std::string::npos);
+}
+
+TEST(Process, SegfaultIsCrashHost) {
+  auto r = runProcess({bin("segv")}, {});
+  EXPECT_EQ(r.signal, SIGSEGV);
+  EXPECT_EQ(classifyRun(r, {}).signature, "crash:host:SIGSEGV");
+}
+
+TEST(Process, HarnessStripesAreWrongRowStripe) {
+  auto r = runProcess({bin("stripes")}, {});
+  EXPECT_EQ(r.exit_code, 1);
+  auto v = classifyRun(r, {});
+  EXPECT_EQ(v.detail, "wrong/row-stripe");
+  ASSERT_FALSE(v.evidence.empty());
+  EXPECT_NE(v.evidence[0].find("badrows=64-127,192-255"), std::string::npos) << v.evidence[0];
+}
+
+TEST(Process, HandWrittenFailIsWrongUnspecified) {
+  auto r = runProcess({bin("failexit")}, {});
+  EXPECT_EQ(classifyRun(r, {}).detail, "wrong/unspecified");
+}
+
+TEST(Process, OutputOverTheBoundIsTruncatedNotHeld) {
+  RunOptions o;
+  o.capture_bytes = 64 * 1024;
+  auto r = runProcess({bin("bigout"), "64"}, o);  // 64 MiB of output
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(r.out_truncated);
+  EXPECT_EQ(r.out_bytes, 11 + 64ll * 1024 * 1023 + 10) << "every byte is counted";
+  EXPECT_LT(r.out.size(), 64u * 1024 + 200);
+  EXPECT_EQ(r.out.rfind("FIRST LINE", 0), 0u) << "the head is kept";
+  EXPECT_NE(r.out.find("LAST LINE"), std::string::npos) << "the tail is kept";
+  EXPECT_NE(r.out.find("bytes of output not kept"), std::string::npos);
+}
+
+TEST(Process, EnvironmentIsControlledAndTheWorkdirIsPrivateAndRemoved) {
+  RunOptions o;
+  o.env_set["CUDA_VISIBLE_DEVICES"] = "3";
+  auto r = runProcess({bin("envdump"), "CUDA_VISIBLE_DEVICES"}, o);
+  EXPECT_NE(r.out.find("value=3\n"), std::string::npos) << r.out;
+  auto p = r.out.find("cwd=");
+  ASSERT_NE(p, std::string::npos);
+  std::string cwd = r.out.substr(p + 4, r.out.find('\n', p) - p - 4);
+  EXPECT_NE(cwd, fs::current_path().string());
+  EXPECT_FALSE(fs::exists(cwd)) << "private working dir " << cwd << " was left behind";
+
+  RunOptions u;
+  u.env_unset.push_back("HOME");
+  auto r2 = runProcess({bin("envdump"), "HOME"}, u);
+  EXPECT_NE(r2.out.find("value=(unset)"), std::string::npos);
+}
+
+TEST(Process, MissingProgramIsASpawnFailureAndInfra) {
+  auto r = runProcess({"/nonexistent/program"}, {});
+  EXPECT_TRUE(r.spawn_failed);
+  EXPECT_EQ(classifyRun(r, {}).symptom, "infra-error");
+}
+
+TEST(Process, AtomicWriteReplacesWholeFiles) {
+  std::string dir = makeTempDir("wsr-test.");
+  std::string f = dir + "/best.cu";
+  ASSERT_TRUE(writeFileAtomic(f, "one"));
+  ASSERT_TRUE(writeFileAtomic(f, "two"));
+  EXPECT_EQ(*readFile(f), "two");
+  int files = 0;
+  for (auto &e : fs::directory_iterator(dir)) { (void)e; ++files; }
+  EXPECT_EQ(files, 1) << "no temp file is left next to it";
+  std::string err;
+  EXPECT_FALSE(writeFileAtomic("/nonexistent-dir/x.cu", "x", &err));
+  EXPECT_FALSE(err.empty());
+  removeTree(dir);
+}

@@ -1,0 +1,77 @@
+// wsoracle as a user runs it: bad input ends in one clear sentence and a non-zero exit.
+#include "process.h"
+
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+using namespace wsr;
+
+namespace {
+std::string tool() { return std::string(WSR_BUILD_DIR) + "/oracle/wsoracle"; }
+std::string fixture(const std::string &rel) { return std::string(WSR_FIXTURES) + "/" + rel; }
+
+RunRecord wsoracle(std::vector<std::string> args) {
+  args.insert(args.begin(), tool());
+  RunOptions o;
+  o.timeout_s = 120;
+  o.env_set["WSREDUCE_CACHE"] = std::string(WSR_BUILD_DIR) + "/test-cache";
+  return runProcess(args, o);
+}
+
+// One sentence: a single non-empty line on stderr, starting with the tool's name.
+void expectOneSentence(const RunRecord &r, const std::string &needle) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  std::string e = r.err;
+  while (!e.empty() && e.back() == '\n') e.pop_back();
+  EXPECT_EQ(e.find('\n'), std::string::npos) << "more than one line: " << r.err;
+  EXPECT_EQ(e.rfind("wsoracle: ", 0), 0u) << e;
+  EXPECT_NE(e.find(needle), std::string::npos) << e;
+}
+}  // namespace
+
+TEST(WsoracleCli, MissingFile) { expectOneSentence(wsoracle({"/no/such/kernel.cu"}), "does not exist"); }
+
+TEST(WsoracleCli, Directory) { expectOneSentence(wsoracle({"/tmp"}), "is a directory"); }
+
+TEST(WsoracleCli, UnreadableFile) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads every file; permission errors cannot be shown";
+  std::string d = makeTempDir("wsr-cli.");
+  writeFileAtomic(d + "/k.cu", "int main(){}");
+  ::chmod((d + "/k.cu").c_str(), 0);
+  expectOneSentence(wsoracle({d + "/k.cu"}), "cannot be read");
+  removeTree(d);
+}
+
+TEST(WsoracleCli, NvccNotFound) {
+  expectOneSentence(wsoracle({fixture("cuda/host_stripes.cu"), "--nvcc", "/nonexistent/nvcc"}), "not an executable");
+}
+
+TEST(WsoracleCli, UnwritableCacheDir) {
+  expectOneSentence(wsoracle({fixture("cuda/host_stripes.cu"), "--cache-dir", "/proc/wsr-cache"}), "cache directory");
+}
+
+TEST(WsoracleCli, BadFlagValue) {
+  expectOneSentence(wsoracle({fixture("cuda/host_stripes.cu"), "--sanitizer", "bogus"}), "--sanitizer must be");
+  expectOneSentence(wsoracle({fixture("cuda/host_stripes.cu"), "--match", "(["}), "--match");
+}
+
+TEST(WsoracleCli, UnknownFlagIsRejected) {
+  auto r = wsoracle({fixture("cuda/host_stripes.cu"), "--bogus"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("Unknown command line argument"), std::string::npos) << r.err;
+}
+
+TEST(WsoracleCli, VerdictAsJsonAndExitStatusOne) {
+  auto r = wsoracle({fixture("cuda/host_stripes.cu"), "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("\"detail\": \"wrong/row-stripe\""), std::string::npos) << r.out;
+}
+
+TEST(WsoracleCli, NoGpuIsInfraErrorWithExitThree) {
+  if (::access("/dev/nvidia0", F_OK) == 0) GTEST_SKIP() << "this machine has a GPU";
+  auto r = wsoracle({fixture("cuda/needs_gpu.cu")});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("infra-error"), std::string::npos);
+  EXPECT_EQ(r.out.find("crash"), std::string::npos);
+}
