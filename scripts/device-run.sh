@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# On the GPU machine (through the device tool), in the repository root:
+#   bash scripts/device-run.sh bench/jobs/<job>.sh [args...]
+# Unpacks the carried install tree, puts its tools on PATH, checks the machine, runs the
+# job with $OUT (the folder that comes back) and $WSR (the install tree) set.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+job=${1:?usage: device-run.sh JOB [ARGS...]}
+shift
+if [ ! -f .device/wsreduce.txz ]; then
+  echo "device-run: .device/wsreduce.txz is missing: run scripts/device-pack.sh and carry it" >&2
+  exit 2
+fi
+export WSR=/tmp/wsr/wsreduce
+rm -rf /tmp/wsr && mkdir -p /tmp/wsr && tar -C /tmp/wsr -xJf .device/wsreduce.txz
+export PATH="$WSR/bin:/usr/local/cuda/bin:$PATH"
+export WSREDUCE_CACHE=/tmp/wsr-cache
+export OUT="${OUT:-/tmp/out}"
+mkdir -p "$OUT"
+{
+  echo "== device-run $(date -u +%FT%TZ) job=$job"
+  nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader
+  nvcc --version | tail -2
+  echo "== tools: $(ls "$WSR/bin" | tr '\n' ' ')"
+} 2>&1 | tee "$OUT/machine.txt"
+bash "$job" "$@"
