@@ -11,7 +11,7 @@
 //                 arrives on empty, computes the row reduction and the elementwise result into
 //                 a staging tile (STORE_BUFS buffers), and one thread stores it by TMA.
 // Each CTA handles tiles blockIdx.x, blockIdx.x + gridDim.x, ... (grid < tiles: the ring wraps).
-// The worksheet for this kernel: kernels/worksheets/tma_pipeline_sm90.md.
+// The worksheet for this kernel: kernels/README.md, section tma_pipeline_sm90.cu.
 //
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -lineinfo
 //             -I oracle/include kernels/tma_pipeline_sm90.cu -o pipe

@@ -9,7 +9,7 @@
 // Build (from the repository root):
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -lineinfo -I oracle/include kernels/ws_attention_sm90.cu -o ws_attention_sm90
 // Knobs: -DATT_BATCH= -DATT_HEADS= -DATT_SEQ= -DBLOCK_N=64|128 -DSTAGES=  (see below).
-// Worksheet (roles / storage / handoff / lifetime): kernels/worksheets/ws_attention_sm90.md
+// Worksheet (roles / storage / handoff / lifetime): kernels/README.md, section ws_attention_sm90.cu
 
 #include <cuda.h>  // CUtensorMap and its enums only: the driver is reached via cudaGetDriverEntryPointByVersion
 #include <cudaTypedefs.h>

@@ -13,7 +13,7 @@
 //   warps 2-3                 = idle (they only make warpgroup 1 start at warp 4)
 //   warps 4-7 (warpgroup 1)   = epilogue: wait accum_full, tcgen05.ld its 32-lane TMEM
 //                               sub-partition (warp % 4), convert, store C
-// The worksheet for this kernel: kernels/worksheets/ws_gemm_sm100.md.
+// The worksheet for this kernel: kernels/README.md, section ws_gemm_sm100.cu.
 //
 // Build: nvcc -std=c++17 -O3 -gencode=arch=compute_100a,code=sm_100a -lineinfo
 //             -I oracle/include kernels/ws_gemm_sm100.cu -o g100

@@ -10,7 +10,7 @@
 //   warpgroups 1, 2  consumers: each owns 64 rows of the 128 x BLOCK_N tile, issues wgmma,
 //                    then stages its rows through smem and stores them with a TMA store
 // Every handoff (who arrives, which barrier, which phase, which fence) is in the worksheet
-// kernels/worksheets/ws_gemm_sm90.md; seed 000 explains the columns.
+// kernels/README.md (section ws_gemm_sm90.cu); seed 000 explains the columns.
 //
 // Build (from the repository root):
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -lineinfo -I oracle/include kernels/ws_gemm_sm90.cu -o ws_gemm

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <chrono>
@@ -91,7 +92,32 @@ struct Reader {
   }
 };
 
+// Process groups of the runs in flight, for killAllRunning() (a fixed table: it is read
+// from a signal handler).
+constexpr int kMaxRunning = 256;
+std::atomic<pid_t> g_running[kMaxRunning];
+
+void registerGroup(pid_t g) {
+  for (auto &slot : g_running) {
+    pid_t expected = 0;
+    if (slot.compare_exchange_strong(expected, g)) return;
+  }
+}
+void unregisterGroup(pid_t g) {
+  for (auto &slot : g_running) {
+    pid_t expected = g;
+    if (slot.compare_exchange_strong(expected, 0)) return;
+  }
+}
+
 }  // namespace
+
+void killAllRunning() {
+  for (auto &slot : g_running) {
+    pid_t g = slot.load();
+    if (g > 0) ::kill(-g, SIGKILL);
+  }
+}
 
 std::optional<std::string> findInPath(const std::string &name) {
   if (name.find('/') != std::string::npos) {
@@ -216,6 +242,7 @@ RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt
     return rec;
   }
   pid_t pgid = proc->id();
+  registerGroup(pgid);
   out.start();
   err.start();
 
@@ -268,6 +295,7 @@ RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt
   } else if (WIFEXITED(native)) {
     rec.exit_code = WEXITSTATUS(native);
   }
+  unregisterGroup(pgid);
   if (rec.timed_out) rec.signal = 0;  // the SIGKILL was ours, not the program's
   rec.out = out.cap.str();
   rec.err = err.cap.str();

@@ -24,6 +24,10 @@ struct RunOptions {
 // Runs `argv[0]` (a path, or a name looked up in PATH) with the rest as arguments.
 RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt);
 
+// Kills (SIGKILL) the process group of every run still in progress in this process:
+// what an interrupted reducer calls so that no candidate outlives it. Signal-safe.
+void killAllRunning();
+
 // The absolute path of `name` in PATH, or nullopt.
 std::optional<std::string> findInPath(const std::string &name);
 

@@ -1,0 +1,212 @@
+// mbarrier semantics (PTX ISA, "Parallel Synchronization and Communication Instructions:
+// mbarrier"): a phase completes when its pending arrival count and its tx-count are both 0;
+// then the phase advances, pending resets to the expected count.
+#include <sstream>
+
+#include "emu/ptx.h"
+#include "emu/state.h"
+
+namespace wsemu::ptx {
+
+namespace {
+constexpr int64_t kTxMax = (1 << 20) - 1;
+
+MBarrier &getBar(uint32_t addr, SrcLoc loc, const char *op) {
+  checkShared(addr, 8, loc);
+  Cta &c = cta();
+  if (addr % 8) fail("ub/misaligned", loc, std::string(op) + " on a shared address that is not 8-byte aligned");
+  auto it = c.mbars.find(addr);
+  if (it == c.mbars.end())
+    fail("ub/use-before-init", loc,
+         std::string("mbarrier used before init: ") + op + " on " + smemName(addr) + ", which no mbarrier.init set up");
+  return it->second;
+}
+
+std::string state(const MBarrier &b) {
+  std::ostringstream o;
+  o << smemName(b.addr) << " (phase " << b.phase << ", pending " << b.pending << " of " << b.expected << ", tx "
+    << b.tx << ")";
+  return o.str();
+}
+
+void maybeComplete(MBarrier &b) {
+  if (b.pending == 0 && b.tx == 0) {
+    b.phase++;
+    b.pending = b.expected;
+    traceOp("mbarrier.phase", b.addr, b.phase);
+    wakeAll(b.waiters);
+  }
+}
+
+void arrive(MBarrier &b, uint32_t count, SrcLoc loc, const char *op) {
+  if ((int64_t)count > b.pending)
+    fail("ub/over-arrival", loc,
+         std::string(op) + " on mbarrier " + state(b) + ": more arrivals than the phase's pending count");
+  b.pending -= count;
+  maybeComplete(b);
+}
+
+void expectTx(MBarrier &b, uint32_t bytes, SrcLoc loc) {
+  if (b.tx + (int64_t)bytes > kTxMax)
+    fail("ub/tx-overflow", loc,
+         "expect_tx of " + std::to_string(bytes) + " bytes on mbarrier " + state(b) + " exceeds the tx-count range 2^20-1");
+  b.tx += bytes;
+}
+
+bool parityDone(const MBarrier &b, uint32_t parity) { return (b.phase & 1) != (parity & 1); }
+
+void countSite(SrcLoc loc) { self().site_iters[{loc.file, loc.line}]++; }
+}  // namespace
+
+void mbarrier_init(uint32_t addr, uint32_t count, SrcLoc loc) {
+  preempt();
+  checkShared(addr, 8, loc);
+  if (addr % 8) fail("ub/misaligned", loc, "mbarrier.init on a shared address that is not 8-byte aligned");
+  if (count == 0 || count > (uint32_t)kTxMax)
+    fail("ub/mbarrier-init-count", loc, "mbarrier.init count " + std::to_string(count) + " is outside [1, 2^20-1]");
+  Cta &c = cta();
+  MBarrier &b = c.mbars[addr];
+  b.addr = addr;
+  b.expected = count;
+  b.pending = count;
+  b.tx = 0;
+  b.phase = 0;
+  b.init_loc = loc;
+  traceOp("mbarrier.init", addr, count);
+}
+
+void mbarrier_inval(uint32_t addr, SrcLoc loc) {
+  preempt();
+  getBar(addr, loc, "mbarrier.inval");
+  cta().mbars.erase(addr);
+}
+
+uint64_t mbarrier_arrive(uint32_t addr, SrcLoc loc, uint32_t count) {
+  preempt();
+  MBarrier &b = getBar(addr, loc, "mbarrier.arrive");
+  uint64_t token = b.phase;
+  traceOp("mbarrier.arrive", addr, count);
+  arrive(b, count, loc, "mbarrier.arrive");
+  return token;
+}
+
+uint64_t mbarrier_arrive_expect_tx(uint32_t addr, uint32_t tx, SrcLoc loc) {
+  preempt();
+  MBarrier &b = getBar(addr, loc, "mbarrier.arrive.expect_tx");
+  uint64_t token = b.phase;
+  traceOp("mbarrier.arrive.expect_tx", addr, tx);
+  expectTx(b, tx, loc);
+  arrive(b, 1, loc, "mbarrier.arrive.expect_tx");
+  return token;
+}
+
+uint64_t mbarrier_arrive_drop(uint32_t addr, SrcLoc loc, uint32_t count) {
+  preempt();
+  MBarrier &b = getBar(addr, loc, "mbarrier.arrive_drop");
+  uint64_t token = b.phase;
+  if (count > b.expected) fail("ub/over-arrival", loc, "mbarrier.arrive_drop below an expected count of 0 on " + state(b));
+  b.expected -= count;
+  arrive(b, count, loc, "mbarrier.arrive_drop");
+  return token;
+}
+
+void mbarrier_expect_tx(uint32_t addr, uint32_t tx, SrcLoc loc) {
+  preempt();
+  MBarrier &b = getBar(addr, loc, "mbarrier.expect_tx");
+  expectTx(b, tx, loc);
+}
+
+void mbarrier_complete_tx(uint32_t addr, uint32_t tx, SrcLoc loc) {
+  MBarrier &b = getBar(addr, loc, "complete_tx");
+  if (b.tx - (int64_t)tx < -kTxMax)
+    fail("ub/tx-overflow", loc, "complete_tx of " + std::to_string(tx) + " bytes on mbarrier " + state(b) +
+                                    " leaves the tx-count below -(2^20-1)");
+  b.tx -= tx;
+  traceOp("mbarrier.complete_tx", addr, tx);
+  maybeComplete(b);
+}
+
+bool mbarrier_try_wait_parity(uint32_t addr, uint32_t parity, SrcLoc loc) {
+  preempt();
+  for (;;) {
+    MBarrier &b = getBar(addr, loc, "mbarrier.try_wait.parity");
+    if (parityDone(b, parity)) break;
+    b.waiters.push_back(&self());
+    WaitInfo w;
+    w.kind = WaitKind::MBarrier;
+    w.loc = loc;
+    w.addr = addr;
+    w.parity = parity & 1;
+    park(w);
+  }
+  countSite(loc);
+  return true;
+}
+
+bool mbarrier_try_wait(uint32_t addr, uint64_t token, SrcLoc loc) {
+  preempt();
+  for (;;) {
+    MBarrier &b = getBar(addr, loc, "mbarrier.try_wait");
+    if (b.phase > token) break;
+    b.waiters.push_back(&self());
+    WaitInfo w;
+    w.kind = WaitKind::MBarrier;
+    w.loc = loc;
+    w.addr = addr;
+    w.parity = (uint32_t)(token & 1);
+    w.what = "(state token)";
+    park(w);
+  }
+  countSite(loc);
+  return true;
+}
+
+namespace {
+// A failed test_wait returns false. The second failed poll in a row of the same unchanged
+// barrier, with no other emulated operation in between, is a spin: park until it changes.
+bool testWait(uint32_t addr, SrcLoc loc, const char *op, bool done_now, uint32_t parity) {
+  Thread &t = self();
+  MBarrier &b = getBar(addr, loc, op);
+  if (done_now) {
+    t.poll_addr = ~0u;
+    countSite(loc);
+    return true;
+  }
+  bool spin = t.poll_addr == addr && t.poll_phase == b.phase && t.poll_ops + 1 == t.ops;
+  t.poll_addr = addr;
+  t.poll_phase = b.phase;
+  if (spin) {
+    b.waiters.push_back(&t);
+    WaitInfo w;
+    w.kind = WaitKind::MBarrier;
+    w.loc = loc;
+    w.addr = addr;
+    w.parity = parity;
+    w.what = "(test_wait spin)";
+    park(w);
+  }
+  t.poll_ops = t.ops;
+  return false;
+}
+}  // namespace
+
+bool mbarrier_test_wait_parity(uint32_t addr, uint32_t parity, SrcLoc loc) {
+  preempt();
+  MBarrier &b = getBar(addr, loc, "mbarrier.test_wait.parity");
+  return testWait(addr, loc, "mbarrier.test_wait.parity", parityDone(b, parity), parity & 1);
+}
+
+bool mbarrier_test_wait(uint32_t addr, uint64_t token, SrcLoc loc) {
+  preempt();
+  MBarrier &b = getBar(addr, loc, "mbarrier.test_wait");
+  return testWait(addr, loc, "mbarrier.test_wait", b.phase > token, (uint32_t)(token & 1));
+}
+
+void fence(const char *which, SrcLoc loc) {
+  preempt();
+  Cta &c = cta();
+  if (c.fences.size() < 4096) c.fences.push_back(std::string(which) + "@" + siteOf(loc));
+  traceOp("fence", 0, 0);
+}
+
+}  // namespace wsemu::ptx

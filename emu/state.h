@@ -1,0 +1,167 @@
+// Internal state of one emulated CTA: threads, mbarriers, named barriers, collectives and
+// pending async operations. Shared by the runtime's .cpp files; a translated kernel never
+// includes it.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "emu/core.h"
+#include "emu/fiber.h"
+
+namespace wsemu {
+
+struct Thread;
+struct Cta;
+
+enum class WaitKind { None, MBarrier, NamedBarrier, Collective, Async };
+
+struct WaitInfo {
+  WaitKind kind = WaitKind::None;
+  SrcLoc loc;
+  uint32_t addr = 0;    // mbarrier shared address
+  uint32_t parity = 0;  // parity waited for (mbarrier)
+  int bar_id = -1;      // named barrier
+  struct Collective *coll = nullptr;
+  const char *what = "";
+};
+
+struct MBarrier {
+  uint32_t addr = 0;
+  uint32_t expected = 0;   // arrivals per phase (init count, lowered by arrive.drop)
+  int64_t pending = 0;     // arrivals still missing in the current phase
+  int64_t tx = 0;          // tx-count: bytes expected minus bytes delivered
+  uint64_t phase = 0;      // completed phases; the current phase's parity is phase & 1
+  SrcLoc init_loc;
+  std::vector<Thread *> waiters;
+};
+
+struct NamedBarrier {
+  int expected = 0;        // threads (warp-granular) of the current generation; 0 = not started
+  int arrived = 0;         // warp-granular arrivals
+  uint64_t generation = 0;
+  std::vector<int> warp_arrived;  // threads of each warp arrived in this generation
+  std::vector<char> warp_counted;
+  std::vector<Thread *> waiters;
+  bool cta_wide = false;   // no count: every (live, with exited_warps_arrive) warp of the CTA
+  SrcLoc first_loc;
+};
+
+// A rendezvous of a warp (mask) or a warpgroup: elect, shfl, vote, ldmatrix, wgmma, setmaxnreg.
+struct Collective {
+  std::string kind;
+  int scope = 0;        // warp or warpgroup index
+  int base = 0;         // thread id of slot 0
+  int expected = 0;
+  int arrived = 0;
+  bool done = false;
+  SrcLoc loc;
+  std::vector<uint64_t> in, in2, out;   // per slot (lane or warpgroup thread)
+  std::vector<char> present;
+  std::vector<void *> ptrs;             // per slot (wgmma: the thread's argument block)
+  std::function<void(Collective &)> complete;
+  std::vector<Thread *> waiters;
+  std::shared_ptr<void> result;         // what the completion made (wgmma: the op)
+};
+
+struct AsyncOp {
+  uint64_t seq = 0;
+  const char *kind = "";
+  SrcLoc loc;
+  int issuer = -1;
+  int chain = -1;        // ops with the same chain (a warpgroup's wgmmas) complete in issue order
+  bool read_done = false, done = false;
+  virtual ~AsyncOp() = default;
+  virtual void read() {}      // snapshot the sources
+  virtual void complete() = 0;  // write the destinations, signal
+};
+using AsyncPtr = std::shared_ptr<AsyncOp>;
+
+struct Thread {
+  int id = 0;          // linear thread index in the CTA
+  Dim3 tid;
+  int warp = 0, lane = 0, warpgroup = 0;
+  enum State { Runnable, Blocked, Exited } state = Runnable;
+  bool queued = false;
+  WaitInfo wait;
+  uint64_t parked_at = 0;
+  std::map<std::pair<const char *, int>, uint64_t> site_iters;  // waits completed per site
+  Fiber fiber;
+  // cp.async.bulk groups and wgmma groups, per thread
+  std::vector<AsyncPtr> bulk_open;
+  std::deque<std::vector<AsyncPtr>> bulk_groups;
+  std::vector<AsyncPtr> wg_open;
+  std::deque<std::vector<AsyncPtr>> wg_groups;
+  std::vector<SrcLoc> calls;        // CallSite frames: the user's call chain to the current op
+  uint64_t ops = 0;                 // emulated ops this thread executed
+  uint64_t poll_ops = 0;            // ops at the last failed test_wait ...
+  uint32_t poll_addr = ~0u;         // ... on this barrier ...
+  uint64_t poll_phase = 0;          // ... in this phase
+};
+
+struct Cta {
+  Config cfg;
+  Dim3 grid, block, block_idx;
+  int nthreads = 0, nwarps = 0;
+  std::vector<std::unique_ptr<Thread>> threads;
+  std::vector<int> warp_live;  // non-exited threads per warp
+  std::vector<int> warp_size;  // threads per warp (the last warp may be partial)
+  // shared memory: one arena, dynamic part first
+  uint8_t *smem = nullptr;
+  size_t smem_bytes = 0, dyn_bytes = 0, static_used = 0, static_cap = 0;
+  std::map<std::string, size_t> static_offsets;
+  struct Sym {
+    std::string name;
+    size_t bytes, elem;
+  };
+  std::map<uint32_t, Sym> smem_names;
+  std::unordered_map<uint32_t, MBarrier> mbars;
+  NamedBarrier bars[16];
+  std::map<std::string, std::shared_ptr<Collective>> open_colls;
+  std::vector<AsyncPtr> pending;
+  std::deque<Thread *> runq;
+  std::mt19937_64 rng;
+  uint64_t step = 0, op_seq = 0, ops = 0, switches = 0;
+  std::vector<int> maxnreg;  // per warpgroup, 0 = not set
+  std::vector<std::string> fences;
+  // wgmma results under the late policies: computed, not yet visible in the owning thread's
+  // registers (a thread sees them at its wgmma.wait_group).
+  std::unordered_map<float *, float> acc_overlay;
+  Verdict *verdict = nullptr;
+  bool failed = false;
+};
+
+// The scheduler side (fiber.cpp).
+Cta &cta();
+Thread &self();
+bool inKernel();
+void park(const WaitInfo &w);        // block the current thread until someone wakes it
+void wake(Thread *t);
+void wakeAll(std::vector<Thread *> &ws);
+void preempt();                      // a preemption point (Order::Random), counts ops
+void traceOp(const char *what, uint64_t a = 0, uint64_t b = 0);
+[[noreturn]] void fail(const std::string &detail, SrcLoc loc, const std::string &message);
+void onThreadExit(Thread &t);        // barriers: a warp whose live threads all arrived counts
+void issueAsync(AsyncPtr op);        // policy: eager completes now, else pending
+void finishAsync(AsyncOp &op);       // read if needed, complete, drop from pending
+void finishAsyncRead(AsyncOp &op);
+std::string smemName(uint32_t addr);
+std::string siteOf(SrcLoc loc);      // basename:line
+std::string describeWait(const Thread &t);
+// Join the open rendezvous `kind` of a thread set (slots base..base+nslots-1 that `mask` names);
+// the last arrival runs `complete`; returns once it has run.
+std::shared_ptr<Collective> rendezvous(const std::string &kind, int scope, int base, int nslots, uint64_t mask,
+                                       int expected, int slot, SrcLoc loc, uint64_t in, uint64_t in2, void *ptr,
+                                       const std::function<void(Collective &)> &complete);
+std::shared_ptr<Collective> warpRendezvous(const std::string &kind, uint32_t mask, SrcLoc loc, uint64_t in,
+                                           uint64_t in2, void *ptr, const std::function<void(Collective &)> &complete);
+std::shared_ptr<Collective> warpgroupRendezvous(const std::string &kind, SrcLoc loc, void *ptr,
+                                                const std::function<void(Collective &)> &complete);
+
+}  // namespace wsemu

@@ -1,0 +1,288 @@
+// TMA (cp.async.bulk.tensor) and plain bulk copies, with the bulk-group bookkeeping.
+// A load reads a box of the tensor (out-of-bounds elements zero-filled), writes it to shared
+// memory in the map's swizzle, and completes the box's full byte count on the mbarrier.
+#include <cstring>
+#include <sstream>
+
+#include "emu/ptx.h"
+#include "emu/state.h"
+
+namespace wsemu {
+
+int encodeTiled(TensorMap *map, int dtype, uint32_t rank, void *base, const uint64_t *dims, const uint64_t *strides,
+                const uint32_t *box, const uint32_t *elem_strides, int interleave, int swizzle, int l2, int oob_fill) {
+  static const int sizes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+  if (!map || dtype < 0 || dtype > 12 || rank < 1 || rank > 5 || !base) return 1;
+  if (reinterpret_cast<uintptr_t>(base) % 16 || interleave != 0 || swizzle < 0 || swizzle > 3) return 1;
+  std::memset(map, 0, sizeof(*map));
+  map->magic = kTensorMapMagic;
+  map->rank = (uint8_t)rank;
+  map->elem_bytes = (uint8_t)sizes[dtype];
+  map->swizzle = (uint8_t)swizzle;
+  map->oob_fill = (uint8_t)oob_fill;
+  map->base = reinterpret_cast<uint64_t>(base);
+  for (uint32_t d = 0; d < rank; ++d) {
+    if (dims[d] == 0 || box[d] == 0 || box[d] > 256) return 1;
+    if (elem_strides && elem_strides[d] != 1) return 1;  // elementStrides other than 1: not modelled
+    map->dims[d] = dims[d];
+    map->box[d] = box[d];
+    map->elem_strides[d] = 1;
+    if (d > 0) {
+      if (strides[d - 1] % 16) return 1;
+      map->strides[d - 1] = strides[d - 1];
+    }
+  }
+  uint32_t inner = box[0] * map->elem_bytes;
+  if (inner % 16) return 1;
+  if (swizzle && inner > (16u << swizzle)) return 1;  // the inner box row must fit the swizzle span
+  return 0;
+}
+
+namespace ptx {
+namespace {
+
+uint32_t swizzleAddr(uint32_t a, int swizzle) {  // TMA/wgmma swizzle on shared address bits
+  if (!swizzle) return a;
+  uint32_t mask = (1u << swizzle) - 1;  // 32B: 1, 64B: 3, 128B: 7
+  return a ^ (((a >> 7) & mask) << 4);
+}
+
+const TensorMap &checkMap(const TensorMap *map, SrcLoc loc) {
+  if (!map || map->magic != kTensorMapMagic)
+    fail("ub/bad-tensor-map", loc, "the tensor map operand is not a map made by encodeTiled");
+  return *map;
+}
+
+void checkBar(uint32_t bar, SrcLoc loc, const char *op) {
+  checkShared(bar, 8, loc);
+  if (!cta().mbars.count(bar))
+    fail("ub/use-before-init", loc,
+         std::string("mbarrier used before init: ") + op + " signals " + smemName(bar) + ", which no mbarrier.init set up");
+}
+
+struct Box {
+  uint32_t n[5] = {1, 1, 1, 1, 1};
+  uint64_t rows = 1, row_bytes = 0, bytes = 0;
+};
+
+Box boxOf(const TensorMap &m) {
+  Box b;
+  for (int d = 0; d < m.rank; ++d) b.n[d] = m.box[d];
+  b.row_bytes = (uint64_t)m.box[0] * m.elem_bytes;
+  for (int d = 1; d < m.rank; ++d) b.rows *= m.box[d];
+  b.bytes = b.rows * b.row_bytes;
+  return b;
+}
+
+// Visit every box row: f(row index, global address of element c0 of the row or 0 if the row is
+// out of bounds, first valid element, end of valid elements).
+template <class F>
+void forRows(const TensorMap &m, const int32_t *coords, const Box &b, F f) {
+  for (uint64_t r = 0; r < b.rows; ++r) {
+    uint64_t rem = r;
+    bool in = true;
+    uint64_t off = 0;
+    for (int d = 1; d < m.rank; ++d) {
+      int64_t c = (int64_t)coords[d] + (int64_t)(rem % b.n[d]);
+      rem /= b.n[d];
+      if (c < 0 || c >= (int64_t)m.dims[d]) in = false;
+      else off += (uint64_t)c * m.strides[d - 1];
+    }
+    int64_t c0 = coords[0];
+    int64_t lo = std::max<int64_t>(0, -c0), hi = std::min<int64_t>(m.box[0], (int64_t)m.dims[0] - c0);
+    if (!in || hi <= lo) {
+      f(r, (uint8_t *)nullptr, 0, 0);
+      continue;
+    }
+    f(r, reinterpret_cast<uint8_t *>(m.base + off + (c0 + lo) * m.elem_bytes), lo, hi);
+  }
+}
+
+struct TmaLoad : AsyncOp {
+  TensorMap map;
+  int32_t coords[5];
+  uint32_t dst, bar;
+  Box box;
+  std::vector<uint8_t> image;
+  void read() override {
+    image.assign(box.bytes, 0);
+    if (map.oob_fill == TM_OOB_FILL_NAN && map.elem_bytes >= 2) {
+      for (uint64_t i = 0; i < box.bytes; i += map.elem_bytes) {  // canonical NaN of the element type
+        if (map.elem_bytes == 2) image[i + 1] = 0x7f, image[i] = 0xff;
+        else std::memset(&image[i], 0xff, map.elem_bytes), image[i + map.elem_bytes - 1] = 0x7f;
+      }
+    }
+    forRows(map, coords, box, [&](uint64_t r, uint8_t *g, int64_t lo, int64_t hi) {
+      if (!g) return;
+      size_t n = (size_t)(hi - lo) * map.elem_bytes;
+      checkGlobal(g, n, loc);
+      std::memcpy(&image[r * box.row_bytes + lo * map.elem_bytes], g, n);
+    });
+  }
+  void complete() override {
+    checkShared(dst, box.bytes, loc);
+    for (uint64_t o = 0; o < box.bytes; o += 16) {
+      uint32_t a = swizzleAddr(dst + (uint32_t)o, map.swizzle);
+      checkShared(a, 16, loc);
+      std::memcpy(smemPtr(a), &image[o], 16);
+    }
+    mbarrier_complete_tx(bar, (uint32_t)box.bytes, loc);
+  }
+};
+
+struct TmaStore : AsyncOp {
+  TensorMap map;
+  int32_t coords[5];
+  uint32_t src;
+  Box box;
+  std::vector<uint8_t> image;
+  void read() override {
+    image.resize(box.bytes);
+    checkShared(src, box.bytes, loc);
+    for (uint64_t o = 0; o < box.bytes; o += 16) {
+      uint32_t a = swizzleAddr(src + (uint32_t)o, map.swizzle);
+      checkShared(a, 16, loc);
+      std::memcpy(&image[o], smemPtr(a), 16);
+    }
+  }
+  void complete() override {
+    forRows(map, coords, box, [&](uint64_t r, uint8_t *g, int64_t lo, int64_t hi) {
+      if (!g) return;  // out-of-bounds elements of a store are dropped
+      size_t n = (size_t)(hi - lo) * map.elem_bytes;
+      checkGlobal(g, n, loc);
+      std::memcpy(g, &image[r * box.row_bytes + lo * map.elem_bytes], n);
+    });
+  }
+};
+
+struct BulkLoad : AsyncOp {
+  uint32_t dst, bar, bytes;
+  const uint8_t *src;
+  std::vector<uint8_t> image;
+  void read() override {
+    checkGlobal(src, bytes, loc);
+    image.assign(src, src + bytes);
+  }
+  void complete() override {
+    checkShared(dst, bytes, loc);
+    std::memcpy(smemPtr(dst), image.data(), bytes);
+    mbarrier_complete_tx(bar, bytes, loc);
+  }
+};
+
+struct BulkStore : AsyncOp {
+  uint8_t *dst;
+  uint32_t src, bytes;
+  std::vector<uint8_t> image;
+  void read() override {
+    checkShared(src, bytes, loc);
+    auto *p = static_cast<uint8_t *>(smemPtr(src));
+    image.assign(p, p + bytes);
+  }
+  void complete() override {
+    checkGlobal(dst, bytes, loc);
+    std::memcpy(dst, image.data(), bytes);
+  }
+};
+
+}  // namespace
+
+void tma_load(int rank, uint32_t dst, const TensorMap *mp, const int32_t *coords, uint32_t bar, SrcLoc loc) {
+  preempt();
+  const TensorMap &m = checkMap(mp, loc);
+  if (rank != m.rank)
+    fail("ub/bad-tensor-map", loc, "cp.async.bulk.tensor." + std::to_string(rank) + "d with a map of rank " +
+                                       std::to_string(m.rank));
+  if (dst % 128) fail("ub/misaligned", loc, "TMA destination in shared memory is not 128-byte aligned");
+  checkBar(bar, loc, "cp.async.bulk.tensor");
+  auto op = std::make_shared<TmaLoad>();
+  op->kind = "cp.async.bulk.tensor (load)";
+  op->loc = loc;
+  op->map = m;
+  std::memcpy(op->coords, coords, sizeof(int32_t) * rank);
+  op->dst = dst;
+  op->bar = bar;
+  op->box = boxOf(m);
+  checkShared(dst, op->box.bytes, loc);
+  traceOp("tma.load", dst, bar);
+  issueAsync(op);
+}
+
+void tma_store(int rank, const TensorMap *mp, const int32_t *coords, uint32_t src, SrcLoc loc) {
+  preempt();
+  const TensorMap &m = checkMap(mp, loc);
+  if (rank != m.rank)
+    fail("ub/bad-tensor-map", loc, "cp.async.bulk.tensor." + std::to_string(rank) + "d with a map of rank " +
+                                       std::to_string(m.rank));
+  if (src % 128) fail("ub/misaligned", loc, "TMA store source in shared memory is not 128-byte aligned");
+  auto op = std::make_shared<TmaStore>();
+  op->kind = "cp.async.bulk.tensor (store)";
+  op->loc = loc;
+  op->map = m;
+  std::memcpy(op->coords, coords, sizeof(int32_t) * rank);
+  op->src = src;
+  op->box = boxOf(m);
+  checkShared(src, op->box.bytes, loc);
+  self().bulk_open.push_back(op);
+  traceOp("tma.store", src, 0);
+  issueAsync(op);
+}
+
+void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar, SrcLoc loc) {
+  preempt();
+  if (dst % 16 || bytes % 16 || reinterpret_cast<uintptr_t>(src) % 16)
+    fail("ub/misaligned", loc, "cp.async.bulk needs 16-byte aligned addresses and size");
+  checkBar(bar, loc, "cp.async.bulk");
+  checkShared(dst, bytes, loc);
+  auto op = std::make_shared<BulkLoad>();
+  op->kind = "cp.async.bulk (load)";
+  op->loc = loc;
+  op->dst = dst;
+  op->bar = bar;
+  op->bytes = bytes;
+  op->src = static_cast<const uint8_t *>(src);
+  issueAsync(op);
+}
+
+void bulk_store(void *dst, uint32_t src, uint32_t bytes, SrcLoc loc) {
+  preempt();
+  if (src % 16 || bytes % 16 || reinterpret_cast<uintptr_t>(dst) % 16)
+    fail("ub/misaligned", loc, "cp.async.bulk needs 16-byte aligned addresses and size");
+  checkShared(src, bytes, loc);
+  auto op = std::make_shared<BulkStore>();
+  op->kind = "cp.async.bulk (store)";
+  op->loc = loc;
+  op->dst = static_cast<uint8_t *>(dst);
+  op->src = src;
+  op->bytes = bytes;
+  self().bulk_open.push_back(op);
+  issueAsync(op);
+}
+
+void bulk_commit_group(SrcLoc loc) {
+  preempt();
+  Thread &t = self();
+  t.bulk_groups.push_back(std::move(t.bulk_open));
+  t.bulk_open.clear();
+}
+
+void bulk_wait_group(int n, bool read_only, SrcLoc loc) {
+  preempt();
+  Thread &t = self();
+  traceOp(read_only ? "bulk.wait_group.read" : "bulk.wait_group", n, t.bulk_groups.size());
+  size_t total = t.bulk_groups.size();
+  for (size_t i = 0; i + (size_t)n < total; ++i)
+    for (auto &op : t.bulk_groups[i]) {
+      if (read_only) finishAsyncRead(*op);
+      else finishAsync(*op);
+    }
+  while (!t.bulk_groups.empty()) {
+    bool done = true;
+    for (auto &op : t.bulk_groups.front()) done = done && op->done;
+    if (!done) break;
+    t.bulk_groups.pop_front();
+  }
+}
+
+}  // namespace ptx
+}  // namespace wsemu

@@ -1,0 +1,239 @@
+// wgmma.mma_async: a warpgroup collective (all 128 threads rendezvous; the last arrival
+// issues it), operands decoded from shared-memory descriptors (or A from registers), the
+// result scattered into every thread's accumulator registers when the op completes.
+// Fragment layouts are CUTLASS's CLayout_64xN / ALayout_64x16 / ALayout_64x8 (PTX ISA
+// "wgmma-64N16-D", "wgmma-64N16-A"): thread t, warp w = t/32, lane l:
+//   D reg i: row 16w + l/4 + 8*((i/2)%2), col 8*(i/4) + 2*(l%4) + i%2
+//   A reg r (16-bit, 2 per reg): row 16w + l/4 + 8*(r%2), k 8*(r/2) + 2*(l%4) + {0,1}
+//   A reg r (tf32): row 16w + l/4 + 8*(r%2), k 4*(r/2) + l%4
+#include <cstring>
+#include <sstream>
+
+#include "emu/ptx.h"
+#include "emu/state.h"
+
+namespace wsemu::ptx {
+
+namespace {
+
+struct Desc {
+  uint32_t start, lbo, sbo;
+  int mode;  // 0 none, 1 128B, 2 64B, 3 32B
+};
+
+Desc decode(uint64_t d) {
+  Desc r;
+  r.start = (uint32_t)(d & 0x3FFF) << 4;
+  r.lbo = (uint32_t)((d >> 16) & 0x3FFF) << 4;
+  r.sbo = (uint32_t)((d >> 32) & 0x3FFF) << 4;
+  r.mode = (int)((d >> 62) & 3);
+  return r;
+}
+
+uint32_t swz(uint32_t a, int mode) {
+  static const uint32_t masks[] = {0, 7, 3, 1};
+  uint32_t m = masks[mode];
+  return a ^ (((a >> 7) & m) << 4);
+}
+
+int elemBytes(WgType t) { return t == WgType::TF32 ? 4 : 2; }
+int kOf(WgType t) { return t == WgType::TF32 ? 8 : 16; }
+
+float loadElem(uint32_t addr, WgType t, SrcLoc loc) {
+  checkShared(addr, (size_t)elemBytes(t), loc);
+  const uint8_t *p = static_cast<const uint8_t *>(smemPtr(addr));
+  if (t == WgType::TF32) {
+    uint32_t u;
+    std::memcpy(&u, p, 4);
+    return tf32ToFloat(u);
+  }
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return t == WgType::BF16 ? bf16ToFloat(h) : f16ToFloat(h);
+}
+
+float regElem(uint32_t reg, int half, WgType t) {
+  if (t == WgType::TF32) return tf32ToFloat(reg);
+  uint16_t h = (uint16_t)(half ? reg >> 16 : reg & 0xffff);
+  return t == WgType::BF16 ? bf16ToFloat(h) : f16ToFloat(h);
+}
+
+struct ThreadArgs {
+  float *const *d;
+  const uint32_t *a;
+  uint64_t da, db;
+  bool scale_d;
+};
+
+struct WgmmaOp : AsyncOp {
+  int n = 0, k = 16;
+  WgType type = WgType::BF16;
+  bool rs = false;
+  uint64_t da = 0, db = 0;
+  bool scale_d = true;
+  int sa = 1, sb = 1, ta = 0, tb = 0;
+  std::vector<float *> d;                // 128 x n/2
+  std::vector<const uint32_t *> aregs;   // 128 (RS)
+  std::vector<float> A, B;               // 64 x k, n x k
+
+  void read() override {
+    A.assign(64 * k, 0.f);
+    B.assign((size_t)n * k, 0.f);
+    int e = elemBytes(type);
+    if (rs) {
+      for (int t = 0; t < 128; ++t) {
+        int w = t / 32, l = t % 32;
+        for (int r = 0; r < 4; ++r) {
+          uint32_t reg = aregs[t][r];
+          int row = 16 * w + l / 4 + 8 * (r % 2);
+          if (type == WgType::TF32) {
+            A[row * k + 4 * (r / 2) + l % 4] = regElem(reg, 0, type);
+          } else {
+            int kk = 8 * (r / 2) + 2 * (l % 4);
+            A[row * k + kk] = regElem(reg, 0, type);
+            A[row * k + kk + 1] = regElem(reg, 1, type);
+          }
+        }
+      }
+    } else {
+      for (int m = 0; m < 64; ++m)
+        for (int kk = 0; kk < k; ++kk) A[m * k + kk] = loadElem(wgmma_desc_addr(da, ta, e, m, kk), type, loc);
+    }
+    for (int nn = 0; nn < n; ++nn)
+      for (int kk = 0; kk < k; ++kk) B[nn * k + kk] = loadElem(wgmma_desc_addr(db, tb, e, nn, kk), type, loc);
+    if (sa < 0)
+      for (auto &x : A) x = -x;
+    if (sb < 0)
+      for (auto &x : B) x = -x;
+  }
+
+  void complete() override {
+    int regs = n / 2;
+    bool eager = cta().cfg.policy == Policy::Eager;
+    auto &overlay = cta().acc_overlay;
+    for (int t = 0; t < 128; ++t) {
+      int w = t / 32, l = t % 32;
+      for (int i = 0; i < regs; ++i) {
+        int row = 16 * w + l / 4 + 8 * ((i / 2) % 2);
+        int col = 8 * (i / 4) + 2 * (l % 4) + i % 2;
+        const float *a = &A[row * k], *b = &B[(size_t)col * k];
+        float dot = 0.f;
+        for (int kk = 0; kk < k; ++kk) dot += a[kk] * b[kk];
+        float *dst = d[(size_t)t * regs + i];
+        if (eager) {
+          *dst = scale_d ? *dst + dot : dot;
+          continue;
+        }
+        auto it = overlay.find(dst);  // the chain's previous, not yet visible result
+        float in = it != overlay.end() ? it->second : *dst;
+        overlay[dst] = scale_d ? in + dot : dot;
+      }
+    }
+  }
+};
+
+void mma(int n, WgType type, float *const *d, const uint32_t *a, uint64_t da, uint64_t db, bool scale_d, int sa,
+         int sb, int ta, int tb, bool rs, SrcLoc loc) {
+  preempt();
+  if (n < 8 || n > 256 || n % 8) unknown_instruction(("wgmma.mma_async with n=" + std::to_string(n)).c_str(), loc);
+  if (rs && ta) unknown_instruction("wgmma.mma_async with A from registers and imm-trans-a", loc);
+  if (type == WgType::TF32 && (ta || tb)) unknown_instruction("wgmma.mma_async tf32 with a transposed operand", loc);
+  std::ostringstream kind;
+  kind << "wgmma.mma_async.m64n" << n << "k" << kOf(type) << (rs ? ".rs" : ".ss") << (int)type << ta << tb << sa << sb;
+  ThreadArgs args{d, a, da, db, scale_d};
+  int wg = self().warpgroup;
+  auto k = warpgroupRendezvous(kind.str(), loc, &args, [=](Collective &k) {
+    auto op = std::make_shared<WgmmaOp>();
+    op->kind = "wgmma.mma_async";
+    op->loc = loc;
+    op->chain = wg;
+    op->n = n;
+    op->k = kOf(type);
+    op->type = type;
+    op->rs = rs;
+    op->sa = sa;
+    op->sb = sb;
+    op->ta = ta;
+    op->tb = tb;
+    const ThreadArgs *first = static_cast<ThreadArgs *>(k.ptrs[0]);
+    op->da = first->da;
+    op->db = first->db;
+    op->scale_d = first->scale_d;
+    op->d.resize((size_t)128 * (n / 2));
+    op->aregs.resize(128);
+    for (int t = 0; t < 128; ++t) {
+      const ThreadArgs *ta_ = static_cast<ThreadArgs *>(k.ptrs[t]);
+      if (ta_->db != op->db || (!rs && ta_->da != op->da) || ta_->scale_d != op->scale_d)
+        fail("ub/non-uniform-wgmma-operand", loc,
+             "threads of warpgroup " + std::to_string(wg) + " passed different descriptors or scale-d to one wgmma");
+      for (int i = 0; i < n / 2; ++i) op->d[(size_t)t * (n / 2) + i] = ta_->d[i];
+      op->aregs[t] = ta_->a;
+    }
+    k.result = op;
+    traceOp("wgmma.issue", (uint64_t)n, op->db);
+    issueAsync(op);
+  });
+  self().wg_open.push_back(std::static_pointer_cast<AsyncOp>(k->result));
+}
+
+}  // namespace
+
+uint32_t wgmma_desc_addr(uint64_t desc, bool mn_major, int e, int mn, int k) {
+  Desc d = decode(desc);
+  static const uint32_t widths[] = {16, 128, 64, 32};
+  uint32_t W = widths[d.mode], off;
+  if (!mn_major) {
+    uint32_t kb = (uint32_t)k * e;
+    off = (mn % 8) * W + (mn / 8) * d.sbo + kb % W + (kb / W) * d.lbo;
+  } else {
+    uint32_t mb = (uint32_t)mn * e;
+    if (d.mode == 0) off = mb % 16 + (mb / 16) * d.sbo + (k % 8) * 16 + (k / 8) * d.lbo;
+    else off = mb % W + (mb / W) * d.lbo + (k % 8) * W + (k / 8) * d.sbo;
+  }
+  return swz(d.start + off, d.mode);
+}
+
+void wgmma_ss(int n, WgType t, float *const *d, uint64_t da, uint64_t db, bool scale_d, int sa, int sb, int ta, int tb,
+              SrcLoc loc) {
+  mma(n, t, d, nullptr, da, db, scale_d, sa, sb, ta, tb, false, loc);
+}
+
+void wgmma_rs(int n, WgType t, float *const *d, const uint32_t *a, uint64_t db, bool scale_d, int sa, int sb, int tb,
+              SrcLoc loc) {
+  mma(n, t, d, a, 0, db, scale_d, sa, sb, 0, tb, true, loc);
+}
+
+void wgmma_fence(SrcLoc loc) { fence("wgmma.fence", loc); }
+
+void wgmma_commit_group(SrcLoc loc) {
+  preempt();
+  Thread &t = self();
+  t.wg_groups.push_back(std::move(t.wg_open));
+  t.wg_open.clear();
+}
+
+void wgmma_wait_group(int n, SrcLoc loc) {
+  preempt();
+  Thread &t = self();
+  traceOp("wgmma.wait_group", n, t.wg_groups.size());
+  auto &overlay = cta().acc_overlay;
+  int slot = t.id - 128 * t.warpgroup;
+  while (t.wg_groups.size() > (size_t)n) {
+    for (auto &op : t.wg_groups.front()) {
+      finishAsync(*op);
+      auto &w = static_cast<WgmmaOp &>(*op);
+      int regs = w.n / 2;
+      for (int i = 0; i < regs; ++i) {  // the result becomes visible in this thread's registers
+        float *p = w.d[(size_t)slot * regs + i];
+        auto it = overlay.find(p);
+        if (it != overlay.end()) {
+          *p = it->second;
+          overlay.erase(it);
+        }
+      }
+    }
+    t.wg_groups.pop_front();
+  }
+}
+
+}  // namespace wsemu::ptx

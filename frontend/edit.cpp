@@ -1,0 +1,110 @@
+#include "edit.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace wsr {
+
+long Site::gain() const {
+  long g = 0;
+  for (auto &e : edits) g += (long)e.length - (long)e.replacement.size();
+  return g;
+}
+
+bool overlaps(const Edit &a, const Edit &b) {
+  unsigned ae = a.offset + a.length, be = b.offset + b.length;
+  if (a.length == 0 || b.length == 0)  // insertions collide with anything touching them
+    return a.offset <= be && b.offset <= ae;
+  return a.offset < be && b.offset < ae;
+}
+
+bool overlaps(const Site &a, const Site &b) {
+  for (auto &x : a.edits)
+    for (auto &y : b.edits)
+      if (overlaps(x, y)) return true;
+  return false;
+}
+
+std::string applySites(const std::string &text, const std::vector<const Site *> &sites,
+                       std::vector<size_t> *applied) {
+  std::vector<Edit> chosen;
+  for (size_t i = 0; i < sites.size(); ++i) {
+    bool clash = false;
+    for (auto &e : sites[i]->edits) {
+      if (e.offset + e.length > text.size()) { clash = true; break; }
+      for (auto &c : chosen)
+        if (overlaps(e, c)) { clash = true; break; }
+      if (clash) break;
+    }
+    if (clash) continue;
+    // Edits within one site must not overlap each other either.
+    std::vector<Edit> own = sites[i]->edits;
+    std::sort(own.begin(), own.end());
+    bool self = false;
+    for (size_t k = 1; k < own.size(); ++k)
+      if (overlaps(own[k - 1], own[k])) self = true;
+    if (self) continue;
+    chosen.insert(chosen.end(), own.begin(), own.end());
+    if (applied) applied->push_back(i);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  std::string out;
+  out.reserve(text.size());
+  unsigned pos = 0;
+  for (auto &e : chosen) {
+    out.append(text, pos, e.offset - pos);
+    out += e.replacement;
+    pos = e.offset + e.length;
+  }
+  out.append(text, pos, std::string::npos);
+  return out;
+}
+
+std::string applySites(const std::string &text, const std::vector<Site> &sites) {
+  std::vector<const Site *> p;
+  for (auto &s : sites) p.push_back(&s);
+  return applySites(text, p);
+}
+
+unsigned lineOf(const std::string &text, unsigned offset) {
+  return 1 + (unsigned)std::count(text.begin(), text.begin() + std::min<size_t>(offset, text.size()), '\n');
+}
+
+unsigned countNonBlankLines(const std::string &text) {
+  unsigned n = 0;
+  bool blank = true;
+  for (char c : text) {
+    if (c == '\n') { n += !blank; blank = true; }
+    else if (!std::isspace((unsigned char)c)) blank = false;
+  }
+  return n + !blank;
+}
+
+unsigned countTokens(const std::string &t) {
+  unsigned n = 0;
+  size_t i = 0, e = t.size();
+  while (i < e) {
+    char c = t[i];
+    if (std::isspace((unsigned char)c)) { ++i; continue; }
+    if (c == '/' && i + 1 < e && t[i + 1] == '/') { while (i < e && t[i] != '\n') ++i; continue; }
+    if (c == '/' && i + 1 < e && t[i + 1] == '*') {
+      size_t j = t.find("*/", i + 2);
+      i = j == std::string::npos ? e : j + 2;
+      continue;
+    }
+    ++n;
+    if (std::isalnum((unsigned char)c) || c == '_') {
+      while (i < e && (std::isalnum((unsigned char)t[i]) || t[i] == '_' || t[i] == '.')) ++i;
+    } else if (c == '"' || c == '\'') {
+      char q = c;
+      ++i;
+      while (i < e && t[i] != q) { if (t[i] == '\\') ++i; ++i; }
+      ++i;
+    } else {
+      ++i;
+    }
+  }
+  return n;
+}
+
+}  // namespace wsr

@@ -1,0 +1,145 @@
+#include "parse.h"
+
+#include <clang/AST/ASTContext.h>
+#include <clang/Basic/SourceManager.h>
+#include <clang/Frontend/ASTUnit.h>
+#include <clang/Frontend/TextDiagnosticBuffer.h>
+#include <clang/Lex/Lexer.h>
+#include <clang/Tooling/Tooling.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace wsr {
+
+std::string detectCudaPath() {
+  if (const char *p = std::getenv("PATH")) {
+    std::istringstream in(p);
+    std::string dir;
+    while (std::getline(in, dir, ':')) {
+      std::error_code ec;
+      fs::path nvcc = fs::path(dir) / "nvcc";
+      if (!dir.empty() && fs::exists(nvcc, ec)) {
+        auto real = fs::canonical(nvcc, ec);
+        if (!ec) return real.parent_path().parent_path().string();
+      }
+    }
+  }
+  return "/usr/local/cuda";
+}
+
+std::string clangResourceDir() {
+  std::error_code ec;
+  auto self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path p = self.parent_path() / ".." / "lib" / "clang" / "22";
+    if (fs::exists(p / "include" / "__clang_cuda_runtime_wrapper.h", ec)) return fs::weakly_canonical(p).string();
+  }
+  return "/usr/lib/llvm-22/lib/clang/22";
+}
+
+ParsedSide::ParsedSide() = default;
+ParsedSide::~ParsedSide() = default;
+ParsedSide::ParsedSide(ParsedSide &&) = default;
+ParsedSide &ParsedSide::operator=(ParsedSide &&) = default;
+ParsedSource::ParsedSource() = default;
+ParsedSource::~ParsedSource() = default;
+
+bool ParsedSource::ok() const {
+  if (sides.empty()) return false;
+  for (auto &s : sides)
+    if (!s.ast || !s.errors.empty()) return false;
+  return true;
+}
+
+std::string ParsedSource::firstError() const {
+  for (auto &s : sides) {
+    if (!s.ast) return std::string(s.device ? "device" : "host") + " parse failed";
+    if (!s.errors.empty()) return s.errors.front();
+  }
+  return {};
+}
+
+static bool isCuda(const std::string &path) {
+  auto ext = fs::path(path).extension().string();
+  return ext == ".cu" || ext == ".cuh";
+}
+
+std::unique_ptr<ParsedSource> parseSource(const std::string &text, const std::string &path,
+                                          const ParseOptions &opt) {
+  auto out = std::make_unique<ParsedSource>();
+  out->path = fs::absolute(path).string();
+  out->text = text;
+  std::string cuda = opt.cuda_path.empty() ? detectCudaPath() : opt.cuda_path;
+  std::vector<std::string> common = {"-std=c++17", "-resource-dir=" + clangResourceDir(),
+                                     "-Wno-unknown-cuda-version", "-ferror-limit=5", "-w"};
+  for (auto &i : opt.includes) common.push_back("-I" + i);
+  for (auto &d : opt.defines) common.push_back("-D" + d);
+  common.insert(common.end(), opt.extra.begin(), opt.extra.end());
+
+  std::vector<bool> device_sides = isCuda(path) ? std::vector<bool>{false, true} : std::vector<bool>{false};
+  for (bool device : device_sides) {
+    std::vector<std::string> args = common;
+    if (isCuda(path)) {
+      args.insert(args.begin(), {"-x", "cuda", device ? "--cuda-device-only" : "--cuda-host-only",
+                                 "--cuda-gpu-arch=" + opt.arch, "--cuda-path=" + cuda});
+    } else {
+      args.insert(args.begin(), {"-x", "c++"});
+    }
+    clang::TextDiagnosticBuffer diags;
+    ParsedSide side;
+    side.device = device;
+    side.ast = clang::tooling::buildASTFromCodeWithArgs(
+        text, args, out->path, "wsreduce", std::make_shared<clang::PCHContainerOperations>(),
+        clang::tooling::getClangStripDependencyFileAdjuster(), {}, &diags);
+    if (side.ast) {
+      auto &sm = side.ast->getSourceManager();
+      for (auto it = diags.err_begin(); it != diags.err_end() && side.errors.size() < 5; ++it) {
+        std::string where;
+        if (it->first.isValid()) {
+          auto pl = sm.getPresumedLoc(it->first);
+          if (pl.isValid()) where = std::to_string(pl.getLine()) + ":" + std::to_string(pl.getColumn()) + ": ";
+        }
+        side.errors.push_back(where + it->second);
+      }
+    } else {
+      side.errors.push_back("clang could not build an AST");
+    }
+    out->sides.push_back(std::move(side));
+  }
+  return out;
+}
+
+std::optional<unsigned> mainFileOffset(const clang::ASTContext &ctx, clang::SourceLocation l) {
+  auto &sm = ctx.getSourceManager();
+  if (l.isInvalid() || l.isMacroID() || !sm.isInMainFile(l)) return std::nullopt;
+  return sm.getFileOffset(l);
+}
+
+std::optional<Range> mainFileRange(const clang::ASTContext &ctx, clang::SourceRange r) {
+  auto &sm = ctx.getSourceManager();
+  if (r.isInvalid() || r.getBegin().isMacroID() || r.getEnd().isMacroID()) return std::nullopt;
+  auto cr = clang::Lexer::makeFileCharRange(clang::CharSourceRange::getTokenRange(r), sm, ctx.getLangOpts());
+  if (cr.isInvalid()) return std::nullopt;
+  if (!sm.isInMainFile(cr.getBegin()) || !sm.isInMainFile(cr.getEnd())) return std::nullopt;
+  Range out{sm.getFileOffset(cr.getBegin()), sm.getFileOffset(cr.getEnd())};
+  if (out.end < out.begin) return std::nullopt;
+  return out;
+}
+
+std::optional<Range> mainFileRangeWithSemi(const clang::ASTContext &ctx, clang::SourceRange r) {
+  auto base = mainFileRange(ctx, r);
+  if (!base) return base;
+  auto &sm = ctx.getSourceManager();
+  auto fid = sm.getMainFileID();
+  llvm::StringRef buf = sm.getBufferData(fid);
+  unsigned i = base->end;
+  while (i < buf.size() && (buf[i] == ' ' || buf[i] == '\t')) ++i;
+  if (i < buf.size() && buf[i] == ';') base->end = i + 1;
+  return base;
+}
+
+}  // namespace wsr

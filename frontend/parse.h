@@ -1,0 +1,73 @@
+// Parsing a .cu with Clang 22 and the real CUDA headers, host side and device side, and
+// mapping AST ranges back to byte offsets in the user's text. Everything that reads or
+// rewrites CUDA source goes through here.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clang {
+class ASTUnit;
+class ASTContext;
+class SourceRange;
+class SourceLocation;
+class Stmt;
+class Decl;
+}  // namespace clang
+
+namespace wsr {
+
+struct ParseOptions {
+  std::string cuda_path;               // empty: detected from nvcc
+  std::string arch = "sm_90a";
+  std::vector<std::string> includes;   // -I
+  std::vector<std::string> defines;    // -D
+  std::vector<std::string> extra;      // any other clang flag
+};
+
+// The CUDA installation nvcc belongs to (realpath(nvcc)/../..), or /usr/local/cuda.
+std::string detectCudaPath();
+// Clang's builtin headers: <exe>/../lib/clang/22 in an install tree, else the system one.
+std::string clangResourceDir();
+
+struct ParsedSide {
+  ParsedSide();
+  ~ParsedSide();  // out of line: ASTUnit is complete only in parse.cpp
+  ParsedSide(ParsedSide &&);
+  ParsedSide &operator=(ParsedSide &&);
+  std::unique_ptr<clang::ASTUnit> ast;
+  std::vector<std::string> errors;  // "line:col: message", at most a few
+  bool device = false;
+};
+
+// One program, parsed once per side it has: a .cu gets a host parse and a device parse
+// (each sees its own __CUDA_ARCH__ branches); a .cpp/.cc/.c gets the host parse only.
+struct ParsedSource {
+  ParsedSource();
+  ~ParsedSource();
+  std::string path;  // absolute path of the original file (relative includes resolve there)
+  std::string text;
+  std::vector<ParsedSide> sides;
+  bool ok() const;
+  std::string firstError() const;
+};
+
+std::unique_ptr<ParsedSource> parseSource(const std::string &text, const std::string &path,
+                                          const ParseOptions &opt);
+
+// A half-open byte range [begin, end) in the main file.
+struct Range {
+  unsigned begin = 0, end = 0;
+  unsigned size() const { return end - begin; }
+};
+
+// The main-file text range covered by `r` (token range); nullopt when any part of it comes
+// from a macro expansion or another file, so an edit there could not be expressed.
+std::optional<Range> mainFileRange(const clang::ASTContext &ctx, clang::SourceRange r);
+// Same, extended over a `;` that directly follows (a statement or declaration's own).
+std::optional<Range> mainFileRangeWithSemi(const clang::ASTContext &ctx, clang::SourceRange r);
+std::optional<unsigned> mainFileOffset(const clang::ASTContext &ctx, clang::SourceLocation l);
+
+}  // namespace wsr

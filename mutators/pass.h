@@ -1,0 +1,60 @@
+// The mutators' one interface (the llvm-reduce way): a pass looks at the parsed program
+// and lists its sites in a fixed order; it never sees the search. The registry
+// (passes.def) gives each pass a name to type, a one-line description and a phase.
+#pragma once
+
+#include "edit.h"
+#include "parse.h"
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace clang { class ASTContext; }
+
+namespace wsr {
+
+// DESIGN.md, reducer rules: shape first (seed step 1), then structure, then
+// expressions, then cosmetics.
+enum class Phase { Shape, Structure, Expression, Cosmetic };
+const char *phaseName(Phase p);
+
+// What a pass returns. `level` orders hierarchical sites (outer blocks are level 0 and
+// are tried before the inner ones they contain). Sites sharing a non-negative `group`
+// are alternatives for the same place (e.g. a knob's smaller values, most aggressive
+// first): the search tries them one at a time and keeps at most one.
+struct PassSite : Site {
+  int level = 0;
+  int group = -1;
+};
+
+using PassFn = std::vector<PassSite> (*)(const ParsedSource &);
+
+struct PassInfo {
+  const char *name;
+  const char *description;
+  Phase phase;
+  PassFn sites;
+};
+
+const std::vector<PassInfo> &allPasses();
+const PassInfo *findPass(std::string_view name);
+
+// Helpers shared by passes -----------------------------------------------------------
+
+// Calls fn(ctx, side_is_device) for each parsed side that has an AST.
+void forEachSide(const ParsedSource &src, const std::function<void(clang::ASTContext &, bool)> &fn);
+
+// Drops sites whose edits are identical to an earlier one (the host and the device
+// parse see the same text), then sorts by (level, first offset), stable otherwise.
+void dedupeAndOrder(std::vector<PassSite> &sites);
+
+// A site that replaces [r.begin, r.end) with `with`.
+PassSite replaceSite(const char *pass, const ParsedSource &src, Range r, std::string with,
+                     std::string note, int level = 0, int group = -1);
+
+// The range extended to the whole line(s) when nothing else but blanks shares them.
+Range widenToLines(const std::string &text, Range r);
+
+}  // namespace wsr

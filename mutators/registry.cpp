@@ -1,0 +1,86 @@
+#include "pass.h"
+
+#include <clang/AST/ASTContext.h>
+#include <clang/Frontend/ASTUnit.h>
+
+#include <algorithm>
+#include <set>
+
+namespace wsr {
+
+#define WSR_PASS(name, fn, phase, desc) std::vector<PassSite> fn(const ParsedSource &);
+#include "passes.def"
+#undef WSR_PASS
+
+const char *phaseName(Phase p) {
+  switch (p) {
+    case Phase::Shape: return "shape";
+    case Phase::Structure: return "structure";
+    case Phase::Expression: return "expression";
+    case Phase::Cosmetic: return "cosmetic";
+  }
+  return "?";
+}
+
+const std::vector<PassInfo> &allPasses() {
+  static const std::vector<PassInfo> passes = {
+#define WSR_PASS(name, fn, phase, desc) PassInfo{name, desc, Phase::phase, &fn},
+#include "passes.def"
+#undef WSR_PASS
+  };
+  return passes;
+}
+
+const PassInfo *findPass(std::string_view name) {
+  for (auto &p : allPasses())
+    if (name == p.name) return &p;
+  return nullptr;
+}
+
+void forEachSide(const ParsedSource &src, const std::function<void(clang::ASTContext &, bool)> &fn) {
+  for (auto &s : src.sides)
+    if (s.ast) fn(s.ast->getASTContext(), s.device);
+}
+
+void dedupeAndOrder(std::vector<PassSite> &sites) {
+  std::set<std::pair<std::vector<Edit>, int>> seen;
+  std::vector<PassSite> out;
+  for (auto &s : sites) {
+    auto e = s.edits;
+    std::sort(e.begin(), e.end());
+    if (!seen.insert({e, s.group}).second) continue;
+    out.push_back(s);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const PassSite &a, const PassSite &b) {
+    if (a.level != b.level) return a.level < b.level;
+    unsigned ao = a.edits.empty() ? 0 : a.edits.front().offset;
+    unsigned bo = b.edits.empty() ? 0 : b.edits.front().offset;
+    if (a.group != b.group || a.group < 0) return ao < bo;
+    return false;  // alternatives keep the order the pass gave them
+  });
+  sites = std::move(out);
+}
+
+PassSite replaceSite(const char *pass, const ParsedSource &src, Range r, std::string with,
+                     std::string note, int level, int group) {
+  PassSite s;
+  s.pass = pass;
+  s.edits.push_back(Edit{r.begin, r.size(), std::move(with)});
+  s.note = std::move(note);
+  s.line = lineOf(src.text, r.begin);
+  s.level = level;
+  s.group = group;
+  return s;
+}
+
+Range widenToLines(const std::string &t, Range r) {
+  unsigned b = r.begin, e = r.end;
+  while (b > 0 && (t[b - 1] == ' ' || t[b - 1] == '\t')) --b;
+  if (b > 0 && t[b - 1] != '\n') return r;
+  while (e < t.size() && (t[e] == ' ' || t[e] == '\t' || t[e] == '\r')) ++e;
+  if (e < t.size() && t[e] != '\n') return r;
+  if (e < t.size()) ++e;
+  return Range{b, e};
+}
+
+}  // namespace wsr

@@ -1,0 +1,89 @@
+// unwrap-branch: an if/else becomes one of its arms (then first, else second) or goes
+// away; a loop becomes one copy of its body, or goes away. The alternatives of one
+// statement form a group: at most one is kept. A role branch unwrapped is how a
+// repro loses the roles that are not involved in the broken handoff.
+#include "pass.h"
+
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/AST/Stmt.h>
+
+namespace wsr {
+namespace {
+struct Visitor : clang::RecursiveASTVisitor<Visitor> {
+  clang::ASTContext &ctx;
+  const ParsedSource &src;
+  std::vector<PassSite> &out;
+  int group = 0, depth = 0;
+  Visitor(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o) : ctx(c), src(s), out(o) {}
+
+  std::string text(const clang::Stmt *s) {
+    if (!s) return "";
+    auto r = mainFileRangeWithSemi(ctx, s->getSourceRange());
+    if (!r) return "\x01";  // not expressible
+    return src.text.substr(r->begin, r->size());
+  }
+  void offer(const clang::Stmt *whole, std::vector<std::pair<std::string, std::string>> alts) {
+    auto r = mainFileRangeWithSemi(ctx, whole->getSourceRange());
+    if (!r) return;
+    for (auto &[with, note] : alts) {
+      if (with.find('\x01') != std::string::npos) continue;
+      out.push_back(replaceSite("unwrap-branch", src, *r, with,
+                                note + " at line " + std::to_string(lineOf(src.text, r->begin)), depth, group));
+    }
+    ++group;
+  }
+  bool TraverseIfStmt(clang::IfStmt *s) {
+    if (!s->isConsteval() && !s->hasInitStorage() && !s->hasVarStorage()) {
+      std::vector<std::pair<std::string, std::string>> alts;
+      alts.push_back({text(s->getThen()), "if -> then arm"});
+      if (s->getElse()) alts.push_back({text(s->getElse()), "if -> else arm"});
+      else alts.push_back({"", "remove if"});
+      offer(s, alts);
+    }
+    ++depth;
+    bool ok = clang::RecursiveASTVisitor<Visitor>::TraverseIfStmt(s);
+    --depth;
+    return ok;
+  }
+  bool loop(clang::Stmt *s, clang::Stmt *body, clang::Stmt *init) {
+    std::string b = text(body);
+    std::string once = init ? "{ " + text(init) + (text(init).back() == ';' ? " " : "; ") + b + " }" : b;
+    offer(s, {{once, "loop -> body once"}, {"", "remove loop"}});
+    return true;
+  }
+  bool TraverseForStmt(clang::ForStmt *s) {
+    loop(s, s->getBody(), s->getInit());
+    ++depth;
+    bool ok = clang::RecursiveASTVisitor<Visitor>::TraverseForStmt(s);
+    --depth;
+    return ok;
+  }
+  bool TraverseWhileStmt(clang::WhileStmt *s) {
+    loop(s, s->getBody(), nullptr);
+    ++depth;
+    bool ok = clang::RecursiveASTVisitor<Visitor>::TraverseWhileStmt(s);
+    --depth;
+    return ok;
+  }
+  bool TraverseDoStmt(clang::DoStmt *s) {
+    loop(s, s->getBody(), nullptr);
+    ++depth;
+    bool ok = clang::RecursiveASTVisitor<Visitor>::TraverseDoStmt(s);
+    --depth;
+    return ok;
+  }
+};
+}  // namespace
+
+std::vector<PassSite> unwrapBranchSites(const ParsedSource &src) {
+  std::vector<PassSite> sites;
+  forEachSide(src, [&](clang::ASTContext &ctx, bool) {
+    Visitor v(ctx, src, sites);
+    v.TraverseDecl(ctx.getTranslationUnitDecl());
+  });
+  dedupeAndOrder(sites);
+  return sites;
+}
+
+}  // namespace wsr

@@ -1,0 +1,158 @@
+#include "report.h"
+
+#include "edit.h"
+
+#include <filesystem>
+#include <regex>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace wsr {
+
+std::string inlineHarness(const std::string &text) {
+  static const std::regex inc(R"((^|\n)[ \t]*#[ \t]*include[ \t]*"wscheck\.h"[^\n]*)");
+  std::smatch m;
+  if (!std::regex_search(text, m, inc)) return text;
+  std::string dir = harnessIncludeDir();
+  auto hdr = readFile(dir + "/wscheck.h");
+  if (!hdr) return text;
+  std::string body = std::regex_replace(*hdr, std::regex(R"(#pragma once\n)"), "");
+  std::string repl = m[1].str() + "// ---- wscheck.h (wsreduce's harness header), inlined ----\n" + body +
+                     "// ---- end of wscheck.h ----";
+  return m.prefix().str() + repl + m.suffix().str();
+}
+
+std::string formatCuda(const std::string &text) {
+  for (auto name : {"clang-format-22", "clang-format"}) {
+    auto tool = findInPath(name);
+    if (!tool) continue;
+    std::string dir = makeTempDir("wsfmt.");
+    std::string f = dir + "/x.cu";
+    writeFileAtomic(f, text);
+    RunOptions o;
+    o.timeout_s = 30;
+    auto r = runProcess({*tool, "--style={BasedOnStyle: LLVM, ColumnLimit: 100}", f}, o);
+    removeTree(dir);
+    if (r.exit_code == 0 && !r.timed_out && !r.out.empty()) return r.out;
+  }
+  return text;
+}
+
+std::vector<std::string> knobValues(const std::string &text) {
+  std::vector<std::string> out;
+  static const std::regex def(R"(#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+(\d+)[uUlL]*[ \t]*(\n|$))");
+  static const std::regex cst(R"(constexpr[ \t]+(?:unsigned[ \t]+|const[ \t]+)?(?:int|long|unsigned|size_t|uint32_t|int64_t)[ \t]+([A-Za-z_]\w*)[ \t]*=[ \t]*(\d+))");
+  for (auto *re : {&def, &cst})
+    for (std::sregex_iterator it(text.begin(), text.end(), *re), e; it != e; ++it)
+      out.push_back((*it)[1].str() + " = " + (*it)[2].str());
+  return out;
+}
+
+static std::string firstLines(const std::string &s, int n) {
+  std::istringstream in(s);
+  std::string l, out;
+  for (int i = 0; i < n && std::getline(in, l); ++i) out += l + "\n";
+  return out;
+}
+
+// The PTX landmarks (seed 000, "Inspecting the generated CUDA"): what a reader checks
+// against the worksheet.
+static std::string ptxLandmarks(const std::string &file, const BuildOptions &b) {
+  std::string nvcc = findNvcc(b.nvcc);
+  if (nvcc.empty()) return "(nvcc not found: no PTX)\n";
+  std::string dir = makeTempDir("wsptx.");
+  std::vector<std::string> cmd = {nvcc};
+  for (auto &a : nvccArgs(b)) {
+    if (a.rfind("-l", 0) == 0) continue;
+    cmd.push_back(a);
+  }
+  cmd.insert(cmd.end(), {"-ptx", file, "-o", dir + "/k.ptx"});
+  RunOptions o;
+  o.timeout_s = 300;
+  auto r = runProcess(cmd, o);
+  auto ptx = readFile(dir + "/k.ptx");
+  removeTree(dir);
+  if (!ptx) return "(nvcc -ptx failed: " + firstLines(r.err, 3) + ")\n";
+  struct L { const char *what, *needle; };
+  const L marks[] = {{"thread index (role guards start here)", "%tid.x"},
+                     {"mbarrier.init", "mbarrier.init"},
+                     {"mbarrier arrive", "mbarrier.arrive"},
+                     {"mbarrier wait", "mbarrier.try_wait"},
+                     {"mbarrier test", "mbarrier.test_wait"},
+                     {"TMA (cp.async.bulk.tensor)", "cp.async.bulk.tensor"},
+                     {"bulk commit/wait", "cp.async.bulk.commit_group"},
+                     {"proxy fence", "fence.proxy.async"},
+                     {"wgmma", "wgmma."},
+                     {"CTA barrier (bar.sync / barrier.sync)", "bar.sync"},
+                     {"setmaxnreg", "setmaxnreg"},
+                     {"tcgen05", "tcgen05."},
+                     {"trap", "trap;"}};
+  std::ostringstream s;
+  s << "| landmark | count | first occurrence |\n|---|---|---|\n";
+  for (auto &m : marks) {
+    int count = 0;
+    std::string first;
+    std::istringstream in(*ptx);
+    std::string l;
+    while (std::getline(in, l))
+      if (l.find(m.needle) != std::string::npos || (std::string(m.needle) == "bar.sync" && l.find("barrier.sync") != std::string::npos)) {
+        if (!count) first = l;
+        ++count;
+      }
+    if (!count) continue;
+    while (!first.empty() && (first.front() == ' ' || first.front() == '\t')) first.erase(first.begin());
+    for (auto &c : first) if (c == '|') c = '/';
+    s << "| " << m.what << " | " << count << " | `" << first << "` |\n";
+  }
+  return s.str();
+}
+
+std::string writeReport(const ReportInput &in) {
+  std::ostringstream s;
+  std::string name = fs::path(in.original_path).filename().string();
+  s << "# " << name << ": " << in.reduced.detail << " — minimal reproducer\n\n";
+  s << "Reduced by wsreduce from " << countNonBlankLines(in.original_text) << " to "
+    << countNonBlankLines(in.reduced_text) << " non-blank lines (" << countTokens(in.original_text) << " -> "
+    << countTokens(in.reduced_text) << " tokens), " << in.tests << " tests, " << in.cache_hits
+    << " cache hits, " << in.parse_skips << " candidates skipped by the parse check, "
+    << (long)in.wall_s << " s.\n\n";
+  s << "## Verdict\n\n";
+  s << "- class: **" << in.reduced.symptom << "** (`" << in.reduced.detail << "`)\n";
+  s << "- signature: `" << in.reduced.signature << "`"
+    << (in.reduced.signature == in.original.signature ? " (the original's)" : " (original: `" + in.original.signature + "`)") << "\n";
+  for (auto &e : in.reduced.evidence) s << "- evidence: `" << e << "`\n";
+  s << "\n## Minimal shape\n\n";
+  auto knobs = knobValues(in.reduced_text);
+  if (knobs.empty()) s << "(no integer knobs left)\n";
+  for (auto &k : knobs) s << "- `" << k << "`\n";
+  s << "\n## Environment\n\n";
+  std::string nvcc = findNvcc(in.build.nvcc);
+  if (!nvcc.empty()) {
+    RunOptions o;
+    o.timeout_s = 30;
+    auto r = runProcess({nvcc, "--version"}, o);
+    std::string last;
+    std::istringstream vi(r.out);
+    std::string l;
+    while (std::getline(vi, l)) if (l.find("release") != std::string::npos) last = l;
+    s << "- nvcc: " << last << "\n";
+  }
+  if (auto smi = findInPath("nvidia-smi")) {
+    RunOptions o;
+    o.timeout_s = 30;
+    auto r = runProcess({*smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"}, o);
+    s << "- GPU: " << firstLines(r.out, 1);
+  } else {
+    s << "- GPU: none on the machine that reduced it\n";
+  }
+  s << "- build: `nvcc";
+  for (auto &a : nvccArgs(in.build)) s << " " << a;
+  s << " " << fs::path(in.reduced_path).filename().string() << "`\n";
+  s << "\n## Command\n\n```\n" << in.command << "\n```\n";
+  s << "\n## Program\n\n```cuda\n" << in.reduced_text << (in.reduced_text.empty() || in.reduced_text.back() == '\n' ? "" : "\n") << "```\n";
+  s << "\n## PTX landmarks\n\n" << ptxLandmarks(in.reduced_path, in.build);
+  return s.str();
+}
+
+}  // namespace wsr

@@ -1,0 +1,34 @@
+// What a reduction leaves for an upstream issue: a standalone program (the project's
+// harness header inlined) and a Markdown report with the environment, the command, the
+// verdict, the minimal shape and the PTX landmarks.
+#pragma once
+
+#include "oracle.h"
+
+#include <string>
+#include <vector>
+
+namespace wsr {
+
+// Replaces `#include "wscheck.h"` with the header's text so plain nvcc builds the file.
+std::string inlineHarness(const std::string &text);
+
+// Runs clang-format (22, then any) on the text; returns it unchanged if none is found.
+std::string formatCuda(const std::string &text);
+
+struct ReportInput {
+  std::string original_path, reduced_path, command;
+  std::string original_text, reduced_text;
+  Verdict original, reduced;
+  BuildOptions build;
+  double wall_s = 0;
+  long tests = 0, cache_hits = 0, parse_skips = 0;
+  std::string backend;
+};
+
+std::string writeReport(const ReportInput &in);
+
+// The integer knobs of a program, "NAME = VALUE" (for the report's minimal shape).
+std::vector<std::string> knobValues(const std::string &text);
+
+}  // namespace wsr

@@ -1,0 +1,215 @@
+#include "search.h"
+
+#include "process.h"
+
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <map>
+
+namespace wsr {
+
+static std::atomic<bool> g_stop{false};
+void Search::requestStop() { g_stop = true; }
+
+static double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Search::Search(Tester &t, SearchOptions o, std::function<void(const SearchStats &, const std::string &)> progress)
+    : tester_(t), opt_(std::move(o)), progress_(std::move(progress)) {
+  if (opt_.jobs < 1) opt_.jobs = 1;
+}
+
+void Search::checkStop() {
+  if (g_stop) throw SearchStop{"interrupted"};
+  if (infra_run_ >= opt_.max_consecutive_infra)
+    throw SearchStop{"the oracle could not judge " + std::to_string(infra_run_) +
+                     " candidates in a row (" + last_infra_ + ")"};
+}
+
+std::vector<PassSite> Search::enumerate(const PassInfo &p) {
+  if (!parsed_) parsed_ = parseSource(best_, tester_.options().original_path, tester_.options().parse);
+  return p.sites(*parsed_);
+}
+
+void Search::accept(const std::string &text, const std::string &pass, const std::string &what) {
+  best_ = text;
+  parsed_.reset();  // the AST is rebuilt only after an accepted change
+  ++stats_.accepted;
+  stats_.lines = countNonBlankLines(best_);
+  stats_.tokens = countTokens(best_);
+  std::string err;
+  if (!opt_.best_path.empty() && !writeFileAtomic(opt_.best_path, best_, &err))
+    throw SearchStop{"cannot save the best program: " + err};
+  if (progress_) progress_(stats_, "accepted " + pass + ": " + what);
+}
+
+int Search::firstInteresting(const std::vector<std::string> &cands, const std::string &pass) {
+  std::vector<TestResult> res(cands.size());
+  // At most `jobs` candidates at once; each runs in its own thread (compiles and runs are
+  // separate processes, so the threads mostly wait).
+  for (size_t b = 0; b < cands.size(); b += (size_t)opt_.jobs) {
+    size_t e = std::min(cands.size(), b + (size_t)opt_.jobs);
+    std::vector<std::future<TestResult>> fut;
+    for (size_t i = b; i < e; ++i) fut.push_back(std::async(std::launch::async, [&, i] { return tester_.test(cands[i]); }));
+    for (size_t i = b; i < e; ++i) res[i] = fut[i - b].get();
+    for (size_t i = b; i < e; ++i) {
+      auto &r = res[i];
+      if (!opt_.trace_path.empty()) {
+        llvm::json::Object o{{"pass", pass}, {"hash", contentHash(cands[i]).substr(0, 16)},
+                             {"cached", r.cached}, {"parse_failed", r.parse_failed},
+                             {"detail", r.detail}, {"signature", r.signature},
+                             {"interesting", r.interesting}, {"ms", (long)r.ms},
+                             {"lines", (long)countNonBlankLines(cands[i])}};
+        if (!r.note.empty()) o["note"] = r.note;
+        std::string s;
+        llvm::raw_string_ostream os(s);
+        os << llvm::json::Value(std::move(o));
+        std::ofstream(opt_.trace_path, std::ios::app) << os.str() << "\n";
+      }
+      if (r.infra) { ++infra_run_; last_infra_ = r.detail + (r.note.empty() ? "" : ": " + r.note); }
+      else if (!r.cached) infra_run_ = 0;
+    }
+    stats_.tests = tester_.tests();
+    stats_.cache_hits = tester_.cacheHits();
+    stats_.parse_skips = tester_.parseSkips();
+    stats_.elapsed_s = now_s() - t0_;
+    if (progress_) progress_(stats_, "");
+    checkStop();  // before trusting results: an interrupt kills runs in flight
+    for (size_t i = b; i < e; ++i)
+      if (res[i].interesting) return (int)i;
+  }
+  return -1;
+}
+
+// ddmin over the plain (ungrouped) sites of one level: try removing (applying) chunks,
+// from all of them down to one at a time; after an accepted chunk the AST is rebuilt and
+// the level goes on at the same chunk size and about the same position.
+bool Search::ddminLevel(const PassInfo &p, int level) {
+  bool changed = false;
+  auto plain = [&] {
+    std::vector<PassSite> v;
+    for (auto &s : enumerate(p))
+      if (s.group < 0 && s.level == level) v.push_back(s);
+    return v;
+  };
+  auto sites = plain();
+  size_t k = sites.size();
+  // One sweep over the list in chunks of k; true when some chunk was accepted.
+  auto sweep = [&] {
+    bool hit = false;
+    size_t pos = 0;
+    while (pos < sites.size() && k > 0) {
+      std::vector<std::string> cands;
+      std::vector<std::pair<size_t, size_t>> spans;
+      for (size_t i = pos; i < sites.size() && cands.size() < (size_t)opt_.jobs; i += k) {
+        std::vector<const Site *> chunk;
+        size_t e = std::min(sites.size(), i + k);
+        for (size_t j = i; j < e; ++j) chunk.push_back(&sites[j]);
+        std::string c = applySites(best_, chunk);
+        if (c == best_) continue;
+        cands.push_back(std::move(c));
+        spans.push_back({i, e});
+      }
+      if (cands.empty()) break;
+      int w = firstInteresting(cands, p.name);
+      if (w < 0) {
+        pos = spans.back().first + k;
+        continue;
+      }
+      auto [b, e] = spans[(size_t)w];
+      accept(cands[(size_t)w], p.name,
+             e - b == 1 ? sites[b].note : std::to_string(e - b) + " sites from line " + std::to_string(sites[b].line));
+      changed = hit = true;
+      sites = plain();  // offsets moved: the AST is rebuilt and the sites listed again
+      pos = b;          // same place: the chunks before it were not interesting
+      k = std::min(k, sites.size());
+    }
+    return hit;
+  };
+  while (!sites.empty() && k > 0) {
+    bool hit = sweep();
+    if (k == 1 && !hit) break;
+    if (k > 1) k = std::max<size_t>(1, k / 2);
+  }
+  return changed;
+}
+
+// Alternatives (a group per place): the first interesting one, in the pass's order.
+bool Search::groups(const PassInfo &p) {
+  bool changed = false;
+  size_t g = 0;  // how many groups have been settled
+  for (;;) {
+    std::map<int, std::vector<PassSite>> byGroup;
+    std::vector<int> order;
+    for (auto &s : enumerate(p)) {
+      if (s.group < 0) continue;
+      if (!byGroup.count(s.group)) order.push_back(s.group);
+      byGroup[s.group].push_back(s);
+    }
+    if (g >= order.size()) return changed;
+    bool hit = false;
+    for (; g < order.size() && !hit; ++g) {
+      auto &alts = byGroup[order[g]];
+      std::vector<std::string> cands;
+      for (auto &a : alts) cands.push_back(applySites(best_, std::vector<Site>{a}));
+      int w = firstInteresting(cands, p.name);
+      if (w >= 0) {
+        accept(cands[(size_t)w], p.name, alts[(size_t)w].note);
+        changed = hit = true;
+      }
+    }
+    if (!hit) return changed;
+    // Offsets moved: enumerate again and go on with the next place. The order of places
+    // is by offset and each accepted alternative keeps its place, so g still counts
+    // the places already settled.
+  }
+}
+
+bool Search::runPass(const PassInfo &p) {
+  stats_.pass = p.name;
+  if (progress_) progress_(stats_, "pass " + std::string(p.name));
+  bool changed = false;
+  changed |= groups(p);
+  int maxLevel = 0;
+  for (auto &s : enumerate(p)) maxLevel = std::max(maxLevel, s.level);
+  for (int level = 0; level <= maxLevel; ++level) {
+    checkStop();
+    changed |= ddminLevel(p, level);
+    for (auto &s : enumerate(p)) maxLevel = std::max(maxLevel, s.level);
+  }
+  return changed;
+}
+
+std::string Search::run(const std::string &start) {
+  t0_ = now_s();
+  best_ = start;
+  stats_.start_lines = stats_.lines = countNonBlankLines(start);
+  stats_.start_tokens = stats_.tokens = countTokens(start);
+  std::vector<const PassInfo *> schedule;
+  if (opt_.passes.empty()) {
+    for (auto phase : {Phase::Shape, Phase::Structure, Phase::Expression, Phase::Cosmetic})
+      for (auto &p : allPasses())
+        if (p.phase == phase) schedule.push_back(&p);
+  } else {
+    for (auto &n : opt_.passes)
+      if (auto *p = findPass(n)) schedule.push_back(p);
+  }
+  for (int round = 0; round < opt_.max_rounds; ++round) {
+    bool changed = false;
+    for (auto *p : schedule) {
+      checkStop();
+      changed |= runPass(*p);
+    }
+    if (!changed) break;  // a fixpoint: no pass found anything more
+  }
+  stats_.elapsed_s = now_s() - t0_;
+  return best_;
+}
+
+}  // namespace wsr

@@ -1,0 +1,67 @@
+// The search: delta debugging over each pass's sites, passes in phases to a fixpoint.
+// It knows sites, not what they mean (the llvm-reduce split): a pass lists, the search
+// picks, the tester judges. The best program so far is on disk after every accepted step.
+#pragma once
+
+#include "pass.h"
+#include "tester.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace wsr {
+
+struct SearchOptions {
+  std::vector<std::string> passes;  // names, in schedule order; empty = the registry's
+  int jobs = 1;                     // candidates judged at once
+  std::string best_path;            // written atomically after every accepted step
+  std::string trace_path;           // JSON lines, one per test (appended)
+  int max_consecutive_infra = 3;
+  int max_rounds = 20;              // full passes over the schedule
+};
+
+struct SearchStats {
+  long tests = 0, cache_hits = 0, parse_skips = 0, accepted = 0;
+  unsigned start_lines = 0, start_tokens = 0, lines = 0, tokens = 0;
+  std::string pass;
+  double elapsed_s = 0;
+};
+
+// Stops the search: Ctrl-C, or too many infra errors in a row (the message says which).
+struct SearchStop {
+  std::string reason;
+};
+
+class Search {
+ public:
+  Search(Tester &t, SearchOptions o, std::function<void(const SearchStats &, const std::string &event)> progress);
+  // Reduces `start` (already known interesting). Returns the smallest interesting text.
+  // Throws SearchStop when it must stop early; best() then holds the best so far.
+  std::string run(const std::string &start);
+  const std::string &best() const { return best_; }
+  const SearchStats &stats() const { return stats_; }
+  static void requestStop();  // async-signal-safe
+
+ private:
+  bool runPass(const PassInfo &p);
+  bool ddminLevel(const PassInfo &p, int level);
+  bool groups(const PassInfo &p);
+  std::vector<PassSite> enumerate(const PassInfo &p);
+  // Judges candidates in parallel; returns the index of the first interesting one or -1.
+  int firstInteresting(const std::vector<std::string> &cands, const std::string &pass);
+  void accept(const std::string &text, const std::string &pass, const std::string &what);
+  void checkStop();
+
+  Tester &tester_;
+  SearchOptions opt_;
+  std::function<void(const SearchStats &, const std::string &)> progress_;
+  std::string best_;
+  std::unique_ptr<ParsedSource> parsed_;
+  SearchStats stats_;
+  int infra_run_ = 0;
+  std::string last_infra_;
+  double t0_ = 0;
+};
+
+}  // namespace wsr

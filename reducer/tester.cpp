@@ -1,0 +1,135 @@
+#include "tester.h"
+
+#include <llvm/ADT/ArrayRef.h>
+#include <llvm/Support/SHA256.h>
+
+#include <chrono>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace wsr {
+
+std::string contentHash(const std::string &text) {
+  auto h = llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
+  static const char *d = "0123456789abcdef";
+  std::string s;
+  for (auto b : h) { s += d[b >> 4]; s += d[b & 15]; }
+  return s;
+}
+
+Tester::Tester(TestOptions o) : opt_(std::move(o)) {
+  std::string dir = fs::path(fs::absolute(opt_.original_path)).parent_path().string();
+  opt_.oracle.build.includes.push_back(dir);
+  opt_.parse.includes.push_back(dir);
+  if (auto h = harnessIncludeDir(); !h.empty()) opt_.parse.includes.push_back(h);
+}
+
+void Tester::remember(const std::string &hash, const TestResult &r) {
+  std::lock_guard<std::mutex> l(m_);
+  cache_[hash] = r;
+}
+
+TestResult Tester::run(const std::string &text, bool check_parse) {
+  auto t0 = std::chrono::steady_clock::now();
+  TestResult r;
+  auto done = [&] {
+    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  };
+  if (check_parse) {
+    auto parsed = parseSource(text, opt_.original_path, opt_.parse);
+    if (!parsed->ok()) {
+      r.parse_failed = true;
+      r.detail = "parse-error";
+      r.note = parsed->firstError();
+      ++parse_skips_;
+      return done();
+    }
+  }
+  // The candidate keeps the original's file name (its extension picks the language, and
+  // a script may look for it) in a private directory.
+  std::string dir = makeTempDir("wscand.");
+  std::string file = dir + "/" + fs::path(opt_.original_path).filename().string();
+  if (dir.empty() || !writeFileAtomic(file, text)) {
+    r.infra = true;
+    r.detail = "infra-error/tmp";
+    r.note = "cannot write a candidate under $TMPDIR";
+    removeTree(dir);
+    return done();
+  }
+  if (!opt_.test_script.empty()) {
+    RunOptions ro;
+    ro.timeout_s = opt_.script_timeout_s;
+    ro.workdir = dir;
+    auto rr = runProcess({opt_.test_script, file}, ro);
+    if (rr.spawn_failed) {
+      r.infra = true;
+      r.detail = "infra-error/spawn";
+      r.note = rr.spawn_error;
+    } else {
+      r.interesting = !rr.timed_out && rr.signal == 0 && rr.exit_code == 0;
+      r.detail = rr.timed_out ? "script-timeout" : "script exit " + std::to_string(rr.exit_code);
+    }
+  } else {
+    Verdict v = judge(file, opt_.oracle);
+    r.detail = v.detail;
+    r.signature = v.signature;
+    r.infra = v.symptom == "infra-error";
+    r.note = v.evidence.empty() ? "" : v.evidence.front();
+    r.interesting = v.symptom == opt_.symptom && (opt_.any_signature || v.signature == opt_.signature) &&
+                    (opt_.oracle.classify.match.empty() || v.matched);
+  }
+  removeTree(dir);
+  return done();
+}
+
+TestResult Tester::test(const std::string &text) {
+  std::string h = contentHash(text);
+  {
+    std::lock_guard<std::mutex> l(m_);
+    auto it = cache_.find(h);
+    if (it != cache_.end()) {
+      ++hits_;
+      TestResult c = it->second;
+      c.cached = true;
+      c.ms = 0;
+      return c;
+    }
+  }
+  ++tests_;
+  TestResult r = run(text, opt_.parse_check);
+  if (!r.infra) remember(h, r);  // an infra error says nothing about the candidate
+  return r;
+}
+
+Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
+  Verdict v;
+  if (!opt_.test_script.empty()) {
+    TestResult r = run(text, false);
+    if (as_result) *as_result = r;
+    v.symptom = r.interesting ? "interesting" : "not-interesting";
+    v.detail = r.detail;
+    return v;
+  }
+  std::string dir = makeTempDir("wscand.");
+  std::string file = dir + "/" + fs::path(opt_.original_path).filename().string();
+  if (dir.empty() || !writeFileAtomic(file, text)) {
+    v.symptom = "infra-error";
+    v.detail = "infra-error/tmp";
+    v.evidence.push_back("cannot write a candidate under $TMPDIR");
+    removeTree(dir);
+    return v;
+  }
+  v = judge(file, opt_.oracle);
+  removeTree(dir);
+  if (as_result) {
+    as_result->detail = v.detail;
+    as_result->signature = v.signature;
+    as_result->infra = v.symptom == "infra-error";
+    as_result->interesting = v.symptom == opt_.symptom && (opt_.oracle.classify.match.empty() || v.matched);
+  }
+  return v;
+}
+
+}  // namespace wsr

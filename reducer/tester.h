@@ -1,0 +1,63 @@
+// Interestingness: the one contract between the search and the world (C-Reduce's). A
+// candidate is interesting when the oracle's verdict has the requested symptom and the
+// original's signature (no slippage to another bug), or when the user's --test script
+// exits 0. Results are cached by the candidate's content hash.
+#pragma once
+
+#include "oracle.h"
+#include "parse.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace wsr {
+
+struct TestOptions {
+  std::string symptom;         // pass|compile-error|hang|crash|wrong|slow|flaky (oracle mode)
+  std::string signature;       // the original's; empty with any_signature
+  bool any_signature = false;
+  std::string test_script;     // C-Reduce-style script instead of the oracle
+  double script_timeout_s = 300;
+  bool parse_check = true;     // skip candidates Clang cannot parse, before any nvcc run
+  OracleOptions oracle;
+  ParseOptions parse;
+  std::string original_path;   // candidates keep its file name; its dir stays on -I
+};
+
+struct TestResult {
+  bool interesting = false;
+  bool cached = false;
+  bool parse_failed = false;
+  bool infra = false;
+  std::string detail, signature, note;  // the verdict's (or "script exit N")
+  double ms = 0;
+};
+
+std::string contentHash(const std::string &text);
+
+class Tester {
+ public:
+  explicit Tester(TestOptions o);
+  TestResult test(const std::string &text);
+  // Judges a program with the oracle (or the script) without the parse check or cache:
+  // how the original is classified before the search starts.
+  Verdict judgeOriginal(const std::string &text, TestResult *as_result = nullptr);
+  void remember(const std::string &hash, const TestResult &r);  // for --resume
+  const TestOptions &options() const { return opt_; }
+  // The original's signature, once judged: what every candidate must keep.
+  void setSignature(const std::string &sig) { opt_.signature = sig; }
+  long tests() const { return tests_; }
+  long cacheHits() const { return hits_; }
+  long parseSkips() const { return parse_skips_; }
+
+ private:
+  TestResult run(const std::string &text, bool check_parse);
+  TestOptions opt_;
+  std::mutex m_;
+  std::unordered_map<std::string, TestResult> cache_;
+  std::atomic<long> tests_{0}, hits_{0}, parse_skips_{0};
+};
+
+}  // namespace wsr

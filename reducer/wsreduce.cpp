@@ -1,0 +1,249 @@
+// wsreduce: shrink a failing CUDA program to the smallest program that still fails the
+// same way. Exit status: 0 reduced, 1 the input does not show the symptom, 2 bad input,
+// 3 the oracle could not judge (infra-error), 130 interrupted (the best so far is saved).
+#include "report.h"
+#include "search.h"
+
+#include <llvm/Support/CommandLine.h>
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+namespace cl = llvm::cl;
+namespace fs = std::filesystem;
+
+static cl::OptionCategory Cat("wsreduce options");
+static cl::opt<std::string> Source(cl::Positional, cl::desc("<kernel.cu>"), cl::cat(Cat));
+static cl::opt<std::string> Symptom("symptom", cl::desc("compile-error | hang | crash | wrong | slow | flaky | pass"), cl::cat(Cat));
+static cl::opt<bool> AnySignature("any-signature", cl::desc("Keep the symptom only, not the original's signature"), cl::cat(Cat));
+static cl::opt<std::string> Match("match", cl::desc("REGEX the output must also match"), cl::cat(Cat));
+static cl::opt<std::string> TestScript("test", cl::desc("Interestingness script (exit 0 = interesting) instead of the oracle"), cl::cat(Cat));
+static cl::opt<unsigned> Jobs("j", cl::desc("Candidates judged at once (default: all cores)"), cl::init(0), cl::Prefix, cl::cat(Cat));
+static cl::list<std::string> Passes("passes", cl::CommaSeparated, cl::desc("Only these passes, in this order"), cl::cat(Cat));
+static cl::opt<bool> ListPasses("list-passes", cl::desc("Print the passes and exit"), cl::cat(Cat));
+static cl::opt<bool> Resume("resume", cl::desc("Continue from <name>.min.cu of an earlier run"), cl::cat(Cat));
+static cl::opt<std::string> Output("o", cl::desc("Reduced program (default <name>.min.cu next to the input)"), cl::cat(Cat));
+static cl::opt<bool> NoParseCheck("no-parse-check", cl::desc("Send candidates to nvcc even when Clang cannot parse them"), cl::cat(Cat));
+static cl::opt<double> Timeout("timeout", cl::desc("Seconds before a run is killed and called a hang"), cl::init(10), cl::cat(Cat));
+static cl::opt<std::string> Arch("arch", cl::init("sm_90a"), cl::desc("Target (default sm_90a)"), cl::cat(Cat));
+static cl::list<std::string> NvccFlags("nvcc-flag", cl::desc("Extra nvcc flag (repeatable)"), cl::cat(Cat));
+static cl::list<std::string> Includes("I", cl::desc("Include directory"), cl::Prefix, cl::cat(Cat));
+static cl::list<std::string> Defines("D", cl::desc("Preprocessor definition"), cl::Prefix, cl::cat(Cat));
+static cl::list<std::string> Libs("l", cl::desc("Library to link"), cl::Prefix, cl::cat(Cat));
+static cl::opt<std::string> Nvcc("nvcc", cl::desc("Path of nvcc"), cl::cat(Cat));
+static cl::opt<std::string> CudaPath("cuda-path", cl::desc("CUDA installation for Clang (default: from nvcc)"), cl::cat(Cat));
+static cl::opt<std::string> CacheDir("cache-dir", cl::desc("Build cache directory"), cl::cat(Cat));
+static cl::opt<int> Repeat("repeat", cl::init(1), cl::desc("Runs per candidate"), cl::cat(Cat));
+static cl::opt<std::string> Gpu("gpu", cl::desc("CUDA_VISIBLE_DEVICES for the runs"), cl::cat(Cat));
+static cl::opt<std::string> Backend("backend", cl::init("auto"), cl::desc("gpu | auto"), cl::cat(Cat));
+
+static int fail(const std::string &s, int code = 2) {
+  llvm::errs() << "wsreduce: " << s << "\n";
+  return code;
+}
+
+static void onSignal(int) {
+  wsr::Search::requestStop();
+  wsr::killAllRunning();
+}
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(Cat);
+  if (!cl::ParseCommandLineOptions(argc, argv, "wsreduce: reduce a failing CUDA program, keeping its failure\n", &llvm::errs()))
+    return 2;
+  if (ListPasses) {
+    for (auto phase : {wsr::Phase::Shape, wsr::Phase::Structure, wsr::Phase::Expression, wsr::Phase::Cosmetic})
+      for (auto &p : wsr::allPasses())
+        if (p.phase == phase) llvm::outs() << llvm::format("%-22s %-10s ", p.name, wsr::phaseName(p.phase)) << p.description << "\n";
+    return 0;
+  }
+  if (Source.empty()) return fail("no input: give the failing program, e.g. wsreduce kernel.cu --symptom hang");
+  const std::string src = Source;
+  std::error_code ec;
+  if (!fs::exists(src, ec)) return fail(src + " does not exist");
+  if (fs::is_directory(src, ec)) return fail(src + " is a directory; give one .cu file");
+  auto text = wsr::readFile(src);
+  if (!text || ::access(src.c_str(), R_OK) != 0) return fail(src + " cannot be read");
+  static const std::vector<std::string> symptoms = {"compile-error", "hang", "crash", "wrong", "slow", "flaky", "pass"};
+  if (TestScript.empty() && std::find(symptoms.begin(), symptoms.end(), Symptom.getValue()) == symptoms.end())
+    return fail(Symptom.empty() ? "say which failure to keep: --symptom compile-error|hang|crash|wrong|slow|flaky (or --test SCRIPT)"
+                                : "--symptom must be one of compile-error, hang, crash, wrong, slow, flaky, pass");
+  if (!TestScript.empty() && !wsr::findInPath(TestScript.getValue()) && !fs::exists(TestScript.getValue()))
+    return fail("--test " + TestScript + " does not exist");
+  if (!TestScript.empty() && ::access(TestScript.c_str(), X_OK) != 0 && fs::exists(TestScript.getValue()))
+    return fail("--test " + TestScript + " is not executable (chmod +x it)");
+  for (auto &p : Passes)
+    if (!wsr::findPass(p)) return fail("unknown pass '" + p + "' (wsreduce --list-passes lists them)");
+  if (!Match.empty()) {
+    try { std::regex r(Match.getValue()); } catch (const std::regex_error &e) {
+      return fail("--match is not a valid regular expression: " + std::string(e.what()));
+    }
+  }
+  if (Backend != "auto" && Backend != "gpu")
+    return fail(Backend == "emu" ? "the emulation backend (--backend emu) is not built yet; use --backend gpu"
+                                 : "--backend must be gpu or auto");
+
+  wsr::TestOptions t;
+  t.symptom = Symptom;
+  t.any_signature = AnySignature;
+  t.test_script = TestScript.empty() ? "" : fs::absolute(TestScript.getValue()).string();
+  if (!TestScript.empty() && !fs::exists(TestScript.getValue())) t.test_script = *wsr::findInPath(TestScript.getValue());
+  t.parse_check = !NoParseCheck;
+  t.original_path = fs::absolute(src).string();
+  auto &o = t.oracle;
+  o.build.arch = Arch;
+  o.build.nvcc = Nvcc;
+  o.build.flags.assign(NvccFlags.begin(), NvccFlags.end());
+  o.build.includes.assign(Includes.begin(), Includes.end());
+  o.build.defines.assign(Defines.begin(), Defines.end());
+  o.build.libs.assign(Libs.begin(), Libs.end());
+  o.build.cache_dir = CacheDir.empty() ? wsr::defaultCacheDir() : CacheDir.getValue();
+  o.run.timeout_s = Timeout;
+  if (!Gpu.empty()) o.run.env_set["CUDA_VISIBLE_DEVICES"] = Gpu;
+  o.repeat = Repeat;
+  o.classify.match = Match;
+  t.parse.arch = Arch;
+  t.parse.cuda_path = CudaPath;
+  t.parse.includes.assign(Includes.begin(), Includes.end());
+  t.parse.defines.assign(Defines.begin(), Defines.end());
+  if (TestScript.empty() && wsr::findNvcc(o.build.nvcc).empty())
+    return fail("nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass --nvcc");
+  std::string err;
+  if (!wsr::prepareCacheDir(o.build.cache_dir, &err)) return fail(err);
+
+  std::string out = Output.empty() ? (fs::path(src).parent_path() / (fs::path(src).stem().string() + ".min" + fs::path(src).extension().string())).string()
+                                   : Output.getValue();
+  std::string stem = out.substr(0, out.size() - fs::path(out).extension().string().size());
+  std::string statePath = stem + ".state.json", tracePath = stem + ".trace.jsonl", reportPath = stem + ".md";
+  if (fs::absolute(out) == fs::absolute(src)) return fail("the output would overwrite the input; pick another -o");
+
+  std::string command;
+  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+  bool tty = ::isatty(2);
+  wsr::Tester tester(t);
+
+  // 1. The original must show the symptom: nothing to reduce otherwise.
+  llvm::errs() << "wsreduce: judging the original " << src << " ...\n";
+  wsr::TestResult orig;
+  wsr::Verdict ov = tester.judgeOriginal(*text, &orig);
+  if (orig.infra) {
+    llvm::errs() << wsr::renderHuman(ov);
+    return fail("the oracle could not judge the original (" + ov.detail + "): " + (ov.evidence.empty() ? "" : ov.evidence.front()), 3);
+  }
+  if (!orig.interesting) {
+    if (!TestScript.empty()) return fail("the original is not interesting: " + TestScript + " gave " + orig.detail, 1);
+    llvm::errs() << wsr::renderHuman(ov);
+    return fail(src + " does not show the symptom " + Symptom + ": its verdict is " + ov.detail + "; nothing to reduce", 1);
+  }
+  if (TestScript.empty()) {
+    t.signature = ov.signature;
+    tester.setSignature(ov.signature);
+    llvm::errs() << "wsreduce: original verdict " << ov.detail << ", signature " << ov.signature << "\n";
+  }
+
+  // 2. Resume from the best program of an earlier run of the same input.
+  std::string start = *text;
+  std::string origHash = wsr::contentHash(*text);
+  if (Resume) {
+    auto st = wsr::readFile(statePath);
+    auto best = wsr::readFile(out);
+    if (st && best) {
+      auto j = llvm::json::parse(*st);
+      auto *obj = j ? j->getAsObject() : nullptr;
+      if (obj && obj->getString("original") && *obj->getString("original") == origHash) {
+        start = *best;
+        llvm::errs() << "wsreduce: resuming from " << out << " (" << wsr::countNonBlankLines(start) << " lines)\n";
+        if (auto tr = wsr::readFile(tracePath)) {  // verdicts already known are not judged again
+          (void)tr;
+        }
+      } else {
+        llvm::errs() << "wsreduce: " << out << " belongs to another input; starting over\n";
+      }
+    } else {
+      llvm::errs() << "wsreduce: nothing to resume at " << out << "; starting from the input\n";
+    }
+  } else {
+    fs::remove(tracePath, ec);
+  }
+  {
+    llvm::json::Object s{{"original", origHash}, {"input", fs::absolute(src).string()},
+                         {"symptom", Symptom.getValue()}, {"signature", t.signature}, {"command", command}};
+    std::string js;
+    llvm::raw_string_ostream os(js);
+    os << llvm::json::Value(std::move(s));
+    if (!wsr::writeFileAtomic(statePath, os.str(), &err)) return fail(err);
+    if (!wsr::writeFileAtomic(out, start, &err)) return fail(err);
+  }
+
+  // 3. The search.
+  wsr::SearchOptions so;
+  so.passes.assign(Passes.begin(), Passes.end());
+  so.jobs = Jobs ? (int)Jobs : (int)std::max(1u, std::thread::hardware_concurrency());
+  so.best_path = out;
+  so.trace_path = tracePath;
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  auto progress = [&](const wsr::SearchStats &s, const std::string &event) {
+    char line[256];
+    std::snprintf(line, sizeof line, "[%s] lines %u -> %u, tokens %u -> %u, tests %ld (cache %ld, parse-skip %ld), %.0fs",
+                  s.pass.c_str(), s.start_lines, s.lines, s.start_tokens, s.tokens, s.tests, s.cache_hits,
+                  s.parse_skips, s.elapsed_s);
+    if (tty) {
+      llvm::errs() << "\r\033[K" << line;
+      if (!event.empty() && event.rfind("accepted", 0) == 0) llvm::errs() << "\n  " << event << "\n";
+    } else if (!event.empty()) {
+      llvm::errs() << "wsreduce: " << event << "  " << line << "\n";
+    }
+    llvm::errs().flush();
+  };
+  wsr::Search search(tester, so, progress);
+  std::string best;
+  int rc = 0;
+  try {
+    best = search.run(start);
+  } catch (const wsr::SearchStop &stop) {
+    if (tty) llvm::errs() << "\n";
+    if (stop.reason == "interrupted") {
+      llvm::errs() << "wsreduce: interrupted; the best program so far is in " << out << " (--resume continues)\n";
+      return 130;
+    }
+    llvm::errs() << "wsreduce: stopped: " << stop.reason << "; the best program so far is in " << out << "\n";
+    return 3;
+  }
+  if (tty) llvm::errs() << "\n";
+
+  // 4. A standalone, formatted program, re-judged: each finishing step is kept only if the
+  // failure survives it.
+  for (auto step : {0, 1}) {
+    std::string next = step == 0 ? wsr::inlineHarness(best) : wsr::formatCuda(best);
+    if (next == best) continue;
+    if (tester.test(next).interesting) best = next;
+  }
+  if (!wsr::writeFileAtomic(out, best, &err)) return fail(err);
+  wsr::ReportInput ri;
+  ri.original_path = src;
+  ri.reduced_path = out;
+  ri.command = command;
+  ri.original_text = *text;
+  ri.reduced_text = best;
+  ri.original = ov;
+  ri.reduced = TestScript.empty() ? tester.judgeOriginal(best) : ov;
+  ri.build = t.oracle.build;
+  ri.wall_s = search.stats().elapsed_s;
+  ri.tests = tester.tests();
+  ri.cache_hits = tester.cacheHits();
+  ri.parse_skips = tester.parseSkips();
+  if (!wsr::writeFileAtomic(reportPath, wsr::writeReport(ri), &err)) return fail(err);
+  llvm::outs() << "wsreduce: " << src << " " << wsr::countNonBlankLines(*text) << " -> " << wsr::countNonBlankLines(best)
+               << " lines (" << wsr::countTokens(*text) << " -> " << wsr::countTokens(best) << " tokens), "
+               << ri.tests << " tests, " << (long)ri.wall_s << " s\n"
+               << "wsreduce: reduced program " << out << "\nwsreduce: issue report   " << reportPath << "\n";
+  return rc;
+}

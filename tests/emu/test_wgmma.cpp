@@ -1,0 +1,114 @@
+// (g) wgmma m64n64k16 bf16 -> f32: SS with both operands K-major in 128B-swizzled tiles that a
+// TMA wrote, and RS with A from registers and B MN-major (imm-trans-b = 1), against a CPU matmul.
+#include <cmath>
+
+#include "emu_test.h"
+
+using namespace emutest;
+
+namespace {
+
+uint64_t makeDesc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+  return ((uint64_t)((addr & 0x3FFFF) >> 4)) | ((uint64_t)(lbo >> 4) << 16) | ((uint64_t)(sbo >> 4) << 32) |
+         (1ull << 62);
+}
+
+// C[64][64] = A[64][64] * B, B given K-major as Bnk[n][k] (SS) or MN-major as Bkn[k][n] (RS).
+void gemmTile(const TensorMap ma, const TensorMap mb, float *C, bool rs, const uint16_t *Aglob, bool wait_before_read) {
+  using namespace wsemu::ptx;
+  uint8_t *smem = dynamicShared();
+  uint8_t *sA = smem, *sB = smem + 8192;
+  auto *bar = reinterpret_cast<uint64_t *>(smem + 16384);
+  const int t = (int)threadIdx().x, w = t / 32, l = t % 32;
+  if (t == 0) {
+    mbarrier_init(smemAddr(bar), 1, WSEMU_HERE);
+    fence_mbarrier_init(WSEMU_HERE);
+  }
+  syncthreads(WSEMU_HERE);
+  if (t == 0) {
+    mbarrier_arrive_expect_tx(smemAddr(bar), rs ? 8192 : 16384, WSEMU_HERE);
+    if (!rs) tma_load_2d(smemAddr(sA), &ma, smemAddr(bar), 0, 0, WSEMU_HERE);
+    tma_load_2d(smemAddr(sB), &mb, smemAddr(bar), 0, 0, WSEMU_HERE);
+  }
+  mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE);
+  float acc[32];
+  for (float &x : acc) x = 0.f;
+  uint32_t a[4][4];
+  wgmma_fence(WSEMU_HERE);
+  for (int k = 0; k < 4; ++k) {
+    if (rs) {
+      for (int r = 0; r < 4; ++r) {
+        int row = 16 * w + l / 4 + 8 * (r % 2), kk = 16 * k + 8 * (r / 2) + 2 * (l % 4);
+        a[k][r] = (uint32_t)Aglob[row * 64 + kk] | ((uint32_t)Aglob[row * 64 + kk + 1] << 16);
+      }
+      // B MN-major: rows of 64 n (128 B), 8-row k groups 1024 B apart; k16 = 16 rows = +2048 B
+      wgmma_rs(acc, WgType::BF16, a[k], makeDesc(smemAddr(sB) + 2048 * k, 8192, 1024), k > 0, 1, WSEMU_HERE);
+    } else {
+      uint64_t da = makeDesc(smemAddr(sA), 16, 1024), db = makeDesc(smemAddr(sB), 16, 1024);
+      wgmma_ss(acc, WgType::BF16, da + 2 * k, db + 2 * k, k > 0, 0, 0, WSEMU_HERE);
+    }
+  }
+  wgmma_commit_group(WSEMU_HERE);
+  if (wait_before_read) wgmma_wait_group(0, WSEMU_HERE);
+  for (int i = 0; i < 32; ++i) {
+    int row = 16 * w + l / 4 + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * (l % 4) + i % 2;
+    at(&C[row * 64 + col], WSEMU_HERE) = acc[i];
+  }
+  if (!wait_before_read) wgmma_wait_group(0, WSEMU_HERE);  // the bug: the wait comes after the read
+}
+
+struct Problem {
+  Bf16Matrix A{64, 64, "A", true, 11}, B{64, 64, "B", true, 12};  // B: SS reads it as [n][k], RS as [k][n]
+  float *C = static_cast<float *>(emuMalloc(64 * 64 * 4, "C"));
+  ~Problem() { emuFree(C); }
+  double maxErr(bool b_is_kn) const {
+    double e = 0;
+    for (int m = 0; m < 64; ++m)
+      for (int n = 0; n < 64; ++n) {
+        double ref = 0;
+        for (int k = 0; k < 64; ++k) ref += (double)A.host[m * 64 + k] * (b_is_kn ? B.host[k * 64 + n] : B.host[n * 64 + k]);
+        e = std::max(e, std::fabs(ref - C[m * 64 + n]));
+      }
+    return e;
+  }
+};
+
+}  // namespace
+
+Verdict runGemmTile(Problem &p, bool rs, bool wait_before_read, Policy pol) {
+  TensorMap ma = p.A.map(64, 64), mb = p.B.map(64, 64);
+  const uint16_t *Ag = p.A.dev;
+  float *C = p.C;
+  return launch(Dim3(1), Dim3(128), 16384 + 8, [=] { gemmTile(ma, mb, C, rs, Ag, wait_before_read); }, cfgOf(pol));
+}
+
+TEST(Wgmma, SSBf16KMajor128BSwizzleMatchesCpu) {
+  for (Policy pol : {Policy::Eager, Policy::ReadsLate, Policy::CompletionsLate}) {
+    Problem p;
+    Verdict v = runGemmTile(p, false, true, pol);
+    ASSERT_TRUE(v.pass()) << dump(v);
+    EXPECT_LT(p.maxErr(false), 1e-3) << policyName(pol);
+  }
+}
+
+TEST(Wgmma, RSBf16WithMNMajorBMatchesCpu) {
+  for (Policy pol : {Policy::Eager, Policy::ReadsLate, Policy::CompletionsLate}) {
+    Problem p;
+    Verdict v = runGemmTile(p, true, true, pol);
+    ASSERT_TRUE(v.pass()) << dump(v);
+    EXPECT_LT(p.maxErr(true), 1e-3) << policyName(pol);
+  }
+}
+
+TEST(Wgmma, DescriptorDecode) {
+  // 128B swizzle, K-major: (mn, k) -> start + (mn%8)*128 + (mn/8)*SBO + 2k, chunk ^= row%8
+  uint64_t d = makeDesc(0x400, 16, 1024);
+  EXPECT_EQ(ptx::wgmma_desc_addr(d, false, 2, 0, 0), 0x400u);
+  EXPECT_EQ(ptx::wgmma_desc_addr(d, false, 2, 1, 0), 0x400u + 128 + 16);
+  EXPECT_EQ(ptx::wgmma_desc_addr(d, false, 2, 9, 8), 0x400u + 1024 + 128 + (1 ^ 1) * 16);
+  EXPECT_EQ(ptx::wgmma_desc_addr(d + 2, false, 2, 3, 0), 0x400u + 3 * 128 + ((2 ^ 3) << 4));
+  // MN-major: (n, k) -> (2n % 128) + (2n/128)*LBO + (k%8)*128 + (k/8)*SBO
+  uint64_t t = makeDesc(0, 8192, 1024);
+  EXPECT_EQ(ptx::wgmma_desc_addr(t, true, 2, 8, 1), 128u + ((1 ^ 1) << 4));
+  EXPECT_EQ(ptx::wgmma_desc_addr(t, true, 2, 64, 9), 8192u + 1024 + 128 + ((0 ^ 1) << 4));
+}
