@@ -68,30 +68,41 @@ static bool isCuda(const std::string &path) {
   return ext == ".cu" || ext == ".cuh";
 }
 
-std::unique_ptr<ParsedSource> parseSource(const std::string &text, const std::string &path,
-                                          const ParseOptions &opt) {
-  auto out = std::make_unique<ParsedSource>();
-  out->path = fs::absolute(path).string();
-  out->text = text;
+// The clang arguments of each side (without argv[0] and the file): host, then device.
+std::vector<std::vector<std::string>> parseArgs(const std::string &path, const ParseOptions &opt) {
   std::string cuda = opt.cuda_path.empty() ? detectCudaPath() : opt.cuda_path;
   std::vector<std::string> common = {"-std=c++17", "-resource-dir=" + clangResourceDir(),
                                      "-Wno-unknown-cuda-version", "-ferror-limit=5", "-w"};
   for (auto &i : opt.includes) common.push_back("-I" + i);
   for (auto &d : opt.defines) common.push_back("-D" + d);
   common.insert(common.end(), opt.extra.begin(), opt.extra.end());
+  std::vector<std::vector<std::string>> out;
+  if (!isCuda(path)) {
+    auto a = common;
+    a.insert(a.begin(), {"-x", "c++", "-fsyntax-only"});
+    out.push_back(a);
+    return out;
+  }
+  for (bool device : {false, true}) {
+    auto a = common;
+    a.insert(a.begin(), {"-x", "cuda", device ? "--cuda-device-only" : "--cuda-host-only",
+                         "--cuda-gpu-arch=" + opt.arch, "--cuda-path=" + cuda, "-fsyntax-only"});
+    out.push_back(a);
+  }
+  return out;
+}
 
-  std::vector<bool> device_sides = isCuda(path) ? std::vector<bool>{false, true} : std::vector<bool>{false};
-  for (bool device : device_sides) {
-    std::vector<std::string> args = common;
-    if (isCuda(path)) {
-      args.insert(args.begin(), {"-x", "cuda", device ? "--cuda-device-only" : "--cuda-host-only",
-                                 "--cuda-gpu-arch=" + opt.arch, "--cuda-path=" + cuda});
-    } else {
-      args.insert(args.begin(), {"-x", "c++"});
-    }
+std::unique_ptr<ParsedSource> parseSource(const std::string &text, const std::string &path,
+                                          const ParseOptions &opt) {
+  auto out = std::make_unique<ParsedSource>();
+  out->path = fs::absolute(path).string();
+  out->text = text;
+  bool device = false;
+  for (auto &args : parseArgs(out->path, opt)) {
     clang::TextDiagnosticBuffer diags;
     ParsedSide side;
     side.device = device;
+    device = true;
     side.ast = clang::tooling::buildASTFromCodeWithArgs(
         text, args, out->path, "wsreduce", std::make_shared<clang::PCHContainerOperations>(),
         clang::tooling::getClangStripDependencyFileAdjuster(), {}, &diags);
@@ -121,7 +132,9 @@ std::optional<unsigned> mainFileOffset(const clang::ASTContext &ctx, clang::Sour
 
 std::optional<Range> mainFileRange(const clang::ASTContext &ctx, clang::SourceRange r) {
   auto &sm = ctx.getSourceManager();
-  if (r.isInvalid() || r.getBegin().isMacroID() || r.getEnd().isMacroID()) return std::nullopt;
+  // A range may start or end inside a macro (`__device__`, `__global__` are macros): the
+  // lexer maps it to the file when the macro's whole expansion is at that edge.
+  if (r.isInvalid()) return std::nullopt;
   auto cr = clang::Lexer::makeFileCharRange(clang::CharSourceRange::getTokenRange(r), sm, ctx.getLangOpts());
   if (cr.isInvalid()) return std::nullopt;
   if (!sm.isInMainFile(cr.getBegin()) || !sm.isInMainFile(cr.getEnd())) return std::nullopt;

@@ -2,12 +2,18 @@
 // (clang-format runs once on the final program, outside the search.)
 #include "pass.h"
 
+#include <cctype>
+
 namespace wsr {
 
 std::vector<PassSite> cleanupSites(const ParsedSource &src) {
   std::vector<PassSite> sites;
   const std::string &t = src.text;
   size_t i = 0;
+  // Blank lines before the first line of text.
+  while (i < t.size() && std::isspace((unsigned char)t[i])) ++i;
+  while (i > 0 && t[i - 1] != '\n') --i;
+  if (i > 0) sites.push_back(replaceSite("cleanup", src, Range{0, (unsigned)i}, "", "remove leading blank lines"));
   while (i < t.size()) {
     char c = t[i];
     if (c == '"' || c == '\'') {  // skip literals: "//" inside a string is not a comment
@@ -20,8 +26,11 @@ std::vector<PassSite> cleanupSites(const ParsedSource &src) {
     if (c == '/' && i + 1 < t.size() && (t[i + 1] == '/' || t[i + 1] == '*')) {
       size_t e = t[i + 1] == '/' ? t.find('\n', i) : t.find("*/", i + 2);
       e = e == std::string::npos ? t.size() : (t[i + 1] == '/' ? e : e + 2);
-      Range r{(unsigned)i, (unsigned)e};
-      sites.push_back(replaceSite("cleanup", src, widenToLines(t, r), t[i + 1] == '*' ? " " : "", "remove comment at line " + std::to_string(lineOf(t, (unsigned)i))));
+      Range r{(unsigned)i, (unsigned)e}, w = widenToLines(t, r);
+      // A block comment inside a line leaves a blank (`a/**/b` must not become `ab`).
+      bool inLine = w.begin == r.begin && w.end == r.end;
+      sites.push_back(replaceSite("cleanup", src, w, t[i + 1] == '*' && inLine ? " " : "",
+                                  "remove comment at line " + std::to_string(lineOf(t, (unsigned)i))));
       i = e;
       continue;
     }

@@ -7,11 +7,17 @@
 #include "parse.h"
 
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace clang { class ASTContext; }
+namespace clang {
+class ASTContext;
+class Decl;
+class SourceLocation;
+}  // namespace clang
 
 namespace wsr {
 
@@ -27,6 +33,10 @@ const char *phaseName(Phase p);
 struct PassSite : Site {
   int level = 0;
   int group = -1;
+  // For alternatives: what the place is, stable across edits elsewhere (a knob's name).
+  // After one of its alternatives is taken, a place with a key is settled and the search
+  // moves past it; a place without one is revisited in its new form.
+  std::string place;
 };
 
 using PassFn = std::vector<PassSite> (*)(const ParsedSource &);
@@ -56,5 +66,25 @@ PassSite replaceSite(const char *pass, const ParsedSource &src, Range r, std::st
 
 // The range extended to the whole line(s) when nothing else but blanks shares them.
 Range widenToLines(const std::string &text, Range r);
+
+// Whether `loc` (its expansion) is in the user's file itself. SourceManager::isInMainFile
+// also says yes for the predefines buffer (<built-in>: __CUDA_ARCH__, __cplusplus...),
+// whose offsets mean nothing in the user's text.
+bool isMainFileLoc(const clang::ASTContext &ctx, clang::SourceLocation loc);
+
+// Group ids keyed by the place's bytes, so that the host and the device parse (which may
+// see different code under __CUDA_ARCH__) give one place one id, and two places never
+// share one.
+class PlaceIds {
+ public:
+  int operator()(Range r) { return ids_.try_emplace({r.begin, r.end}, (int)ids_.size()).first->second; }
+
+ private:
+  std::map<std::pair<unsigned, unsigned>, int> ids_;
+};
+
+// Calls fn(decl) for each top-level declaration that begins in the main file (a pass
+// that only edits the user's text need not walk the CUDA headers' declarations).
+void forEachMainFileDecl(clang::ASTContext &ctx, const std::function<void(clang::Decl *)> &fn);
 
 }  // namespace wsr

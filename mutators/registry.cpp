@@ -1,7 +1,10 @@
 #include "pass.h"
 
 #include <clang/AST/ASTContext.h>
+#include <clang/AST/Decl.h>
+#include <clang/Basic/SourceManager.h>
 #include <clang/Frontend/ASTUnit.h>
+#include <clang/Lex/Lexer.h>
 
 #include <algorithm>
 #include <set>
@@ -81,6 +84,16 @@ Range widenToLines(const std::string &t, Range r) {
   if (e < t.size() && t[e] != '\n') return r;
   if (e < t.size()) ++e;
   return Range{b, e};
+}
+
+bool isMainFileLoc(const clang::ASTContext &ctx, clang::SourceLocation loc) {
+  auto &sm = ctx.getSourceManager();
+  return loc.isValid() && sm.getFileID(sm.getExpansionLoc(loc)) == sm.getMainFileID();
+}
+
+void forEachMainFileDecl(clang::ASTContext &ctx, const std::function<void(clang::Decl *)> &fn) {
+  for (auto *d : ctx.getTranslationUnitDecl()->decls())
+    if (!d->isImplicit() && isMainFileLoc(ctx, d->getBeginLoc())) fn(d);
 }
 
 }  // namespace wsr

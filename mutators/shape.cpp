@@ -60,7 +60,16 @@ struct Collector : clang::RecursiveASTVisitor<Collector> {
   bool VisitCUDAKernelCallExpr(clang::CUDAKernelCallExpr *k) {
     auto *cfg = k->getConfig();
     if (!cfg) return true;
-    for (unsigned i = 0; i < 2 && i < cfg->getNumArgs(); ++i) literal(cfg->getArg(i), i ? "block size" : "grid size");
+    // Each dimension arrives as a dim3 built from the literal: look through the construction.
+    for (unsigned i = 0; i < 2 && i < cfg->getNumArgs(); ++i) {
+      const clang::Expr *dim = cfg->getArg(i)->IgnoreImplicit();
+      if (auto *fc = llvm::dyn_cast<clang::CXXFunctionalCastExpr>(dim)) dim = fc->getSubExpr()->IgnoreImplicit();
+      if (auto *ce = llvm::dyn_cast<clang::CXXConstructExpr>(dim))
+        dim = ce->getNumArgs() == 1 || (ce->getNumArgs() > 1 && llvm::isa<clang::CXXDefaultArgExpr>(ce->getArg(1)))
+                  ? ce->getArg(0)
+                  : nullptr;
+      literal(dim, i ? "block size" : "grid size");
+    }
     return true;
   }
 };
@@ -82,7 +91,7 @@ std::vector<PassSite> shapeSites(const ParsedSource &src) {
       const clang::Token &tok = mi->getReplacementToken(0);
       if (!tok.is(clang::tok::numeric_constant)) continue;
       auto loc = tok.getLocation();
-      if (!sm.isInMainFile(loc)) continue;
+      if (!isMainFileLoc(ctx, loc)) continue;  // not the predefines' __CUDA_ARCH__ & co.
       long long v;
       llvm::StringRef spelling(tok.getLiteralData(), tok.getLength());
       if (!parseInt(spelling, v)) continue;
@@ -107,9 +116,11 @@ std::vector<PassSite> shapeSites(const ParsedSource &src) {
     std::sort(alts.begin(), alts.end());
     alts.erase(std::unique(alts.begin(), alts.end()), alts.end());
     if (alts.size() > 8) alts.erase(alts.begin() + 4, alts.end() - 4);  // keep both ends
-    for (long long a : alts)
+    for (long long a : alts) {
       sites.push_back(replaceSite("shape", src, k.where, std::to_string(a),
                                   k.name + " " + std::to_string(k.value) + " -> " + std::to_string(a), 0, group));
+      sites.back().place = k.name + "@" + std::to_string(lineOf(src.text, k.where.begin));
+    }
     ++group;
   }
   dedupeAndOrder(sites);

@@ -14,8 +14,10 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   clang::ASTContext &ctx;
   const ParsedSource &src;
   std::vector<PassSite> &out;
-  int group = 0, depth = 0;
-  Visitor(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o) : ctx(c), src(s), out(o) {}
+  PlaceIds &places;  // one id per statement across the host and device parses
+  int depth = 0;
+  Visitor(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o, PlaceIds &p)
+      : ctx(c), src(s), out(o), places(p) {}
 
   std::string text(const clang::Stmt *s) {
     if (!s) return "";
@@ -26,12 +28,12 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   void offer(const clang::Stmt *whole, std::vector<std::pair<std::string, std::string>> alts) {
     auto r = mainFileRangeWithSemi(ctx, whole->getSourceRange());
     if (!r) return;
+    int group = places(*r);
     for (auto &[with, note] : alts) {
       if (with.find('\x01') != std::string::npos) continue;
       out.push_back(replaceSite("unwrap-branch", src, *r, with,
                                 note + " at line " + std::to_string(lineOf(src.text, r->begin)), depth, group));
     }
-    ++group;
   }
   bool TraverseIfStmt(clang::IfStmt *s) {
     if (!s->isConsteval() && !s->hasInitStorage() && !s->hasVarStorage()) {
@@ -78,8 +80,9 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
 
 std::vector<PassSite> unwrapBranchSites(const ParsedSource &src) {
   std::vector<PassSite> sites;
+  PlaceIds places;
   forEachSide(src, [&](clang::ASTContext &ctx, bool) {
-    Visitor v(ctx, src, sites);
+    Visitor v(ctx, src, sites, places);
     v.TraverseDecl(ctx.getTranslationUnitDecl());
   });
   dedupeAndOrder(sites);

@@ -6,7 +6,9 @@
 #include <llvm/Support/SHA256.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -80,16 +82,27 @@ std::vector<std::string> nvccArgs(const BuildOptions &o) {
 
 namespace {
 
-// The compiler's identity, once per process: part of every cache key.
-std::string compilerVersion(const std::string &nvcc) {
+// The compiler's identity: part of every cache key. `nvcc --version` costs ~10 ms, a
+// noticeable share of a cached candidate's overhead, so it is remembered per process and
+// on disk, keyed by the executable's path, size and modification time.
+std::string compilerVersion(const std::string &nvcc, const std::string &cache_dir) {
   static std::mutex m;
   static std::map<std::string, std::string> memo;
   std::lock_guard<std::mutex> lock(m);
   auto it = memo.find(nvcc);
   if (it != memo.end()) return it->second;
+  std::error_code ec;
+  auto size = fs::file_size(nvcc, ec);
+  auto mtime = fs::last_write_time(nvcc, ec).time_since_epoch().count();
+  std::string stamp = nvcc + "|" + std::to_string(size) + "|" + std::to_string(mtime);
+  auto digest = llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(stamp.data()), stamp.size()));
+  std::string file = cache_dir + "/nvcc-version-" + std::to_string(digest[0]) + "-" + std::to_string(digest[1]) + "-" +
+                     std::to_string(digest[2]) + "-" + std::to_string(digest[3]);
+  if (auto t = readFile(file); t && t->rfind(stamp + "\n", 0) == 0) return memo[nvcc] = t->substr(stamp.size() + 1);
   RunOptions ro;
   ro.timeout_s = 60;
   auto r = runProcess({nvcc, "--version"}, ro);
+  if (r.exit_code == 0) writeFileAtomic(file, stamp + "\n" + r.out);
   return memo[nvcc] = r.out;
 }
 
@@ -175,24 +188,61 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   }
   auto args = nvccArgs(o);
 
+  // The hang watchdog (issue 5): compile an instrumented copy instead of the user's file. The
+  // copy is made only on a cache miss (the rewrite parses the program with Clang): the key holds
+  // the original, the watchdog's flags and the runtime header instead.
+  const bool watchdog = o.watchdog && o.instrument;
+  if (watchdog) {
+    // the copy lives elsewhere: quoted includes must still find the user's directory first
+    auto first_inc = std::find_if(args.begin(), args.end(), [](const std::string &a) { return a.rfind("-I", 0) == 0; });
+    args.insert(first_inc, "-I" + fs::absolute(source_path).parent_path().string());
+    char ms[64];
+    std::snprintf(ms, sizeof ms, "%g", o.watchdog_ms);
+    args.push_back(std::string("-DWSWATCH_DEFAULT_MS=") + ms);
+  }
+
   // The key: compiler identity, flags, the source and every local header it includes.
-  std::string material = compilerVersion(nvcc) + "\n#nvcc " + nvcc + "\n";
+  std::string cache = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
+  std::error_code mk;
+  fs::create_directories(cache, mk);
+  std::string material = compilerVersion(nvcc, cache) + "\n#nvcc " + nvcc + "\n";
   for (auto &a : args) material += "\n#arg " + a;
   material += "\n#ext " + fs::path(source_path).extension().string();
   material += "\n#source\n" + *src;
+  if (watchdog) {
+    material += "\n#watchdog wswatch-1";
+    if (auto h = harnessIncludeDir(); !h.empty())
+      material += "\n#runtime\n" + readFile(h + "/wswatch_rt.cuh").value_or("") + readFile(h + "/wswatch_abi.h").value_or("");
+  }
   std::set<std::string> seen;
   std::vector<std::string> dirs = o.includes;
   if (auto h = harnessIncludeDir(); !h.empty()) dirs.push_back(h);
   localIncludes(fs::absolute(source_path), dirs, seen, material);
   b.key = hex(llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(material.data()), material.size())));
 
-  std::string cache = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
   fs::path final_dir = fs::path(cache) / "build" / b.key;
+  // A program the watchdog could not instrument (or whose copy did not compile) is built plain;
+  // the marker remembers that, so the next build does not parse it again.
+  const fs::path plain_marker = final_dir.string() + ".plain";
+  auto buildPlain = [&](const std::string &why, bool remember) {
+    if (remember) writeFileAtomic(plain_marker.string(), why + "\n");
+    BuildOptions plain = o;
+    plain.watchdog = false;
+    BuildRecord orig = buildProgram(source_path, plain);
+    orig.log = "[wsreduce] watchdog: " + why + "; built without it\n" + orig.log;
+    return orig;
+  };
+  if (watchdog && o.use_cache && fs::exists(plain_marker)) {
+    std::string why = readFile(plain_marker.string()).value_or("");
+    why = why.substr(0, why.find('\n'));
+    return buildPlain(why.empty() ? "the program could not be instrumented" : why, false);
+  }
   if (o.use_cache) {
     if (auto hit = loadRecord(final_dir)) {
       hit->cache_hit = true;
       hit->key = b.key;
       hit->binary = hit->ok ? (final_dir / "prog").string() : "";
+      hit->instrumented = watchdog;
       hit->wall_ms = elapsed();
       return *hit;
     }
@@ -213,7 +263,26 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   std::vector<std::string> cmd = {nvcc};
   cmd.insert(cmd.end(), args.begin(), args.end());
   // nvcc picks the language from the extension; a reducer candidate keeps the original's.
-  cmd.push_back(fs::absolute(source_path).string());
+  std::string compiled = fs::absolute(source_path).string();
+  std::string compile_text;
+  if (watchdog) {
+    try {
+      compile_text = o.instrument(*src, source_path);
+    } catch (...) {
+      compile_text.clear();
+    }
+    if (compile_text.empty()) {  // the program could not be instrumented (it does not parse, ...)
+      removeTree(work);
+      removeTree(staging.string());
+      return buildPlain("the program could not be instrumented", true);
+    }
+  }
+  if (!compile_text.empty()) {
+    fs::path copy = fs::path(work) / (fs::path(source_path).stem().string() + ".wswatch" +
+                                      fs::path(source_path).extension().string());
+    if (writeFileAtomic(copy.string(), compile_text)) compiled = copy.string();
+  }
+  cmd.push_back(compiled);
   cmd.push_back("-o");
   cmd.push_back((staging / "prog").string());
   RunOptions ro;
@@ -234,6 +303,12 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   }
   b.ok = !r.timed_out && r.signal == 0 && r.exit_code == 0 && fs::exists(staging / "prog");
   b.wall_ms = r.wall_ms;
+  b.instrumented = !compile_text.empty();
+  if (!b.ok && b.instrumented && !r.timed_out) {
+    // Never blame the program for the instrumentation: build the original instead.
+    removeTree(staging.string());
+    return buildPlain("the instrumented copy did not compile", true);
+  }
   saveRecord(staging, b);
   if (!o.use_cache) {
     fs::remove_all(final_dir, ec);

@@ -5,6 +5,7 @@
 
 #include "verdict.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,14 @@ struct BuildOptions {
   std::string cache_dir;            // empty: defaultCacheDir()
   double timeout_s = 600;
   bool use_cache = true;
+  // The hang watchdog (issue 5): when on and `instrument` is set, the program compiled is
+  // instrument(text, path), written to the private build dir (the user's file is never changed),
+  // with -DWSWATCH_DEFAULT_MS=watchdog_ms. The hook keeps Clang out of wsr_oracle: the tools set
+  // it to the Clang rewrite (oracle/watchdog.h). An empty result means "could not instrument":
+  // the original is built. A copy that fails to compile falls back to the original too.
+  bool watchdog = false;
+  double watchdog_ms = 200;
+  std::function<std::string(const std::string &text, const std::string &path)> instrument;
 };
 
 std::string defaultCacheDir();

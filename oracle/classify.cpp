@@ -1,7 +1,11 @@
 #include "classify.h"
 
+#include "include/wswatch_abi.h"
+
 #include <algorithm>
+#include <cinttypes>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <regex>
@@ -125,7 +129,7 @@ std::vector<CheckLine> parseCheckLines(const std::string &text) {
 std::vector<CudaError> findCudaErrors(const std::string &text) {
   std::vector<CudaError> out;
   for (auto &l : lines(text)) {
-    if (contains(l, "WSCHECK ")) continue;
+    if (contains(l, "WSCHECK ") || contains(l, "WSWATCH")) continue;
     for (auto &e : kErrors) {
       bool hit = contains(l, e.runtime_name) || contains(l, e.driver_name);
       if (!hit && contains(l, e.text)) {
@@ -154,6 +158,217 @@ std::string normaliseCompileError(const std::string &line) {
   s = std::regex_replace(s, std::regex(R"(\s+)"), " ");
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
+}
+
+// ---- the hang watchdog --------------------------------------------------------------------
+
+namespace {
+
+// key=value fields; a value may be "quoted" (with spaces inside).
+std::map<std::string, std::string> fields(const std::string &l) {
+  std::map<std::string, std::string> m;
+  size_t i = 0;
+  while (i < l.size()) {
+    while (i < l.size() && l[i] == ' ') ++i;
+    size_t eq = l.find('=', i);
+    size_t sp = l.find(' ', i);
+    if (eq == std::string::npos) break;
+    if (sp != std::string::npos && sp < eq) { i = sp + 1; continue; }
+    std::string k = l.substr(i, eq - i);
+    size_t v = eq + 1;
+    std::string val;
+    if (v < l.size() && l[v] == '"') {
+      size_t e = l.find('"', v + 1);
+      val = l.substr(v + 1, e == std::string::npos ? std::string::npos : e - v - 1);
+      i = e == std::string::npos ? l.size() : e + 1;
+    } else {
+      size_t e = l.find(' ', v);
+      val = l.substr(v, e == std::string::npos ? std::string::npos : e - v);
+      i = e == std::string::npos ? l.size() : e;
+    }
+    m[k] = val;
+  }
+  return m;
+}
+
+long long num(const std::map<std::string, std::string> &m, const char *k, long long dflt) {
+  auto it = m.find(k);
+  if (it == m.end() || it->second.empty()) return dflt;
+  try { return std::stoll(it->second, nullptr, 0); } catch (...) { return dflt; }
+}
+
+std::string baseName(const std::string &p) {
+  size_t s = p.find_last_of('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+}  // namespace
+
+WatchReport parseWatchRecords(const std::string &text) {
+  WatchReport w;
+  std::set<std::string> seen_rec;
+  std::set<unsigned> seen_site;
+  for (auto &l : lines(text)) {
+    size_t p = l.find("WSWATCH");
+    if (p == std::string::npos) continue;
+    std::string s = l.substr(p);
+    w.seen = true;
+    auto f = fields(s.substr(s.find(' ') == std::string::npos ? s.size() : s.find(' ')));
+    if (s.rfind("WSWATCH-STATUS", 0) == 0) {
+      if (f.count("mode")) w.mode = f["mode"];
+      try { w.bound_ms = std::stod(f["bound_ms"]); } catch (...) {}
+      w.dropped = (unsigned)num(f, "dropped", 0);
+    } else if (s.rfind("WSWATCH-SITE ", 0) == 0) {
+      WatchSiteInfo si;
+      si.site = (unsigned)num(f, "site", 0);
+      if (!seen_site.insert(si.site).second) {
+        for (auto &o : w.sites)  // a later report (the file after the exit print) may know more
+          if (o.site == si.site && num(f, "ran", 0)) o.ran = true;
+        continue;
+      }
+      si.line = (unsigned)num(f, "line", 0);
+      si.wait_line = (unsigned)num(f, "wait_line", si.line);
+      si.file = f["file"];
+      si.kind = f["kind"];
+      si.role = f["role"];
+      si.ran = num(f, "ran", 0) != 0;
+      w.sites.push_back(si);
+    } else if (s.rfind("WSWATCH ", 0) == 0) {
+      WatchRecord r;
+      std::string b = f["block"];
+      if (std::sscanf(b.c_str(), "%u,%u,%u", &r.block[0], &r.block[1], &r.block[2]) < 1) continue;
+      r.warp = (unsigned)num(f, "warp", 0);
+      r.lane = (unsigned)num(f, "lane", 0);
+      r.lanes = (unsigned)num(f, "lanes", 0);
+      r.site = (unsigned)num(f, "site", 0);
+      r.line = (unsigned)num(f, "line", 0);
+      r.wait_line = (unsigned)num(f, "wait_line", r.line);
+      r.file = f["file"];
+      r.role = f["role"];
+      r.name = f["name"] == "-" ? "" : f["name"];
+      r.idx = (int)num(f, "idx", -1);
+      r.parity = (int)num(f, "parity", -1);
+      r.iter = num(f, "iter", -1);
+      r.bar = (unsigned long long)num(f, "bar", 0);
+      r.gbar = (unsigned long long)num(f, "gbar", 0);
+      try { r.waited_ms = std::stod(f["waited_ms"]); } catch (...) {}
+      r.raw = s;
+      std::string key = b + "|" + std::to_string(r.warp) + "|" + std::to_string(r.site);
+      if (!seen_rec.insert(key).second) continue;
+      w.records.push_back(r);
+    }
+  }
+  return w;
+}
+
+std::string decodeWatchBuffer(const std::string &bytes) {
+  if (bytes.size() < sizeof(wswatch_buf_t)) return {};
+  wswatch_buf_t *b = new wswatch_buf_t;
+  std::memcpy(b, bytes.data(), sizeof(wswatch_buf_t));
+  std::string out;
+  if (b->magic != WSWATCH_MAGIC || b->version != WSWATCH_VERSION) { delete b; return {}; }
+  auto cstr = [](const char *p, size_t n) { return std::string(p, strnlen(p, n)); };
+  unsigned nsites = std::min<unsigned>(b->nsites, WSWATCH_MAX_SITES);
+  std::string file = cstr(b->file, sizeof b->file);
+  unsigned nrec = 0;
+  for (unsigned i = 0; i < WSWATCH_MAX_RECS; ++i) nrec += b->recs[i].valid == WSWATCH_REC_VALID;
+  char buf[1024];
+  std::snprintf(buf, sizeof buf, "WSWATCH-STATUS mode=%s records=%u dropped=%u bound_ms=%.1f file=%s source=watch-file\n",
+                cstr(b->mode, sizeof b->mode).c_str(), nrec, b->dropped, b->bound_ns / 1e6, file.c_str());
+  out += buf;
+  for (unsigned i = 0; i < WSWATCH_MAX_RECS; ++i) {
+    const wswatch_rec_t &r = b->recs[i];
+    if (r.valid != WSWATCH_REC_VALID) continue;
+    const wswatch_site_t *st = r.site < nsites ? &b->sites[r.site] : nullptr;
+    std::string name = st ? cstr(st->bar, sizeof st->bar) : "";
+    std::snprintf(buf, sizeof buf,
+                  "WSWATCH block=%u,%u,%u warp=%u lane=%u lanes=%u site=%u file=%s line=%u wait_line=%u role=\"%s\" "
+                  "bar=0x%x gbar=0x%" PRIx64 " name=%s idx=%d parity=%d iter=%d waited_ms=%.1f\n",
+                  r.block[0], r.block[1], r.block[2], r.warp, r.lane, r.lanes, r.site, file.c_str(), st ? st->line : 0,
+                  r.wait_line, st ? cstr(st->role, sizeof st->role).c_str() : "", r.bar_smem, (uint64_t)r.bar_generic,
+                  name.empty() ? "-" : name.c_str(), r.idx, (int)r.parity, (int)r.iter, r.waited_ns / 1e6);
+    out += buf;
+  }
+  for (unsigned i = 0; i < nsites; ++i) {
+    const wswatch_site_t &st = b->sites[i];
+    std::snprintf(buf, sizeof buf, "WSWATCH-SITE site=%u file=%s line=%u wait_line=%u kind=%s ran=%u role=\"%s\"\n", i,
+                  file.c_str(), st.line, st.wait_line, cstr(st.kind, sizeof st.kind).c_str(), b->ran[i],
+                  cstr(st.role, sizeof st.role).c_str());
+    out += buf;
+  }
+  delete b;
+  return out;
+}
+
+// "The same hang" for the reducer: which barrier each role is parked on. Lines move and
+// the iteration changes as the reducer shrinks the program and its shape, so both stay in
+// the evidence, not in the signature.
+std::string watchSignature(const WatchReport &w, const std::string &kind) {
+  std::set<std::string> tuples;
+  for (auto &r : w.records) tuples.insert((r.name.empty() ? "?" : r.name) + " role=" + r.role);
+  std::string sig = "hang:" + kind + ":";
+  std::string sep;
+  for (auto &t : tuples) { sig += sep + t; sep = "; "; }
+  return sig;
+}
+
+std::string watchSiteKey(const WatchReport &w) {
+  std::set<std::string> tuples;
+  for (auto &r : w.records)
+    tuples.insert((r.name.empty() ? "?" : r.name) + " role=" + r.role +
+                  " iter=" + (r.iter < 0 ? std::string("?") : std::to_string(r.iter)));
+  std::string key;
+  std::string sep;
+  for (auto &t : tuples) { key += sep + t; sep = "; "; }
+  return key;
+}
+
+std::vector<std::string> watchEvidence(const WatchReport &w, size_t max_lines) {
+  struct Group {
+    std::set<std::string> warps, blocks;
+    const WatchRecord *first = nullptr;
+  };
+  std::map<std::string, Group> groups;
+  std::vector<std::string> order;
+  for (auto &r : w.records) {
+    std::string key = std::to_string(r.site) + "|" + std::to_string(r.warp / 4) + "|" + std::to_string(r.iter) + "|" +
+                      std::to_string(r.parity) + "|" + std::to_string(r.idx);
+    auto &g = groups[key];
+    if (!g.first) { g.first = &r; order.push_back(key); }
+    std::string blk = std::to_string(r.block[0]) + "," + std::to_string(r.block[1]) + "," + std::to_string(r.block[2]);
+    g.blocks.insert(blk);
+    g.warps.insert(blk + "/" + std::to_string(r.warp));
+  }
+  std::stable_sort(order.begin(), order.end(), [&](const std::string &a, const std::string &b) {
+    return groups[a].warps.size() > groups[b].warps.size();
+  });
+  std::vector<std::string> out;
+  for (auto &k : order) {
+    if (out.size() >= max_lines) {
+      out.push_back("... and " + std::to_string(order.size() - max_lines) + " more groups of parked warps");
+      break;
+    }
+    auto &g = groups[k];
+    const WatchRecord &r = *g.first;
+    std::string who = "warpgroup " + std::to_string(r.warp / 4);
+    if (g.warps.size() == 1) who += " warp " + std::to_string(r.warp) + (r.lanes == 1 ? " lane " + std::to_string(r.lane) : "");
+    if (!r.role.empty()) who += " (" + r.role + ")";
+    std::string s = who + ", " + std::to_string(g.warps.size()) + (g.warps.size() == 1 ? " warp" : " warps");
+    if (g.blocks.size() > 1) s += " in " + std::to_string(g.blocks.size()) + " blocks";
+    else {
+      std::string blk = *g.blocks.begin();
+      if (blk.size() > 4 && blk.compare(blk.size() - 4, 4, ",0,0") == 0) blk.resize(blk.size() - 4);
+      s += " of block " + blk;
+    }
+    s += ", parked at " + baseName(r.file) + ":" + std::to_string(r.line) + " mbarrier " +
+         (r.name.empty() ? "?" : r.name) + (r.idx >= 0 ? "[" + std::to_string(r.idx) + "]" : "");
+    if (r.parity >= 0) s += " waiting for parity " + std::to_string(r.parity);
+    else s += " waiting on an arrival token";
+    s += ", iteration " + (r.iter < 0 ? std::string("?") : std::to_string(r.iter));
+    if (r.wait_line && r.wait_line != r.line) s += " (the wait loop is at line " + std::to_string(r.wait_line) + ")";
+    out.push_back(s);
+  }
+  return out;
 }
 
 Verdict classifyBuild(const BuildRecord &b) {
@@ -256,6 +471,37 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
       if (contains(l, "WSSKIP")) v.evidence.push_back(l);
     return finish(v);
   }
+  auto watch = parseWatchRecords(r.watch + "\n" + r.err);
+  auto coverage = [&](Verdict &v) {  // which instrumented waits never completed (fuzzer: did the site run)
+    if (watch.sites.empty()) return;
+    std::string never;
+    unsigned n = 0;
+    for (auto &s : watch.sites)
+      if (!s.ran && s.kind != "helper-default") { never += (n++ ? "," : "") + std::to_string(s.line); }
+    v.evidence.push_back("watchdog: " + std::to_string(watch.sites.size()) + " wait sites, " +
+                         (n ? "never completed at lines " + never : std::string("all completed at least once")));
+  };
+  if (!watch.records.empty()) {
+    // A parked warp was recorded: the program hung on an mbarrier (the trap that ended it, error
+    // 719, is the watchdog's). Still hung at the host timeout: the rest sat where the watchdog
+    // cannot reach (bar.sync / __syncthreads).
+    std::string kind = r.timed_out ? "barrier" : "mbarrier";
+    Verdict v = make("hang/" + kind, watchSignature(watch, kind));
+    if (r.timed_out)
+      v.evidence.push_back("killed after the timeout (" + std::to_string((long)r.wall_ms) +
+                           " ms) although the watchdog recorded the warps below: the others sat in bar.sync / "
+                           "__syncthreads, which cannot be bounded");
+    for (auto &e : watchEvidence(watch)) v.evidence.push_back(e);
+    double waited = 0;
+    for (auto &rec : watch.records) waited = std::max(waited, rec.waited_ms);
+    char b[160];
+    std::snprintf(b, sizeof b, "watchdog: %zu parked warps recorded (mode %s, bound %.0f ms%s)", watch.records.size(),
+                  watch.mode.empty() ? "?" : watch.mode.c_str(), watch.bound_ms,
+                  watch.dropped ? ", some records dropped" : "");
+    v.evidence.push_back(b);
+    coverage(v);
+    return finish(v);
+  }
   if (r.timed_out) {
     Verdict v = make("hang/unknown", "hang:unknown");
     v.evidence.push_back("killed after the timeout (" + std::to_string((long)r.wall_ms) + " ms); no watchdog record");
@@ -309,6 +555,7 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
   }
   Verdict v = make("pass", "pass");
   for (auto &c : parseCheckLines(r.out)) v.evidence.push_back(c.raw);
+  coverage(v);
   return finish(v);
 }
 

@@ -35,6 +35,44 @@ std::vector<CudaError> findCudaErrors(const std::string &text);
 // The first error of a failed build with file names, line numbers and temp names removed.
 std::string normaliseCompileError(const std::string &line);
 
+// The hang watchdog (issue 5; oracle/include/wswatch_rt.cuh). An instrumented program writes
+// one record per parked warp: as WSWATCH lines on stderr at exit, and into its watch file,
+// which the oracle decodes (decodeWatchBuffer) into the same lines in RunRecord::watch.
+struct WatchRecord {
+  unsigned block[3] = {0, 0, 0};
+  unsigned warp = 0, lane = 0, lanes = 0, site = 0, line = 0, wait_line = 0;
+  std::string file, role, name;  // role: "consumer: not warpgroup 0"; name: the barrier ("full")
+  int idx = -1, parity = -1;     // barrier index (-1: unknown), parity waited for (-1: a token wait)
+  long long iter = -1;           // waits this thread had completed at the site (-1: not counted)
+  unsigned long long bar = 0, gbar = 0;
+  double waited_ms = 0;
+  std::string raw;
+};
+struct WatchSiteInfo {
+  unsigned site = 0, line = 0, wait_line = 0;
+  std::string file, kind, role;
+  bool ran = false;
+};
+struct WatchReport {
+  std::vector<WatchRecord> records;  // one per (block, warp, site)
+  std::vector<WatchSiteInfo> sites;  // every instrumented site, when the program reported them
+  std::string mode;                  // file | poll | pinned
+  double bound_ms = 0;
+  unsigned dropped = 0;
+  bool seen = false;                 // any WSWATCH line at all
+};
+WatchReport parseWatchRecords(const std::string &text);
+// The watch file's bytes (wswatch_buf_t) as WSWATCH lines; empty when they are not a buffer.
+std::string decodeWatchBuffer(const std::string &bytes);
+// hang:mbarrier:<sorted set of "file:line role=R iter=I">, one element per distinct tuple.
+std::string watchSignature(const WatchReport &w, const std::string &kind = "mbarrier");
+// A signature without line numbers (barrier name, role, iteration): stable under edits that move
+// lines, for a reducer that wants "the same parked warps" across candidates.
+std::string watchSiteKey(const WatchReport &w);
+// cuda-gdb style lines: "warpgroup 1 (consumer: not warpgroup 0), 4 warps, parked at
+// kernel.cu:212 mbarrier full[1] waiting for parity 0, iteration 1".
+std::vector<std::string> watchEvidence(const WatchReport &w, size_t max_lines = 8);
+
 Verdict classifyBuild(const BuildRecord &b);  // only for !b.ok
 Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt);
 Verdict classify(const BuildRecord &b, const std::vector<RunRecord> &runs, const ClassifyOptions &opt);

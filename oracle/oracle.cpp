@@ -5,6 +5,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <unistd.h>
 
@@ -26,18 +27,65 @@ static void record(const OracleOptions &opt, const RunRecord &r, int index, cons
   writeFileAtomic(opt.record_dir + "/" + tag + "run" + std::to_string(index) + ".json", os.str());
 }
 
+double calibratedTimeout(double observed_ms, double k, double floor_s, double cap_s) {
+  double t = k * observed_ms / 1000.0;
+  if (cap_s > 0 && t > cap_s) t = cap_s;
+  if (t < floor_s) t = floor_s;
+  return t;
+}
+
+// One run; with the watchdog's copy, the program gets a watch file (WSWATCH_FILE) whose records
+// survive a trap or a kill, decoded into RunRecord::watch.
+static RunRecord runOnce(const BuildRecord &b, const std::vector<std::string> &argv, const RunOptions &ro) {
+  if (!b.instrumented) return runProcess(argv, ro);
+  std::string dir = makeTempDir("wswatch.");
+  RunOptions o = ro;
+  if (!dir.empty()) o.env_set["WSWATCH_FILE"] = dir + "/watch.bin";
+  RunRecord r = runProcess(argv, o);
+  if (!dir.empty()) {
+    if (auto bytes = readFile(dir + "/watch.bin")) r.watch = decodeWatchBuffer(*bytes);
+    removeTree(dir);
+  }
+  return r;
+}
+
 Verdict judgeBuilt(const BuildRecord &b, const OracleOptions &opt) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<RunRecord> runs;
+  std::vector<std::string> notes;
+  RunOptions ro = opt.run;
+  if (opt.calibrate && opt.calibrate_observed_ms > 0) {
+    ro.timeout_s = calibratedTimeout(opt.calibrate_observed_ms, opt.calibrate_k, opt.calibrate_floor_s, opt.calibrate_cap_s);
+    char b[200];
+    std::snprintf(b, sizeof b, "timeout %.1f s = clamp(%g x %.0f ms, %g s, %g s), calibrated on the original's run",
+                  ro.timeout_s, opt.calibrate_k, opt.calibrate_observed_ms, opt.calibrate_floor_s, opt.calibrate_cap_s);
+    notes.push_back(b);
+  }
   if (b.ok) {
     std::vector<std::string> argv = {b.binary};
     argv.insert(argv.end(), opt.program_args.begin(), opt.program_args.end());
     for (int i = 0; i < std::max(1, opt.repeat); ++i) {
-      runs.push_back(runProcess(argv, opt.run));
+      RunRecord r = runOnce(b, argv, ro);
+      if (r.timed_out && opt.retry_timeout && parseWatchRecords(r.watch + "\n" + r.err).records.empty()) {
+        RunOptions twice = ro;
+        twice.timeout_s = 2 * ro.timeout_s;
+        record(opt, r, i + 1, "timedout-");
+        RunRecord again = runOnce(b, argv, twice);
+        notes.push_back(llvm::formatv("run {0} was killed at its {1:f1} s timeout and retried with {2:f1} s: {3}", i + 1,
+                                      ro.timeout_s, twice.timeout_s,
+                                      again.timed_out ? "killed again, a hang" : "it finished (slow, not hung)").str());
+        r = std::move(again);
+      }
+      runs.push_back(std::move(r));
       record(opt, runs.back(), i + 1, "");
     }
   }
   Verdict v = classify(b, runs, opt.classify);
+  for (auto &n : notes) v.evidence.push_back(n);
+  if (b.instrumented) v.evidence.push_back("built with the hang watchdog (mbarrier waits bounded; the user's file unchanged)");
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (!runs[i].forensics.empty())
+      v.evidence.push_back("forensics (run " + std::to_string(i + 1) + ", before the kill):\n" + runs[i].forensics);
   if (b.ok && !opt.sanitizer.empty()) {
     // Evidence only: compute-sanitizer has known false positives on TMA and named barriers.
     v.sanitizer_tool = opt.sanitizer;

@@ -21,7 +21,20 @@ struct OracleOptions {
   std::vector<std::string> program_args;   // passed to the program
   std::string sanitizer;                   // synccheck | racecheck | memcheck | initcheck
   std::string record_dir;                  // write each raw RunRecord here as JSON
+  // Adaptive timeouts (issue 5): with calibrate and an observed run time of the original program
+  // (a passing or failing-fast build of it), each run's timeout is
+  // calibratedTimeout(calibrate_observed_ms, calibrate_k, calibrate_floor_s, calibrate_cap_s)
+  // instead of run.timeout_s; the figures go into the verdict's evidence.
+  bool calibrate = false;
+  double calibrate_observed_ms = 0;
+  double calibrate_k = 10, calibrate_floor_s = 2, calibrate_cap_s = 60;
+  // A run killed at the timeout without a watchdog record is retried once with twice the
+  // timeout before it is called a hang (slow is not hang).
+  bool retry_timeout = true;
 };
+
+// clamp(k x observed, floor, cap), in seconds (observed in ms).
+double calibratedTimeout(double observed_ms, double k, double floor_s, double cap_s);
 
 // Whether this machine has an NVIDIA GPU the driver exposes.
 bool gpuPresent();

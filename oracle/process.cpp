@@ -193,6 +193,7 @@ std::optional<std::string> readFile(const std::string &path) {
 
 RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt) {
   RunRecord rec;
+  rec.timeout_s = opt.timeout_s;
   if (argv.empty()) {
     rec.spawn_failed = true;
     rec.spawn_error = "no program given";
@@ -254,6 +255,9 @@ RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt
   timer.async_wait([&](bp::error_code e) {
     if (e || exited) return;
     rec.timed_out = true;
+    if (opt.on_timeout) {
+      try { rec.forensics = opt.on_timeout((int)pgid); } catch (...) {}
+    }
     ::kill(-pgid, SIGKILL);
   });
   // A process that left its group (setsid) may still hold our pipes after the kill:

@@ -6,6 +6,7 @@
 
 #include "verdict.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -19,6 +20,9 @@ struct RunOptions {
   std::string workdir;                      // empty: a private temp dir, removed afterwards
   std::map<std::string, std::string> env_set;  // added to / overriding the parent's environment
   std::vector<std::string> env_unset;
+  // Called with the program's pid when the timeout fires, before the SIGKILL (forensics, e.g.
+  // cuda-gdb attaching to the hung process); what it returns goes to RunRecord::forensics.
+  std::function<std::string(int pid)> on_timeout;
 };
 
 // Runs `argv[0]` (a path, or a name looked up in PATH) with the rest as arguments.

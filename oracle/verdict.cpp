@@ -97,7 +97,9 @@ json::Value toJSON(const RunRecord &r) {
                       {"stdout", r.out},              {"stderr", r.err},
                       {"stdout_truncated", r.out_truncated},
                       {"stderr_truncated", r.err_truncated},
-                      {"stdout_bytes", r.out_bytes},  {"stderr_bytes", r.err_bytes}};
+                      {"stdout_bytes", r.out_bytes},  {"stderr_bytes", r.err_bytes},
+                      {"watch", r.watch},             {"forensics", r.forensics},
+                      {"timeout_s", r.timeout_s}};
 }
 
 std::optional<RunRecord> runRecordFromJSON(const std::string &text, std::string *err) {
@@ -124,6 +126,9 @@ std::optional<RunRecord> runRecordFromJSON(const std::string &text, std::string 
   r.err_truncated = o->getBoolean("stderr_truncated").value_or(false);
   r.out_bytes = o->getInteger("stdout_bytes").value_or((long long)r.out.size());
   r.err_bytes = o->getInteger("stderr_bytes").value_or((long long)r.err.size());
+  r.watch = str(*o, "watch");
+  r.forensics = str(*o, "forensics");
+  r.timeout_s = o->getNumber("timeout_s").value_or(0);
   return r;
 }
 

@@ -21,6 +21,9 @@ struct RunRecord {
   std::string out, err;     // bounded captures (head + tail)
   bool out_truncated = false, err_truncated = false;
   long long out_bytes = 0, err_bytes = 0;  // total bytes the program wrote
+  std::string watch;        // the watchdog's records (WSWATCH lines decoded from its file), if any
+  std::string forensics;    // what a timeout hook (cuda-gdb) printed before the kill
+  double timeout_s = 0;     // the timeout this run had
 };
 
 // What the build stage produced.
@@ -36,6 +39,7 @@ struct BuildRecord {
   std::string binary;         // path of the built program when ok
   std::string key;            // content hash of source + flags
   double wall_ms = 0;
+  bool instrumented = false;  // the hang watchdog's copy was built (BuildOptions::watchdog)
 };
 
 struct Timings {

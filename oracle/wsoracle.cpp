@@ -2,6 +2,7 @@
 // print the verdict. Exit status: 0 pass, 1 the program fails (any failure verdict),
 // 2 bad input, 3 the oracle could not judge (infra-error).
 #include "oracle.h"
+#include "watchdog.h"
 
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/FormatVariadic.h>
@@ -40,6 +41,13 @@ static cl::opt<unsigned> CaptureKiB("capture-kib", cl::desc("Output kept per str
 static cl::opt<double> SlowBaseline("slow-baseline-ms", cl::desc("A passing run slower than --slow-factor x this is `slow`"), cl::init(0), cl::cat(Cat));
 static cl::opt<double> SlowFactor("slow-factor", cl::init(2.0), cl::desc("See --slow-baseline-ms"), cl::cat(Cat));
 
+static cl::opt<bool> Watchdog("watchdog", cl::desc("Bound every mbarrier wait of a .cu (a copy is instrumented; default on): a hang is named in well under a second"), cl::init(true), cl::cat(Cat));
+static cl::opt<bool> NoWatchdog("no-watchdog", cl::desc("Build the program as it is (no hang watchdog)"), cl::cat(Cat));
+static cl::opt<double> WatchdogMs("watchdog-ms", cl::desc("The watchdog's bound: ms without progress at one wait (default 200)"), cl::init(200), cl::cat(Cat));
+static cl::opt<std::string> InstrumentOnly("instrument-only", cl::desc("Write the watchdog's instrumented copy of the program to FILE and exit (nothing is built or run)"), cl::value_desc("FILE"), cl::cat(Cat));
+static cl::opt<bool> NoRetry("no-retry", cl::desc("Call a run killed at the timeout a hang at once (no retry with twice the timeout)"), cl::cat(Cat));
+static cl::opt<std::string> Forensics("forensics", cl::desc("cuda-gdb: on a host timeout, attach cuda-gdb and add `info cuda threads` to the evidence"), cl::cat(Cat));
+
 static int fail(const std::string &sentence) {
   llvm::errs() << "wsoracle: " << sentence << "\n";
   return 2;
@@ -64,6 +72,8 @@ int main(int argc, char **argv) {
   if (!Sanitizer.empty() && Sanitizer != "synccheck" && Sanitizer != "racecheck" &&
       Sanitizer != "memcheck" && Sanitizer != "initcheck")
     return fail("--sanitizer must be one of synccheck, racecheck, memcheck, initcheck");
+  if (!Forensics.empty() && Forensics != "cuda-gdb") return fail("--forensics must be cuda-gdb");
+  if (WatchdogMs <= 0) return fail("--watchdog-ms must be a positive number of milliseconds");
   if (!Match.empty()) {
     try { std::regex r(Match.getValue()); } catch (const std::regex_error &e) {
       return fail("--match is not a valid regular expression: " + std::string(e.what()));
@@ -100,6 +110,44 @@ int main(int argc, char **argv) {
   o.program_args.assign(ProgramArgs.begin(), ProgramArgs.end());
   o.sanitizer = Sanitizer;
   o.record_dir = RecordDir;
+  {
+    std::string ext = fs::path(src).extension().string();
+    o.build.watchdog = Watchdog && !NoWatchdog && (ext == ".cu" || ext == ".cuh");
+    o.build.watchdog_ms = WatchdogMs;
+    wsr::WatchOptions wo;
+    wo.parse.arch = Arch;
+    wo.parse.includes.assign(Includes.begin(), Includes.end());
+    wo.parse.defines.assign(Defines.begin(), Defines.end());
+    if (auto h = wsr::harnessIncludeDir(); !h.empty()) wo.parse.includes.push_back(h);
+    o.build.instrument = [wo](const std::string &text, const std::string &path) {
+      auto r = wsr::instrumentWatchdog(text, path, wo);
+      return r.ok ? r.text : std::string();
+    };
+  }
+  o.retry_timeout = !NoRetry;
+  if (!InstrumentOnly.empty()) {
+    auto text = wsr::readFile(src);
+    if (!text) return fail(src + " cannot be read");
+    std::string out = o.build.instrument(*text, src);
+    if (out.empty()) return fail(src + " could not be instrumented (does it parse?)");
+    std::string err2;
+    if (!wsr::writeFileAtomic(InstrumentOnly, out, &err2)) return fail(err2);
+    return 0;
+  }
+  if (!Forensics.empty()) {
+    std::string gdb = wsr::findInPath("cuda-gdb").value_or("");
+    if (gdb.empty() && ::access("/usr/local/cuda/bin/cuda-gdb", X_OK) == 0) gdb = "/usr/local/cuda/bin/cuda-gdb";
+    o.run.on_timeout = [gdb](int pid) -> std::string {
+      if (gdb.empty()) return "cuda-gdb was not found: no forensics";
+      wsr::RunOptions ro;
+      ro.timeout_s = 60;
+      auto r = wsr::runProcess({gdb, "-p", std::to_string(pid), "-batch", "-ex", "info cuda threads", "-ex", "detach"}, ro);
+      std::string out = r.out + r.err;
+      if (r.timed_out) out += "\n[cuda-gdb timed out]";
+      if (out.size() > 16000) out = out.substr(0, 16000) + "\n[cut]";
+      return out;
+    };
+  }
 
   wsr::Verdict v = wsr::judge(Source, o);
   if (Json) llvm::outs() << llvm::formatv("{0:2}", wsr::toJSON(v)) << "\n";

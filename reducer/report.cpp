@@ -151,7 +151,7 @@ std::string writeReport(const ReportInput &in) {
   s << " " << fs::path(in.reduced_path).filename().string() << "`\n";
   s << "\n## Command\n\n```\n" << in.command << "\n```\n";
   s << "\n## Program\n\n```cuda\n" << in.reduced_text << (in.reduced_text.empty() || in.reduced_text.back() == '\n' ? "" : "\n") << "```\n";
-  s << "\n## PTX landmarks\n\n" << ptxLandmarks(in.reduced_path, in.build);
+  s << "\n## PTX landmarks\n\n" << ptxLandmarks(fs::absolute(in.reduced_path).string(), in.build);
   return s.str();
 }
 

@@ -141,9 +141,11 @@ bool Search::ddminLevel(const PassInfo &p, int level) {
 }
 
 // Alternatives (a group per place): the first interesting one, in the pass's order.
+// Places are visited in offset order; after a change the sites are listed again and the
+// walk goes on at the same index (past it when the place is settled, see PassSite::place).
 bool Search::groups(const PassInfo &p) {
   bool changed = false;
-  size_t g = 0;  // how many groups have been settled
+  size_t g = 0;
   for (;;) {
     std::map<int, std::vector<PassSite>> byGroup;
     std::vector<int> order;
@@ -152,37 +154,55 @@ bool Search::groups(const PassInfo &p) {
       if (!byGroup.count(s.group)) order.push_back(s.group);
       byGroup[s.group].push_back(s);
     }
-    if (g >= order.size()) return changed;
-    bool hit = false;
-    for (; g < order.size() && !hit; ++g) {
+    std::string settled;
+    for (; g < order.size(); ++g) {
       auto &alts = byGroup[order[g]];
       std::vector<std::string> cands;
-      for (auto &a : alts) cands.push_back(applySites(best_, std::vector<Site>{a}));
+      std::vector<size_t> which;
+      for (size_t i = 0; i < alts.size(); ++i) {
+        std::string c = applySites(best_, std::vector<Site>{alts[i]});
+        if (c == best_) continue;
+        cands.push_back(std::move(c));
+        which.push_back(i);
+      }
+      if (cands.empty()) continue;
       int w = firstInteresting(cands, p.name);
       if (w >= 0) {
-        accept(cands[(size_t)w], p.name, alts[(size_t)w].note);
-        changed = hit = true;
+        auto &a = alts[which[(size_t)w]];
+        accept(cands[(size_t)w], p.name, a.note);
+        changed = true;
+        settled = a.place.empty() ? "\x01" : a.place;
+        break;
       }
     }
-    if (!hit) return changed;
-    // Offsets moved: enumerate again and go on with the next place. The order of places
-    // is by offset and each accepted alternative keeps its place, so g still counts
-    // the places already settled.
+    if (settled.empty()) return changed;
+    // The same index in the new list: the place itself when it changed shape, the next
+    // one when it is settled.
+    std::vector<PassSite> again = enumerate(p);
+    std::vector<int> order2;
+    std::map<int, std::string> place2;
+    for (auto &s : again)
+      if (s.group >= 0 && !place2.count(s.group)) { order2.push_back(s.group); place2[s.group] = s.place; }
+    if (g < order2.size() && place2[order2[g]] == settled) ++g;
   }
 }
 
-bool Search::runPass(const PassInfo &p) {
+// One pass, its sites down to level `cap` (the round number): hierarchical across
+// passes, so that after the outer statements go, remove-function can take the helpers
+// that became unused before anyone works through their insides line by line.
+bool Search::runPass(const PassInfo &p, int cap, bool *deeper) {
   stats_.pass = p.name;
   if (progress_) progress_(stats_, "pass " + std::string(p.name));
   bool changed = false;
   changed |= groups(p);
   int maxLevel = 0;
   for (auto &s : enumerate(p)) maxLevel = std::max(maxLevel, s.level);
-  for (int level = 0; level <= maxLevel; ++level) {
+  for (int level = 0; level <= std::min(maxLevel, cap); ++level) {
     checkStop();
     changed |= ddminLevel(p, level);
     for (auto &s : enumerate(p)) maxLevel = std::max(maxLevel, s.level);
   }
+  if (maxLevel > cap) *deeper = true;
   return changed;
 }
 
@@ -201,12 +221,12 @@ std::string Search::run(const std::string &start) {
       if (auto *p = findPass(n)) schedule.push_back(p);
   }
   for (int round = 0; round < opt_.max_rounds; ++round) {
-    bool changed = false;
+    bool changed = false, deeper = false;
     for (auto *p : schedule) {
       checkStop();
-      changed |= runPass(*p);
+      changed |= runPass(*p, round, &deeper);
     }
-    if (!changed) break;  // a fixpoint: no pass found anything more
+    if (!changed && !deeper) break;  // a fixpoint: no pass found anything more, at any depth
   }
   stats_.elapsed_s = now_s() - t0_;
   return best_;

@@ -18,7 +18,7 @@ struct SearchOptions {
   std::string best_path;            // written atomically after every accepted step
   std::string trace_path;           // JSON lines, one per test (appended)
   int max_consecutive_infra = 3;
-  int max_rounds = 20;              // full passes over the schedule
+  int max_rounds = 40;              // full passes over the schedule (round r reaches level r)
 };
 
 struct SearchStats {
@@ -44,7 +44,7 @@ class Search {
   static void requestStop();  // async-signal-safe
 
  private:
-  bool runPass(const PassInfo &p);
+  bool runPass(const PassInfo &p, int cap, bool *deeper);
   bool ddminLevel(const PassInfo &p, int level);
   bool groups(const PassInfo &p);
   std::vector<PassSite> enumerate(const PassInfo &p);

@@ -23,6 +23,7 @@ Tester::Tester(TestOptions o) : opt_(std::move(o)) {
   opt_.oracle.build.includes.push_back(dir);
   opt_.parse.includes.push_back(dir);
   if (auto h = harnessIncludeDir(); !h.empty()) opt_.parse.includes.push_back(h);
+  checker_ = std::make_unique<ParseCheckerPool>(opt_.original_path, opt_.parse);
 }
 
 void Tester::remember(const std::string &hash, const TestResult &r) {
@@ -38,11 +39,11 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
     return r;
   };
   if (check_parse) {
-    auto parsed = parseSource(text, opt_.original_path, opt_.parse);
-    if (!parsed->ok()) {
+    std::string err;
+    if (!checker_->check(text, &err)) {
       r.parse_failed = true;
       r.detail = "parse-error";
-      r.note = parsed->firstError();
+      r.note = err;
       ++parse_skips_;
       return done();
     }

@@ -6,8 +6,10 @@
 
 #include "oracle.h"
 #include "parse.h"
+#include "parse_check.h"
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -55,6 +57,7 @@ class Tester {
  private:
   TestResult run(const std::string &text, bool check_parse);
   TestOptions opt_;
+  std::unique_ptr<ParseCheckerPool> checker_;
   std::mutex m_;
   std::unordered_map<std::string, TestResult> cache_;
   std::atomic<long> tests_{0}, hits_{0}, parse_skips_{0};

@@ -1,0 +1,101 @@
+#include "parse_check.h"
+
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/DiagnosticOptions.h>
+#include <clang/Driver/CreateASTUnitFromArgs.h>
+#include <clang/Frontend/ASTUnit.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Serialization/PCHContainerOperations.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/VirtualFileSystem.h>
+
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace wsr {
+
+std::vector<std::vector<std::string>> parseArgs(const std::string &path, const ParseOptions &opt);  // parse.cpp
+
+struct ParseChecker::Side {
+  std::vector<std::string> args;
+  std::unique_ptr<clang::ASTUnit> unit;
+  std::shared_ptr<clang::PCHContainerOperations> pch = std::make_shared<clang::PCHContainerOperations>();
+};
+
+ParseChecker::ParseChecker(std::string path, ParseOptions opt) : path_(fs::absolute(path).string()), opt_(std::move(opt)) {
+  for (auto &a : parseArgs(path_, opt_)) {
+    auto s = std::make_unique<Side>();
+    s->args = a;
+    sides_.push_back(std::move(s));
+  }
+}
+
+ParseChecker::~ParseChecker() = default;
+
+static bool errorsOf(clang::ASTUnit &u, std::string *err) {
+  for (auto it = u.stored_diag_begin(); it != u.stored_diag_end(); ++it) {
+    if (it->getLevel() < clang::DiagnosticsEngine::Error) continue;
+    if (err) {
+      std::string where;
+      if (it->getLocation().isValid()) {
+        auto pl = it->getLocation().getManager().getPresumedLoc(it->getLocation());
+        if (pl.isValid()) where = std::to_string(pl.getLine()) + ":" + std::to_string(pl.getColumn()) + ": ";
+      }
+      *err = where + it->getMessage().str();
+    }
+    return false;
+  }
+  return true;
+}
+
+bool ParseChecker::check(const std::string &text, std::string *err) {
+  for (auto &s : sides_) {
+    auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, path_);
+    if (!s->unit) {
+      std::vector<const char *> argv = {"clang"};
+      for (auto &a : s->args) argv.push_back(a.c_str());
+      argv.push_back(path_.c_str());
+      auto diagOpts = std::make_shared<clang::DiagnosticOptions>();
+      auto vfs = llvm::vfs::getRealFileSystem();
+      clang::IntrusiveRefCntPtr<clang::DiagnosticsEngine> diags(
+          clang::CompilerInstance::createDiagnostics(*vfs, *diagOpts));
+      std::vector<clang::ASTUnit::RemappedFile> remap = {{path_, buf.release()}};
+      s->unit = clang::CreateASTUnitFromCommandLine(
+          argv.data(), argv.data() + argv.size(), s->pch, diagOpts, diags, clangResourceDir(),
+          /*StorePreamblesInMemory=*/true, "", /*OnlyLocalDecls=*/true, clang::CaptureDiagsKind::All, remap,
+          /*RemappedFilesKeepOriginalName=*/true, /*PrecompilePreambleAfterNParses=*/1);
+      if (!s->unit) {
+        if (err) *err = "clang could not parse the candidate";
+        return false;
+      }
+    } else {
+      std::vector<clang::ASTUnit::RemappedFile> remap = {{path_, buf.release()}};
+      if (s->unit->Reparse(s->pch, remap)) {
+        s->unit.reset();
+        if (err) *err = "clang could not re-parse the candidate";
+        return false;
+      }
+    }
+    if (!errorsOf(*s->unit, err)) return false;
+  }
+  return true;
+}
+
+bool ParseCheckerPool::check(const std::string &text, std::string *err) {
+  std::unique_ptr<ParseChecker> c;
+  {
+    std::lock_guard<std::mutex> l(m_);
+    if (!free_.empty()) {
+      c = std::move(free_.back());
+      free_.pop_back();
+    }
+  }
+  if (!c) c = std::make_unique<ParseChecker>(path_, opt_);
+  bool ok = c->check(text, err);
+  std::lock_guard<std::mutex> l(m_);
+  free_.push_back(std::move(c));
+  return ok;
+}
+
+}  // namespace wsr

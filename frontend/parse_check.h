@@ -1,0 +1,43 @@
+// The parse check the reducer runs on every candidate before nvcc: does Clang still parse
+// it, host side and device side? A full parse with the CUDA headers costs ~1 s a side; this
+// keeps one ASTUnit per side with a precompiled preamble (the leading #includes), so each
+// candidate re-parses only its own text. One checker serves one thread at a time.
+#pragma once
+
+#include "parse.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace wsr {
+
+class ParseChecker {
+ public:
+  ParseChecker(std::string path, ParseOptions opt);
+  ~ParseChecker();
+  // True when `text` parses without errors on every side; `err` gets the first error.
+  bool check(const std::string &text, std::string *err = nullptr);
+
+ private:
+  struct Side;
+  std::string path_;
+  ParseOptions opt_;
+  std::vector<std::unique_ptr<Side>> sides_;
+};
+
+// A small pool of checkers so that -j candidates can be checked at once.
+class ParseCheckerPool {
+ public:
+  ParseCheckerPool(std::string path, ParseOptions opt) : path_(std::move(path)), opt_(std::move(opt)) {}
+  bool check(const std::string &text, std::string *err = nullptr);
+
+ private:
+  std::string path_;
+  ParseOptions opt_;
+  std::mutex m_;
+  std::vector<std::unique_ptr<ParseChecker>> free_;
+};
+
+}  // namespace wsr

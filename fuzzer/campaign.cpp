@@ -1,0 +1,703 @@
+#include "campaign.h"
+
+#include "oracle.h"
+#include "search.h"
+#include "tester.h"
+
+#include <llvm/Support/FormatVariadic.h>
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <thread>
+
+namespace fs = std::filesystem;
+
+namespace wsr::fuzz {
+
+static std::atomic<bool> g_stop{false};
+void requestStop() {
+  g_stop = true;
+  Search::requestStop();
+}
+
+std::optional<std::pair<int, int>> parseShard(const std::string &s) {
+  static const std::regex re(R"(^\s*(\d+)\s*/\s*(\d+)\s*$)");
+  std::smatch m;
+  if (!std::regex_match(s, m, re)) return std::nullopt;
+  int i = std::stoi(m[1]), n = std::stoi(m[2]);
+  if (n < 1 || i < 0 || i >= n) return std::nullopt;
+  return std::make_pair(i, n);
+}
+
+std::vector<std::string> parseGpus(const std::string &s) {
+  std::vector<std::string> out;
+  if (s.empty()) return out;
+  if (s.find(',') == std::string::npos && std::all_of(s.begin(), s.end(), ::isdigit)) {
+    int n = std::stoi(s);
+    for (int i = 0; i < n; ++i) out.push_back(std::to_string(i));
+    return out;
+  }
+  size_t at = 0;
+  while (at <= s.size()) {
+    size_t c = s.find(',', at);
+    std::string d = s.substr(at, c == std::string::npos ? std::string::npos : c - at);
+    if (!d.empty()) out.push_back(d);
+    if (c == std::string::npos) break;
+    at = c + 1;
+  }
+  return out;
+}
+
+bool inShard(const std::string &hash, int i, int n) {
+  if (n <= 1) return true;
+  unsigned long long v = std::stoull(hash.substr(0, 15), nullptr, 16);
+  return (int)(v % (unsigned long long)n) == i;
+}
+
+std::string mutantHash(const std::string &arch, const std::vector<std::string> &defines, const std::string &text) {
+  std::string key = "arch=" + arch + "\n";
+  for (auto &d : defines) key += "-D" + d + "\n";
+  return contentHash(key + text);
+}
+
+// ---- GPU slots -------------------------------------------------------------------------------
+SlotPool::SlotPool(std::vector<std::string> devices) : slots_(std::move(devices)) {
+  if (slots_.empty()) slots_.push_back("");
+  busy_.assign(slots_.size(), false);
+}
+
+std::string SlotPool::acquire() {
+  std::unique_lock<std::mutex> l(m_);
+  for (;;) {
+    for (size_t i = 0; i < slots_.size(); ++i)
+      if (!busy_[i]) {
+        busy_[i] = true;
+        max_busy_ = std::max(max_busy_, ++n_busy_);
+        return slots_[i];
+      }
+    cv_.wait(l);
+  }
+}
+
+void SlotPool::release(const std::string &slot) {
+  {
+    std::lock_guard<std::mutex> l(m_);
+    for (size_t i = 0; i < slots_.size(); ++i)
+      if (busy_[i] && slots_[i] == slot) {
+        busy_[i] = false;
+        --n_busy_;
+        break;
+      }
+  }
+  cv_.notify_one();
+}
+
+void parallelFor(size_t n, int jobs, const std::function<void(size_t)> &work, const std::function<bool()> &stop) {
+  std::atomic<size_t> next{0};
+  auto loop = [&] {
+    for (;;) {
+      if (stop()) return;
+      size_t i = next++;
+      if (i >= n) return;
+      work(i);
+    }
+  };
+  int t = std::max(1, std::min<int>(jobs, (int)n));
+  std::vector<std::thread> pool;
+  for (int k = 1; k < t; ++k) pool.emplace_back(loop);
+  loop();
+  for (auto &th : pool) th.join();
+}
+
+// ---- planning --------------------------------------------------------------------------------
+std::vector<std::string> kernelFiles(const std::vector<std::string> &args, std::string *err) {
+  std::vector<std::string> out;
+  for (auto &a : args) {
+    std::error_code ec;
+    if (fs::is_directory(a, ec)) {
+      std::vector<std::string> here;
+      for (auto &e : fs::directory_iterator(a, ec)) {
+        auto ext = e.path().extension().string();
+        if (e.is_regular_file() && (ext == ".cu" || ext == ".cpp")) here.push_back(fs::absolute(e.path()).string());
+      }
+      std::sort(here.begin(), here.end());
+      if (here.empty()) {
+        *err = "no .cu files in " + a;
+        return {};
+      }
+      out.insert(out.end(), here.begin(), here.end());
+    } else if (fs::exists(a, ec)) {
+      out.push_back(fs::absolute(a).string());
+    } else {
+      *err = a + " does not exist";
+      return {};
+    }
+  }
+  return out;
+}
+
+static std::string editsJson(const std::vector<Edit> &edits) {
+  llvm::json::Array a;
+  for (auto &e : edits)
+    a.push_back(llvm::json::Object{{"offset", (int64_t)e.offset}, {"length", (int64_t)e.length}, {"replacement", e.replacement}});
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::json::Value(std::move(a));
+  return os.str();
+}
+
+static std::vector<Edit> editsFromJson(const std::string &s) {
+  std::vector<Edit> out;
+  auto v = llvm::json::parse(s);
+  if (!v) {
+    llvm::consumeError(v.takeError());
+    return out;
+  }
+  if (auto *a = v->getAsArray())
+    for (auto &e : *a)
+      if (auto *o = e.getAsObject())
+        out.push_back(Edit{(unsigned)o->getInteger("offset").value_or(0), (unsigned)o->getInteger("length").value_or(0),
+                           o->getString("replacement").value_or("").str()});
+  return out;
+}
+
+static std::string jsonList(const std::vector<std::string> &v) {
+  llvm::json::Array a;
+  for (auto &s : v) a.push_back(s);
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::json::Value(std::move(a));
+  return os.str();
+}
+
+static std::vector<const inject::InjectorInfo *> selected(const CampaignOptions &o, std::string *err) {
+  std::vector<const inject::InjectorInfo *> out;
+  if (o.injectors.empty() || (o.injectors.size() == 1 && o.injectors[0] == "all")) {
+    for (auto &i : inject::allInjectors()) out.push_back(&i);
+    return out;
+  }
+  for (auto &n : o.injectors) {
+    auto *i = inject::findInjector(n);
+    if (!i) {
+      *err = "unknown injector '" + n + "' (wsfuzz --list-injectors lists them)";
+      return {};
+    }
+    out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<MutantRow> plan(Store &store, const CampaignOptions &o, const std::function<void(const std::string &)> &log,
+                            std::string *err) {
+  std::vector<MutantRow> all;
+  auto injectors = selected(o, err);
+  if (injectors.empty()) return {};
+  auto files = kernelFiles(o.kernels, err);
+  if (files.empty()) {
+    if (err->empty()) *err = "no kernels given (--kernels DIR|FILE)";
+    return {};
+  }
+  for (auto &path : files) {
+    auto text = readFile(path);
+    if (!text) {
+      *err = path + " cannot be read";
+      return {};
+    }
+    std::string kernel = fs::path(path).filename().string();
+    std::string arch = inject::kernelArch(*text);
+    std::string khash = mutantHash(arch, o.defines, *text);
+    std::vector<const inject::InjectorInfo *> todo;
+    for (auto *inj : injectors)
+      if (arch == inj->arch) {
+        if (store.planned(kernel, khash, inj->name)) {
+          auto rows = store.mutantsOf(kernel, inj->name);
+          all.insert(all.end(), rows.begin(), rows.end());
+        } else {
+          todo.push_back(inj);
+        }
+      }
+    if (todo.empty()) continue;
+    auto t0 = std::chrono::steady_clock::now();
+    ParseOptions po;
+    po.arch = arch;
+    po.includes = o.includes;
+    po.includes.push_back(fs::path(path).parent_path().string());
+    if (auto h = harnessIncludeDir(); !h.empty()) po.includes.push_back(h);
+    po.defines = o.defines;
+    auto parsed = parseSource(*text, path, po);
+    if (!parsed->ok()) log("wsfuzz: warning: " + kernel + " does not parse cleanly (" + parsed->firstError() + "); sites may be missing");
+    auto idx = inject::buildIndex(*parsed);
+    std::string counts;
+    for (auto *inj : todo) {
+      auto sites = inject::sitesFor(*inj, *parsed, idx);
+      std::vector<MutantRow> rows;
+      for (size_t i = 0; i < sites.size(); ++i) {
+        MutantRow m;
+        m.kernel = kernel;
+        m.injector = inj->name;
+        m.site = (int)i;
+        m.note = sites[i].note;
+        m.line = (int)sites[i].line;
+        m.edits_json = editsJson(sites[i].edits);
+        m.arch = sites[i].arch.empty() ? arch : sites[i].arch;
+        m.expected_json = jsonList(inj->expected);
+        m.runtime = inj->runtime;
+        m.text = applySites(*text, std::vector<Site>{sites[i]});
+        m.hash = mutantHash(m.arch, o.defines, m.text);
+        rows.push_back(std::move(m));
+      }
+      store.recordPlan(kernel, khash, inj->name, rows);
+      counts += " " + std::string(inj->name) + "=" + std::to_string(rows.size());
+      all.insert(all.end(), rows.begin(), rows.end());
+    }
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    log("wsfuzz: planned " + kernel + " (" + arch + ", parsed in " + std::to_string((int)s) + " s):" + counts);
+  }
+  return all;
+}
+
+// ---- retention ---------------------------------------------------------------------------------
+static std::string squash(const std::string &s) {
+  std::string o;
+  for (char c : s)
+    if (!isspace((unsigned char)c)) o += c;
+  return o;
+}
+
+bool editRetained(const inject::InjectorInfo &inj, const MutantRow &m, const std::string &reduced, std::string *how) {
+  std::string name = inj.name;
+  if (inj.check) {
+    ParseOptions po;
+    po.arch = m.arch;
+    if (auto h = harnessIncludeDir(); !h.empty()) po.includes.push_back(h);
+    auto parsed = parseSource(reduced, "reduced.cu", po);
+    auto idx = inject::buildIndex(*parsed);
+    return inj.check(idx, how);
+  }
+  if (name == "wrong-arch") {
+    for (const char *arch_only : {"wgmma.", "setmaxnreg", "tcgen05.", "multimem."})
+      if (reduced.find(arch_only) != std::string::npos) {
+        *how = std::string("an arch-specific instruction (") + arch_only + ") is still there";
+        return true;
+      }
+    *how = "no sm_90a-only instruction left";
+    return false;
+  }
+  auto edits = editsFromJson(m.edits_json);
+  std::string r = squash(reduced);
+  bool any = false;
+  for (auto &e : edits) {
+    // The first non-blank line of what the injector wrote must still be there.
+    std::string first;
+    size_t at = 0;
+    while (at < e.replacement.size() && first.empty()) {
+      size_t nl = e.replacement.find('\n', at);
+      first = squash(e.replacement.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
+      at = nl == std::string::npos ? e.replacement.size() : nl + 1;
+    }
+    if (first.empty()) continue;
+    any = true;
+    if (r.find(first) == std::string::npos) {
+      *how = "the injected text `" + first + "` is gone";
+      return false;
+    }
+  }
+  if (any) {
+    *how = "the injected text is still there";
+    return true;
+  }
+  // A deletion: the construct it left unprotected must still be there.
+  const char *construct = name == "missing-wgmma-fence" ? "wgmma.mma_async" : "cp.async.bulk.tensor";
+  bool ok = reduced.find(construct) != std::string::npos;
+  *how = std::string(ok ? "the unprotected " : "no ") + construct + (ok ? " is still there" : " left");
+  return ok;
+}
+
+// ---- judging -----------------------------------------------------------------------------------
+namespace {
+
+struct Ctx {
+  const CampaignOptions &o;
+  Store &store;
+  std::mutex store_m, log_m;
+  SlotPool slots;
+  const std::function<void(const std::string &)> &log;
+  std::atomic<long> judged{0};
+  size_t total = 0;
+  Ctx(const CampaignOptions &opt, Store &s, const std::function<void(const std::string &)> &l)
+      : o(opt), store(s), slots(opt.gpus), log(l) {}
+  void say(const std::string &s) {
+    std::lock_guard<std::mutex> l(log_m);
+    log(s);
+  }
+};
+
+OracleOptions oracleFor(const CampaignOptions &o, const std::string &arch, const std::string &kernel_dir) {
+  OracleOptions oo;
+  oo.build.arch = arch;
+  oo.build.nvcc = o.nvcc;
+  oo.build.defines = o.defines;
+  oo.build.includes = o.includes;
+  oo.build.includes.push_back(kernel_dir);
+  oo.build.cache_dir = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
+  oo.run.timeout_s = o.timeout_s;
+  oo.repeat = o.repeat;
+  return oo;
+}
+
+std::string kernelDir(const CampaignOptions &o, const std::string &kernel) {
+  std::string err;
+  for (auto &f : kernelFiles(o.kernels, &err))
+    if (fs::path(f).filename() == kernel) return fs::path(f).parent_path().string();
+  return ".";
+}
+
+std::string toJsonText(const Verdict &v) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << toJSON(v);
+  return os.str();
+}
+
+double medianRunMs(const Verdict &v) {
+  std::vector<double> ms;
+  for (auto &r : v.runs) ms.push_back(r.wall_ms);
+  if (ms.empty()) return 0;
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// Builds on the CPU, then runs on one GPU slot.
+Verdict judgeText(Ctx &c, const std::string &text, const std::string &kernel, OracleOptions oo, std::string *slot_used,
+                  BuildRecord *build_out) {
+  std::string dir = makeTempDir("wsfuzz.");
+  std::string file = dir + "/" + kernel;
+  Verdict v;
+  if (dir.empty() || !writeFileAtomic(file, text)) {
+    v.symptom = "infra-error";
+    v.detail = "infra-error/tmp";
+    v.evidence.push_back("cannot write the mutant under $TMPDIR");
+    removeTree(dir);
+    return v;
+  }
+  BuildRecord b = buildProgram(file, oo.build);
+  if (b.ok) {
+    std::string slot = c.slots.acquire();
+    if (!slot.empty()) oo.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
+    *slot_used = slot;
+    v = judgeBuilt(b, oo);
+    c.slots.release(slot);
+  } else {
+    v = judgeBuilt(b, oo);
+  }
+  if (build_out) *build_out = b;
+  removeTree(dir);
+  return v;
+}
+
+void baseline(Ctx &c, const std::string &path) {
+  std::string kernel = fs::path(path).filename().string();
+  {
+    std::lock_guard<std::mutex> l(c.store_m);
+    if (c.store.hasBaseline(kernel)) return;
+  }
+  auto text = readFile(path);
+  if (!text) return;
+  std::string arch = inject::kernelArch(*text);
+  std::string slot;
+  Verdict v = judgeText(c, *text, kernel, oracleFor(c.o, arch, fs::path(path).parent_path().string()), &slot, nullptr);
+  {
+    std::lock_guard<std::mutex> l(c.store_m);
+    c.store.recordBaseline(kernel, path, arch, v.symptom == "pass" ? "pass" : v.detail, medianRunMs(v), toJsonText(v));
+  }
+  c.say("wsfuzz: baseline " + kernel + " -> " + (v.detail.empty() ? v.symptom : v.detail) +
+        (v.symptom == "pass" ? ", median run " + std::to_string((long)medianRunMs(v)) + " ms" : ""));
+}
+
+std::optional<bool> sanitizerSaw(const std::string &out, std::string *summary) {
+  static const std::regex sum(R"(ERROR SUMMARY:\s*(\d+) error)");
+  std::smatch m;
+  if (std::regex_search(out, m, sum)) {
+    *summary = m[0];
+    return std::stoi(m[1]) > 0;
+  }
+  *summary = out.substr(0, std::min<size_t>(out.size(), 200));
+  return std::nullopt;
+}
+
+void writeCorpus(Ctx &c, const MutantRow &m, const VerdictRow &vr) {
+  if (c.o.corpus_dir.empty()) return;
+  std::lock_guard<std::mutex> l(c.store_m);
+  std::string sig = vr.signature.empty() ? vr.detail : vr.signature;
+  if (c.store.signatureInCorpus(m.kernel, m.injector, sig)) return;
+  fs::path dir = fs::path(c.o.corpus_dir) / fs::path(m.kernel).stem() / m.injector;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::string stem = m.hash.substr(0, 16);
+  std::string cu = (dir / (stem + fs::path(m.kernel).extension().string())).string();
+  auto edits = llvm::json::parse(m.edits_json);
+  auto expected = llvm::json::parse(m.expected_json);
+  llvm::json::Object meta{{"hash", m.hash},
+                          {"kernel", m.kernel},
+                          {"injector", m.injector},
+                          {"site", m.site},
+                          {"note", m.note},
+                          {"line", m.line},
+                          {"arch", m.arch},
+                          {"defines", llvm::json::Array(std::vector<llvm::json::Value>(c.o.defines.begin(), c.o.defines.end()))},
+                          {"edits", edits ? std::move(*edits) : llvm::json::Value(nullptr)},
+                          {"expected", expected ? std::move(*expected) : llvm::json::Value(nullptr)},
+                          {"observed", llvm::json::Object{{"symptom", vr.symptom},
+                                                          {"detail", vr.detail},
+                                                          {"signature", vr.signature},
+                                                          {"expected_match", vr.expected_match}}}};
+  if (!edits) llvm::consumeError(edits.takeError());
+  if (!expected) llvm::consumeError(expected.takeError());
+  if (vr.static_check) meta["static_check"] = llvm::json::Object{{"confirmed", *vr.static_check}, {"why", vr.static_why}};
+  std::string js;
+  llvm::raw_string_ostream os(js);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(meta)));
+  if (writeFileAtomic(cu, m.text) && writeFileAtomic((dir / (stem + ".meta.json")).string(), os.str() + "\n"))
+    c.store.recordCorpus(m.hash, m.kernel, m.injector, sig, cu);
+}
+
+void judgeMutant(Ctx &c, const MutantRow &m) {
+  auto *inj = inject::findInjector(m.injector);
+  if (!inj) return;
+  auto t0 = std::chrono::steady_clock::now();
+  std::string kdir = kernelDir(c.o, m.kernel);
+  OracleOptions oo = oracleFor(c.o, m.arch, kdir);
+  if (std::string(inj->name) == "shallow-pipeline") {
+    std::lock_guard<std::mutex> l(c.store_m);
+    if (auto b = c.store.baselineMs(m.kernel)) {
+      oo.classify.slow_baseline_ms = *b;
+      oo.classify.slow_factor = c.o.slow_factor;
+    }
+  }
+  VerdictRow vr;
+  vr.hash = m.hash;
+  Verdict v;
+  BuildRecord b;
+  if (!inj->runtime) {
+    // Blackwell here: compile for sm_100a and confirm the defect statically; never run.
+    std::string dir = makeTempDir("wsfuzz.");
+    std::string file = dir + "/" + m.kernel;
+    writeFileAtomic(file, m.text);
+    b = buildProgram(file, oo.build);
+    removeTree(dir);
+    ParseOptions po;
+    po.arch = m.arch;
+    po.includes = oo.build.includes;
+    if (auto h = harnessIncludeDir(); !h.empty()) po.includes.push_back(h);
+    po.defines = c.o.defines;
+    auto parsed = parseSource(m.text, kdir + "/" + m.kernel, po);
+    std::string why;
+    vr.static_check = inj->check ? inj->check(inject::buildIndex(*parsed), &why) : false;
+    vr.static_why = why;
+    if (b.ok) {
+      v.symptom = "compiled";
+      v.detail = *vr.static_check ? "compiled/static-confirmed" : "compiled/static-absent";
+      v.signature = "static:" + why;
+      v.evidence.push_back("compiled for " + m.arch + "; not run (needs " + m.arch + " hardware): " + why);
+      v.timings.build_ms = b.wall_ms;
+      v.timings.build_cached = b.cache_hit;
+    } else {
+      v = judgeBuilt(b, oo);  // the compile error as a verdict, no runs
+    }
+  } else {
+    v = judgeText(c, m.text, m.kernel, oo, &vr.gpu, &b);
+  }
+  vr.symptom = v.symptom;
+  vr.detail = v.detail.empty() ? v.symptom : v.detail;
+  vr.signature = v.signature;
+  vr.infra = v.symptom == "infra-error";
+  vr.expected_match = inj->runtime ? inject::expects(*inj, vr.detail) : (b.ok && vr.static_check.value_or(false));
+  vr.verdict_json = toJsonText(v);
+  vr.build_ms = v.timings.build_ms;
+  vr.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (size_t i = 0; i < v.runs.size(); ++i)
+    vr.runs.push_back({(int)i, v.runs[i].symptom, v.runs[i].detail, v.runs[i].signature, v.runs[i].exit_code,
+                       v.runs[i].signal, v.runs[i].timed_out, v.runs[i].wall_ms});
+  bool fresh;
+  {
+    std::lock_guard<std::mutex> l(c.store_m);
+    fresh = c.store.recordVerdict(vr);
+  }
+  long n = ++c.judged;
+  c.say("wsfuzz: [" + std::to_string(n) + "/" + std::to_string(c.total) + "] " + m.kernel + " " + m.injector + " #" +
+        std::to_string(m.site) + " -> " + vr.detail + (vr.expected_match ? " (expected)" : vr.infra ? " (infra)" : " (UNEXPECTED)") +
+        " " + std::to_string((long)(vr.wall_ms / 1000)) + " s" + (fresh ? "" : " [already judged elsewhere; not stored]"));
+  if (!fresh) return;
+
+  bool detected = (inj->runtime && !vr.infra && vr.symptom != "pass") || (!inj->runtime && vr.static_check.value_or(false) && b.ok);
+  if (detected) writeCorpus(c, m, vr);
+
+  // Latent: the bug is there and nothing was observed. Second look with seed 000's tool.
+  if (inj->runtime && vr.symptom == "pass" && c.o.sanitizer && *inj->sanitizer && b.ok) {
+    {
+      std::lock_guard<std::mutex> l(c.store_m);
+      if (c.store.hasSanitizer(m.hash)) return;
+    }
+    OracleOptions so = oo;
+    so.repeat = 1;
+    so.sanitizer = inj->sanitizer;
+    std::string slot = c.slots.acquire();
+    if (!slot.empty()) so.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
+    Verdict sv = judgeBuilt(b, so);
+    c.slots.release(slot);
+    SanitizerRow sr;
+    sr.hash = m.hash;
+    sr.tool = inj->sanitizer;
+    sr.saw = sanitizerSaw(sv.sanitizer_output, &sr.summary);
+    sr.output = sv.sanitizer_output.substr(0, 16384);
+    std::lock_guard<std::mutex> l(c.store_m);
+    c.store.recordSanitizer(sr);
+  }
+}
+
+void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
+  auto *inj = inject::findInjector(m.injector);
+  ReductionRow rr;
+  rr.hash = m.hash;
+  auto t0 = std::chrono::steady_clock::now();
+  std::string slot = c.slots.acquire();
+  std::string kdir = kernelDir(c.o, m.kernel);
+  std::string work = makeTempDir("wsfuzz-reduce.");
+  std::string orig = work + "/" + m.kernel;
+  writeFileAtomic(orig, m.text);
+  std::string out;
+  if (!c.o.corpus_dir.empty()) {
+    fs::path dir = fs::path(c.o.corpus_dir) / fs::path(m.kernel).stem() / m.injector;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    out = (dir / (m.hash.substr(0, 16) + ".min" + fs::path(m.kernel).extension().string())).string();
+  } else {
+    out = work + "/reduced" + fs::path(m.kernel).extension().string();
+  }
+  TestOptions t;
+  t.symptom = v.symptom;
+  t.signature = v.signature;
+  t.original_path = orig;
+  t.oracle = oracleFor(c.o, m.arch, kdir);
+  t.oracle.repeat = 1;
+  if (!slot.empty()) t.oracle.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
+  t.parse.arch = m.arch;
+  t.parse.includes = t.oracle.build.includes;
+  t.parse.defines = c.o.defines;
+  rr.lines_before = (int)countNonBlankLines(m.text);
+  try {
+    Tester tester(t);
+    TestResult orig_r;
+    Verdict ov = tester.judgeOriginal(m.text, &orig_r);
+    if (!orig_r.interesting) {
+      rr.error = "the mutant does not reproduce " + v.detail + " under the reducer's oracle (got " + ov.detail + ")";
+    } else {
+      tester.setSignature(ov.signature);
+      SearchOptions so;
+      so.jobs = jobs;
+      so.best_path = out;
+      Search search(tester, so, [](const SearchStats &, const std::string &) {});
+      std::string best;
+      try {
+        best = search.run(m.text);
+      } catch (const SearchStop &s) {
+        best = search.best();
+        rr.error = "stopped: " + s.reason;
+      }
+      writeFileAtomic(out, best);
+      rr.ok = rr.error.empty();
+      rr.path = out;
+      rr.lines_after = (int)countNonBlankLines(best);
+      rr.retained = inj && editRetained(*inj, m, best, &rr.how);
+    }
+  } catch (const std::exception &e) {
+    rr.error = e.what();
+  }
+  c.slots.release(slot);
+  if (c.o.corpus_dir.empty()) rr.path.clear();  // the reduced program lived in the work dir only
+  removeTree(work);
+  rr.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  {
+    std::lock_guard<std::mutex> l(c.store_m);
+    c.store.recordReduction(rr);
+  }
+  c.say("wsfuzz: reduced " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) + ": " +
+        std::to_string(rr.lines_before) + " -> " + std::to_string(rr.lines_after) + " lines, edit " +
+        (rr.retained ? "retained" : "LOST") + (rr.error.empty() ? "" : " (" + rr.error + ")") + " — " + rr.how);
+}
+
+}  // namespace
+
+int runCampaign(const CampaignOptions &o, const std::function<void(const std::string &)> &log) {
+  Store store(o.db);
+  Ctx c(o, store, log);
+  std::string err;
+  if (o.retry_infra) {
+    int n = store.deleteInfraVerdicts();
+    if (n) log("wsfuzz: --retry-infra: " + std::to_string(n) + " infra-error verdicts will be judged again");
+  }
+  auto mutants = plan(store, o, log, &err);
+  if (!err.empty()) {
+    log("wsfuzz: " + err);
+    return 2;
+  }
+  long session = store.startSession(o.command, o.shard_i, o.shard_n);
+  store.setMeta("gpu_present", gpuPresent() ? "yes" : "no");
+  store.setMeta("repeat", std::to_string(o.repeat));
+  char tbuf[32];
+  std::snprintf(tbuf, sizeof tbuf, "%g", o.timeout_s);
+  store.setMeta("timeout_s", tbuf);
+
+  std::vector<MutantRow> todo;
+  std::set<std::string> kernels_needed;
+  for (auto &m : mutants) {
+    if (!inShard(m.hash, o.shard_i, o.shard_n) || store.hasVerdict(m.hash)) continue;
+    todo.push_back(m);
+    if (m.runtime) kernels_needed.insert(m.kernel);
+  }
+  if (o.max_mutants > 0 && (long)todo.size() > o.max_mutants) todo.resize(o.max_mutants);
+  log("wsfuzz: " + std::to_string(mutants.size()) + " mutants planned, " + std::to_string(todo.size()) +
+      " to judge in shard " + std::to_string(o.shard_i) + "/" + std::to_string(o.shard_n) + " (-j " + std::to_string(o.jobs) +
+      ", " + std::to_string(c.slots.size()) + " GPU slot(s), repeat " + std::to_string(o.repeat) + ")" +
+      (gpuPresent() ? "" : "; no GPU here: runtime judgments will be infra-error"));
+
+  // The references' own verdicts and timings first: the baseline for `slow`, and a check
+  // that every kernel passes before its mutants mean anything.
+  std::vector<std::string> paths;
+  for (auto &f : kernelFiles(o.kernels, &err))
+    if (kernels_needed.count(fs::path(f).filename().string())) paths.push_back(f);
+  parallelFor(paths.size(), o.jobs, [&](size_t i) { baseline(c, paths[i]); }, [] { return g_stop.load(); });
+
+  c.total = todo.size();
+  parallelFor(todo.size(), o.jobs, [&](size_t i) { judgeMutant(c, todo[i]); }, [] { return g_stop.load(); });
+
+  if (o.reduce && !g_stop) {
+    std::vector<std::pair<MutantRow, VerdictRow>> red;
+    for (auto &m : mutants) {
+      if (!m.runtime || !inShard(m.hash, o.shard_i, o.shard_n) || store.hasReduction(m.hash)) continue;
+      auto v = store.verdict(m.hash);
+      if (!v || v->infra || v->symptom == "pass" || v->symptom == "flaky" || v->symptom == "slow") continue;
+      red.push_back({m, *v});
+    }
+    log("wsfuzz: reducing " + std::to_string(red.size()) + " detected mutants");
+    int per = o.reduce_jobs > 0 ? o.reduce_jobs : std::max(1, o.jobs / (int)c.slots.size());
+    parallelFor(red.size(), (int)c.slots.size(), [&](size_t i) { reduceMutant(c, red[i].first, red[i].second, per); },
+                [] { return g_stop.load(); });
+  }
+  store.endSession(session, c.judged);
+  if (g_stop) {
+    log("wsfuzz: stopped; the same command resumes (" + std::to_string(c.judged) + " judged this session)");
+    return 130;
+  }
+  log("wsfuzz: done: " + std::to_string(c.judged) + " mutants judged this session; `wsfuzz report " + o.db + "` writes the report");
+  return 0;
+}
+
+}  // namespace wsr::fuzz

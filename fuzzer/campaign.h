@@ -1,0 +1,84 @@
+// A campaign: every (kernel, injector, site) mutant planned into the store, then judged by
+// the oracle in fresh processes, -j at a time, compiles on the CPU and runs on a pool of GPU
+// slots; verdicts written one transaction per mutant, so killing it loses at most the
+// mutants in flight and the same command resumes. See DESIGN.md "Fuzzer rules".
+#pragma once
+
+#include "inject.h"
+#include "store.h"
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wsr::fuzz {
+
+struct CampaignOptions {
+  std::vector<std::string> kernels;    // .cu files or directories of them
+  std::vector<std::string> injectors;  // names; empty = all
+  int repeat = 3;
+  int jobs = 1;
+  std::string db;
+  int shard_i = 0, shard_n = 1;
+  std::vector<std::string> gpus;       // CUDA_VISIBLE_DEVICES per slot; empty = one slot, env untouched
+  bool reduce = false;
+  int reduce_jobs = 0;                 // candidates at once per reduction (0 = jobs)
+  double timeout_s = 10;
+  std::string corpus_dir;              // empty: no corpus written
+  bool retry_infra = false;            // judge infra-error verdicts again (e.g. on the GPU machine)
+  bool sanitizer = true;               // the latent mutants' second look
+  std::vector<std::string> defines, includes;
+  std::string nvcc, cache_dir;
+  double slow_factor = 1.5;
+  long max_mutants = 0;                // judge at most this many this session (0 = all)
+  std::string command;                 // recorded with the session
+};
+
+// "i/N" -> (i, N) with 0 <= i < N.
+std::optional<std::pair<int, int>> parseShard(const std::string &s);
+// "N" -> "0".."N-1"; "a,b,c" -> that list (a fake list works: the runs only see the variable).
+std::vector<std::string> parseGpus(const std::string &s);
+// Deterministic split by mutant hash.
+bool inShard(const std::string &hash, int i, int n);
+std::string mutantHash(const std::string &arch, const std::vector<std::string> &defines, const std::string &text);
+
+// A pool of GPU slots: at most one run per slot at a time. With no devices it is one slot
+// named "" (no CUDA_VISIBLE_DEVICES set): CPU-only judgments still run.
+class SlotPool {
+ public:
+  explicit SlotPool(std::vector<std::string> devices);
+  std::string acquire();
+  void release(const std::string &slot);
+  size_t size() const { return slots_.size(); }
+  int maxBusy() const { return max_busy_; }  // the most slots held at once so far
+
+ private:
+  std::vector<std::string> slots_;
+  std::vector<bool> busy_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  int n_busy_ = 0, max_busy_ = 0;
+};
+
+// Runs `work(i)` for i in [0, n) on `jobs` threads (in order of i; stops early when
+// `stop()` says so).
+void parallelFor(size_t n, int jobs, const std::function<void(size_t)> &work, const std::function<bool()> &stop);
+
+// Lists the kernels a --kernels argument names (directories: their *.cu, sorted).
+std::vector<std::string> kernelFiles(const std::vector<std::string> &args, std::string *err);
+
+// Plans the mutants (parsing each kernel unless the store already has its plan).
+std::vector<MutantRow> plan(Store &store, const CampaignOptions &o, const std::function<void(const std::string &)> &log,
+                            std::string *err);
+
+// Whether the injected bug survived a reduction (the reducer's ground truth).
+bool editRetained(const inject::InjectorInfo &inj, const MutantRow &m, const std::string &reduced, std::string *how);
+
+// The whole campaign; returns the process exit status (0 done, 2 bad input, 130 stopped).
+int runCampaign(const CampaignOptions &o, const std::function<void(const std::string &)> &log);
+void requestStop();  // async-signal-safe
+
+}  // namespace wsr::fuzz

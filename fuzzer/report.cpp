@@ -1,0 +1,461 @@
+#include "report.h"
+
+#include "inject.h"
+#include "process.h"
+
+#include <llvm/Support/JSON.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace wsr::fuzz {
+
+std::string classOf(const std::string &d) { return d.substr(0, d.find('/')); }
+
+namespace {
+
+// A report is a list of blocks, rendered twice (Markdown, HTML).
+struct Block {
+  enum Kind { H2, P, Table } kind;
+  std::string text;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  bool matrix = false;  // colour the cells (the confusion matrix)
+};
+
+struct Row {
+  std::string hash, kernel, injector, note, expected_json, arch;
+  int site = 0;
+  bool runtime = true, judged = false;
+  std::string symptom, detail, signature, gpu, static_why;
+  bool expected_match = false, infra = false;
+  int site_executed = -1, static_check = -1;
+  double build_ms = 0, wall_ms = 0;
+  std::string evidence;
+  std::vector<std::string> expected;
+};
+
+std::string pct(long a, long b) {
+  if (b == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%% (%ld/%ld)", 100.0 * a / b, a, b);
+  return buf;
+}
+
+std::string fmt(double v, const char *f = "%.1f") {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::vector<std::string> parseList(const std::string &js) {
+  std::vector<std::string> out;
+  auto v = llvm::json::parse(js);
+  if (!v) {
+    llvm::consumeError(v.takeError());
+    return out;
+  }
+  if (auto *a = v->getAsArray())
+    for (auto &e : *a)
+      if (auto s = e.getAsString()) out.push_back(s->str());
+  return out;
+}
+
+std::string firstEvidence(const std::string &verdict_json) {
+  auto v = llvm::json::parse(verdict_json);
+  if (!v) {
+    llvm::consumeError(v.takeError());
+    return "";
+  }
+  if (auto *o = v->getAsObject())
+    if (auto *ev = o->getArray("evidence"))
+      for (auto &e : *ev)
+        if (auto s = e.getAsString()) return s->str();
+  return "";
+}
+
+struct Q {
+  sqlite3_stmt *s = nullptr;
+  Q(sqlite3 *db, const char *sql) {
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db));
+  }
+  ~Q() { sqlite3_finalize(s); }
+  bool step() { return sqlite3_step(s) == SQLITE_ROW; }
+  std::string t(int i) {
+    auto *p = sqlite3_column_text(s, i);
+    return p ? (const char *)p : "";
+  }
+  long long n(int i) { return sqlite3_column_int64(s, i); }
+  double d(int i) { return sqlite3_column_double(s, i); }
+  bool null(int i) { return sqlite3_column_type(s, i) == SQLITE_NULL; }
+};
+
+std::string esc(const std::string &s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '<') o += "&lt;";
+    else if (c == '>') o += "&gt;";
+    else if (c == '&') o += "&amp;";
+    else if (c == '"') o += "&quot;";
+    else o += c;
+  }
+  return o;
+}
+
+std::string mdCell(std::string s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '|') o += "\\|";
+    else if (c == '\n') o += " ";
+    else o += c;
+  }
+  return o;
+}
+
+std::string renderMd(const std::string &title, const std::vector<Block> &bs) {
+  std::string o = "# " + title + "\n\n";
+  for (auto &b : bs) {
+    if (b.kind == Block::H2) o += "## " + b.text + "\n\n";
+    else if (b.kind == Block::P) o += b.text + "\n\n";
+    else {
+      if (b.rows.empty()) {
+        o += "(none)\n\n";
+        continue;
+      }
+      o += "|";
+      for (auto &h : b.header) o += " " + mdCell(h) + " |";
+      o += "\n|";
+      for (size_t i = 0; i < b.header.size(); ++i) o += i ? " ---: |" : " --- |";
+      o += "\n";
+      for (auto &r : b.rows) {
+        o += "|";
+        for (auto &c : r) o += " " + mdCell(c) + " |";
+        o += "\n";
+      }
+      o += "\n";
+    }
+  }
+  return o;
+}
+
+std::string renderHtml(const std::string &title, const std::vector<Block> &bs) {
+  std::string o = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + esc(title) +
+                  "</title>\n<style>body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:1200px}"
+                  "table{border-collapse:collapse;margin:0 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+                  "td:first-child,th:first-child{text-align:left}th{background:#f0f0f0}"
+                  "td.z{color:#bbb}td.hit{background:#d7f0d7}td.miss{background:#f6dada}td.inf{background:#eee}"
+                  "code{background:#f4f4f4}</style></head><body>\n<h1>" +
+                  esc(title) + "</h1>\n";
+  for (auto &b : bs) {
+    if (b.kind == Block::H2) o += "<h2>" + esc(b.text) + "</h2>\n";
+    else if (b.kind == Block::P) o += "<p>" + esc(b.text) + "</p>\n";
+    else {
+      if (b.rows.empty()) {
+        o += "<p><i>none</i></p>\n";
+        continue;
+      }
+      o += "<table><tr>";
+      for (auto &h : b.header) o += "<th>" + esc(h) + "</th>";
+      o += "</tr>\n";
+      for (auto &r : b.rows) {
+        o += "<tr>";
+        for (size_t i = 0; i < r.size(); ++i) {
+          std::string cls;
+          if (b.matrix && i > 0 && i + 1 < r.size()) {
+            if (r[i] == "0") cls = "z";
+            else if (b.header[i] == "infra-error") cls = "inf";
+            else if (b.header[i] == r[0] || (r[0].find(b.header[i]) != std::string::npos)) cls = "hit";
+            else cls = "miss";
+          }
+          o += cls.empty() ? "<td>" : "<td class=\"" + cls + "\">";
+          o += esc(r[i]) + "</td>";
+        }
+        o += "</tr>\n";
+      }
+      o += "</table>\n";
+    }
+  }
+  return o + "</body></html>\n";
+}
+
+}  // namespace
+
+ReportText buildReport(Store &store, const std::string &title) {
+  sqlite3 *db = store.db();
+  std::vector<Row> rows;
+  {
+    Q q(db, "SELECT m.hash, m.kernel, m.injector, m.site, m.note, m.expected, m.arch, m.runtime, v.hash IS NOT NULL, "
+            "v.symptom, v.detail, v.signature, v.expected_match, v.infra, v.site_executed, v.static_check, v.static_why, "
+            "v.build_ms, v.wall_ms, v.gpu, v.verdict_json FROM mutants m LEFT JOIN verdicts v ON v.hash = m.hash "
+            "ORDER BY m.kernel, m.injector, m.site");
+    while (q.step()) {
+      Row r;
+      r.hash = q.t(0);
+      r.kernel = q.t(1);
+      r.injector = q.t(2);
+      r.site = (int)q.n(3);
+      r.note = q.t(4);
+      r.expected_json = q.t(5);
+      r.expected = parseList(r.expected_json);
+      r.arch = q.t(6);
+      r.runtime = q.n(7) != 0;
+      r.judged = q.n(8) != 0;
+      r.symptom = q.t(9);
+      r.detail = q.t(10);
+      r.signature = q.t(11);
+      r.expected_match = q.n(12) != 0;
+      r.infra = q.n(13) != 0;
+      r.site_executed = q.null(14) ? -1 : (int)q.n(14);
+      r.static_check = q.null(15) ? -1 : (int)q.n(15);
+      r.static_why = q.t(16);
+      r.build_ms = q.d(17);
+      r.wall_ms = q.d(18);
+      r.gpu = q.t(19);
+      if (r.infra) r.evidence = firstEvidence(q.t(20));
+      rows.push_back(r);
+    }
+  }
+  auto expClass = [](const Row &r) { return r.expected.empty() ? std::string("?") : classOf(r.expected.front()); };
+  auto shows = [](const Row &r) { return r.judged && !r.infra && r.runtime && r.symptom != "pass"; };
+
+  std::vector<Block> out;
+  auto h2 = [&](const std::string &t) { out.push_back({Block::H2, t, {}, {}, false}); };
+  auto p = [&](const std::string &t) { out.push_back({Block::P, t, {}, {}, false}); };
+  auto table = [&](std::vector<std::string> h, std::vector<std::vector<std::string>> r, bool m = false) {
+    out.push_back({Block::Table, "", std::move(h), std::move(r), m});
+  };
+
+  // ---- summary ----
+  long judged = 0, infra = 0, runtime_judged = 0, showing = 0, agree_showing = 0;
+  std::map<std::string, long> by_sym;
+  std::string infra_reason;
+  for (auto &r : rows) {
+    if (!r.judged) continue;
+    ++judged;
+    by_sym[r.symptom]++;
+    if (r.infra) {
+      ++infra;
+      if (infra_reason.empty()) infra_reason = r.detail + (r.evidence.empty() ? "" : ": " + r.evidence);
+    }
+    if (r.runtime && !r.infra) ++runtime_judged;
+    if (shows(r)) {
+      ++showing;
+      agree_showing += r.expected_match;
+    }
+  }
+  h2("Summary");
+  std::string s = std::to_string(rows.size()) + " mutants planned, " + std::to_string(judged) + " judged, " +
+                  std::to_string(rows.size() - judged) + " not yet judged. Machine: GPU " +
+                  (store.meta("gpu_present") == "yes" ? "present" : "absent") + "; repeat " + store.meta("repeat") +
+                  ", timeout " + store.meta("timeout_s") + " s.";
+  p(s);
+  std::string syms;
+  for (auto &[k, v] : by_sym) syms += (syms.empty() ? "" : ", ") + k + " " + std::to_string(v);
+  if (!syms.empty()) p("Observed classes: " + syms + ".");
+  if (infra)
+    p("**" + std::to_string(infra) + " judgments are infra-error** — the oracle could not judge them (" + infra_reason +
+      "). They say nothing about the injected bugs; on a machine with the GPU, `wsfuzz ... --retry-infra` judges them again.");
+  p("Triage agreement on the mutants that show anything (runtime, not pass, not infra-error): " + pct(agree_showing, showing) +
+    " (target >= 95%).");
+
+  // ---- confusion matrix ----
+  h2("Confusion matrix (expected class x observed class)");
+  p("Rows: the injector's first expected class (BUGS.md); columns: the oracle's observed class. `compiled` = an sm_100a "
+    "mutant compiled and checked statically, never run. `agree` counts verdicts the injector's expectation list accepts.");
+  static const std::vector<std::string> cols = {"pass", "compile-error", "hang", "crash", "wrong", "slow", "flaky", "infra-error", "compiled"};
+  std::map<std::string, std::map<std::string, long>> cm;
+  std::map<std::string, long> cm_agree;
+  for (auto &r : rows) {
+    if (!r.judged) continue;
+    cm[expClass(r)][r.symptom]++;
+    cm_agree[expClass(r)] += r.expected_match;
+  }
+  std::vector<std::vector<std::string>> mrows;
+  for (auto &[e, m] : cm) {
+    std::vector<std::string> row = {e};
+    long tot = 0;
+    for (auto &c : cols) {
+      row.push_back(std::to_string(m.count(c) ? m.at(c) : 0));
+      tot += m.count(c) ? m.at(c) : 0;
+    }
+    row.push_back(std::to_string(cm_agree[e]) + "/" + std::to_string(tot));
+    mrows.push_back(row);
+  }
+  std::vector<std::string> mh = {"expected \\ observed"};
+  mh.insert(mh.end(), cols.begin(), cols.end());
+  mh.push_back("agree");
+  table(mh, mrows, true);
+
+  // ---- per injector / per kernel ----
+  auto rates = [&](const std::string &title2, auto key) {
+    h2(title2);
+    std::map<std::string, std::vector<const Row *>> g;
+    for (auto &r : rows) g[key(r)].push_back(&r);
+    std::vector<std::vector<std::string>> t;
+    for (auto &[k, rs] : g) {
+      long n = rs.size(), j = 0, inf = 0, det = 0, ag = 0, lat = 0;
+      double ms = 0;
+      for (auto *r : rs) {
+        if (!r->judged) continue;
+        ++j;
+        ms += r->wall_ms;
+        if (r->infra) {
+          ++inf;
+          continue;
+        }
+        bool d = r->runtime ? r->symptom != "pass" : r->static_check == 1;
+        det += d;
+        ag += r->expected_match;
+        lat += r->runtime && r->symptom == "pass";
+      }
+      t.push_back({k, std::to_string(n), std::to_string(j), std::to_string(inf), pct(det, j - inf), pct(ag, j - inf),
+                   std::to_string(lat), fmt(ms / 1000.0)});
+    }
+    table({title2.find("injector") != std::string::npos ? "injector" : "kernel", "mutants", "judged", "infra-error",
+           "detected", "as expected", "latent", "time (s)"},
+          t);
+  };
+  rates("Detection per injector", [](const Row &r) { return r.injector; });
+  rates("Detection per kernel", [](const Row &r) { return r.kernel; });
+
+  // ---- disagreements ----
+  h2("Disagreements to explain");
+  p("Mutants that showed something other than what the catalogue predicts. Each is either a real property of the bug (a "
+    "finding: write it up) or an oracle defect (fix it).");
+  std::vector<std::vector<std::string>> dis;
+  for (auto &r : rows)
+    if (shows(r) && !r.expected_match)
+      dis.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, r.expected_json, r.detail, r.signature});
+  table({"kernel", "mutant", "site", "expected", "observed", "signature"}, dis);
+
+  // ---- latent + sanitizer ----
+  h2("Latent mutants (bug present, observed pass)");
+  std::map<std::string, std::pair<std::string, int>> san;  // hash -> (tool, saw)
+  std::map<std::string, std::string> san_summary;
+  {
+    Q q(db, "SELECT hash, tool, saw, summary FROM sanitizer");
+    while (q.step()) {
+      san[q.t(0)] = {q.t(1), q.null(2) ? -1 : (int)q.n(2)};
+      san_summary[q.t(0)] = q.t(3);
+    }
+  }
+  std::vector<std::vector<std::string>> lat;
+  long seen = 0, unseen = 0, notrun = 0;
+  for (auto &r : rows) {
+    if (!r.judged || !r.runtime || r.symptom != "pass") continue;
+    auto *inj = inject::findInjector(r.injector);
+    std::string tool = inj && *inj->sanitizer ? inj->sanitizer : "(none mapped)";
+    std::string res = "not run";
+    if (san.count(r.hash)) {
+      int saw = san[r.hash].second;
+      res = saw == 1 ? "SAW IT: " + san_summary[r.hash] : saw == 0 ? "nothing (" + san_summary[r.hash] + ")" : "could not run: " + san_summary[r.hash];
+      if (saw == 1) ++seen;
+      else if (saw == 0) ++unseen;
+      else ++notrun;
+    } else {
+      ++notrun;
+    }
+    lat.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, tool, res});
+  }
+  p(std::to_string(lat.size()) + " latent mutants: a tool saw " + std::to_string(seen) + ", nothing sees " +
+    std::to_string(unseen) + ", no tool evidence for " + std::to_string(notrun) + ".");
+  table({"kernel", "mutant", "site", "tool (seed 000)", "tool result"}, lat);
+
+  // ---- flaky ----
+  h2("Flaky mutants");
+  std::vector<std::vector<std::string>> fl;
+  for (auto &r : rows) {
+    if (!r.judged || r.symptom != "flaky") continue;
+    std::string runs;
+    Q q(db, "SELECT detail, wall_ms FROM runs WHERE hash = ? ORDER BY idx");
+    sqlite3_bind_text(q.s, 1, r.hash.c_str(), -1, SQLITE_TRANSIENT);
+    while (q.step()) runs += (runs.empty() ? "" : ", ") + q.t(0);
+    fl.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, runs});
+  }
+  table({"kernel", "mutant", "site", "runs"}, fl);
+
+  // ---- site executed ----
+  h2("Sites never executed");
+  long unknown = 0;
+  std::vector<std::vector<std::string>> ne;
+  for (auto &r : rows) {
+    if (!r.judged) continue;
+    if (r.site_executed == -1) ++unknown;
+    if (r.site_executed == 0) ne.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, r.detail});
+  }
+  p(std::to_string(unknown) + " judged mutants have no execution evidence (unknown until the watchdog's progress counters "
+    "report which sites ran).");
+  table({"kernel", "mutant", "site", "observed"}, ne);
+
+  // ---- Blackwell ----
+  h2("Blackwell (sm_100a): compiled and checked statically");
+  std::vector<std::vector<std::string>> bw;
+  for (auto &r : rows)
+    if (!r.runtime)
+      bw.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, r.judged ? r.detail : "not judged",
+                    r.static_check == 1 ? "confirmed" : r.static_check == 0 ? "ABSENT" : "-", r.static_why});
+  table({"kernel", "mutant", "site", "build", "static check", "why"}, bw);
+
+  // ---- reductions ----
+  h2("Reductions: does the injected edit survive?");
+  {
+    long n = 0, ok = 0, kept = 0;
+    std::vector<std::vector<std::string>> t;
+    Q q(db, "SELECT r.hash, m.kernel, m.injector, m.site, r.ok, r.retained, r.how, r.lines_before, r.lines_after, r.wall_s, "
+            "r.error, r.path FROM reductions r JOIN mutants m ON m.hash = r.hash ORDER BY m.kernel, m.injector, m.site");
+    while (q.step()) {
+      ++n;
+      ok += q.n(4);
+      kept += q.n(4) && q.n(5);
+      t.push_back({q.t(1), q.t(2) + " #" + std::to_string(q.n(3)), std::to_string(q.n(7)) + " -> " + std::to_string(q.n(8)),
+                   q.n(4) ? (q.n(5) ? "retained" : "LOST") : "failed", q.n(4) ? q.t(6) : q.t(10), fmt(q.d(9), "%.0f")});
+    }
+    p(n ? "Ground-truth retention: " + pct(kept, ok) + " of the completed reductions (target >= 95%); " +
+              std::to_string(n - ok) + " reductions did not complete."
+        : "No reductions recorded (`--reduce`).");
+    table({"kernel", "mutant", "lines", "edit", "how", "time (s)"}, t);
+  }
+
+  // ---- time ----
+  h2("Time spent");
+  {
+    double build = 0, wall = 0;
+    for (auto &r : rows) build += r.build_ms, wall += r.wall_ms;
+    double session_s = 0;
+    long session_judged = 0, sessions = 0;
+    Q q(db, "SELECT wall_s, judged FROM sessions WHERE ended_at IS NOT NULL");
+    while (q.step()) session_s += q.d(0), session_judged += q.n(1), ++sessions;
+    p("Judging: " + fmt(wall / 1000.0) + " s of worker time, of which builds " + fmt(build / 1000.0) + " s. " +
+      std::to_string(sessions) + " finished session(s): " + fmt(session_s) + " s wall for " + std::to_string(session_judged) +
+      " mutants" + (session_s > 0 ? " = " + fmt(session_judged / (session_s / 60.0)) + " mutants/minute." : "."));
+    std::vector<std::vector<std::string>> t;
+    Q k(db, "SELECT name, arch, baseline_detail, baseline_run_ms FROM kernels ORDER BY name");
+    while (k.step()) t.push_back({k.t(0), k.t(1), k.t(2), fmt(k.d(3), "%.0f")});
+    p("Reference baselines (the unmutated kernels, judged with the same options):");
+    table({"kernel", "arch", "verdict", "median run (ms)"}, t);
+  }
+
+  ReportText rt;
+  rt.markdown = renderMd(title, out);
+  rt.html = renderHtml(title, out);
+  return rt;
+}
+
+bool writeReport(const std::string &dbpath, const std::string &prefix, std::string *err) {
+  try {
+    Store store(dbpath);
+    auto r = buildReport(store, "wsfuzz campaign report: " + dbpath);
+    if (!writeFileAtomic(prefix + ".md", r.markdown, err)) return false;
+    if (!writeFileAtomic(prefix + ".html", r.html, err)) return false;
+    return true;
+  } catch (const std::exception &e) {
+    *err = e.what();
+    return false;
+  }
+}
+
+}  // namespace wsr::fuzz

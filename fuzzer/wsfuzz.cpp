@@ -1,0 +1,140 @@
+// wsfuzz: inject the catalogue's handoff bugs (BUGS.md) into reference kernels, judge every
+// mutant with the oracle, keep everything in SQLite, and report the confusion matrix.
+//   wsfuzz --kernels kernels/ --injectors all --repeat 3 -j 8 --db campaign.sqlite
+//   wsfuzz report campaign.sqlite -o report
+// Exit status: 0 done, 2 bad input, 130 interrupted (the same command resumes).
+#include "campaign.h"
+#include "report.h"
+
+#include "oracle.h"
+
+#include <llvm/Support/CommandLine.h>
+#include <llvm/Support/Format.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <csignal>
+#include <filesystem>
+#include <thread>
+
+namespace cl = llvm::cl;
+namespace fs = std::filesystem;
+
+static cl::OptionCategory Cat("wsfuzz options");
+static cl::list<std::string> Positional(cl::Positional, cl::desc("[report <campaign.sqlite>]"), cl::cat(Cat));
+static cl::list<std::string> Kernels("kernels", cl::CommaSeparated, cl::desc("Reference kernels: a directory of .cu files or files"), cl::cat(Cat));
+static cl::list<std::string> Injectors("injectors", cl::CommaSeparated, cl::desc("Injectors to run (default all; see --list-injectors)"), cl::cat(Cat));
+static cl::opt<int> Repeat("repeat", cl::init(3), cl::desc("Fresh runs per mutant"), cl::cat(Cat));
+static cl::opt<unsigned> Jobs("j", cl::init(0), cl::Prefix, cl::desc("Mutants judged at once (default: all cores)"), cl::cat(Cat));
+static cl::opt<std::string> Db("db", cl::init("campaign.sqlite"), cl::desc("The campaign database"), cl::cat(Cat));
+static cl::opt<std::string> Shard("shard", cl::init("0/1"), cl::desc("i/N: judge only the mutants whose hash falls in shard i of N"), cl::cat(Cat));
+static cl::opt<std::string> Gpus("gpus", cl::desc("GPU slots: N (devices 0..N-1) or a list a,b (CUDA_VISIBLE_DEVICES per run)"), cl::cat(Cat));
+static cl::opt<bool> Reduce("reduce", cl::desc("Reduce every detected mutant and record whether the injected edit survived"), cl::cat(Cat));
+static cl::opt<unsigned> ReduceJobs("reduce-jobs", cl::init(0), cl::desc("Candidates at once per reduction (default -j / slots)"), cl::cat(Cat));
+static cl::opt<double> Timeout("timeout", cl::init(10), cl::desc("Seconds before a run is killed and called a hang"), cl::cat(Cat));
+static cl::opt<std::string> Corpus("corpus", cl::init("corpus"), cl::desc("Where detected mutants go (<dir>/<kernel>/<injector>/); empty: nowhere"), cl::cat(Cat));
+static cl::opt<bool> RetryInfra("retry-infra", cl::desc("Judge infra-error verdicts again (e.g. a CPU campaign moved to the GPU machine)"), cl::cat(Cat));
+static cl::opt<bool> NoSanitizer("no-sanitizer", cl::desc("Skip the latent mutants' compute-sanitizer second look"), cl::cat(Cat));
+static cl::opt<double> SlowFactor("slow-factor", cl::init(1.5), cl::desc("shallow-pipeline: slower than this x the reference's median run is `slow`"), cl::cat(Cat));
+static cl::opt<long> MaxMutants("max-mutants", cl::init(0), cl::desc("Judge at most this many mutants in this session"), cl::cat(Cat));
+static cl::list<std::string> Defines("D", cl::Prefix, cl::desc("Preprocessor definition for every kernel (e.g. a small shape)"), cl::cat(Cat));
+static cl::list<std::string> Includes("I", cl::Prefix, cl::desc("Include directory"), cl::cat(Cat));
+static cl::opt<std::string> Nvcc("nvcc", cl::desc("Path of nvcc"), cl::cat(Cat));
+static cl::opt<std::string> CacheDir("cache-dir", cl::desc("Build cache directory"), cl::cat(Cat));
+static cl::opt<bool> ListInjectors("list-injectors", cl::desc("Print the injectors with their expectations and exit"), cl::cat(Cat));
+static cl::opt<bool> ListSites("list-sites", cl::desc("Plan only: print every mutant (kernel, injector, site, note) and exit"), cl::cat(Cat));
+static cl::opt<std::string> Output("o", cl::desc("report: output prefix (writes PREFIX.md and PREFIX.html)"), cl::cat(Cat));
+
+static int fail(const std::string &s, int code = 2) {
+  llvm::errs() << "wsfuzz: " << s << "\n";
+  return code;
+}
+
+static void onSignal(int) {
+  wsr::fuzz::requestStop();
+  wsr::killAllRunning();
+}
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(Cat);
+  if (!cl::ParseCommandLineOptions(argc, argv, "wsfuzz: inject handoff bugs into reference kernels and check the triage\n", &llvm::errs()))
+    return 2;
+  if (ListInjectors) {
+    for (auto &i : wsr::inject::allInjectors()) {
+      std::string exp;
+      for (auto &e : i.expected) exp += (exp.empty() ? "" : " | ") + e;
+      llvm::outs() << llvm::format("%-24s %-8s %-12s expects %s\n", i.name, i.arch, *i.sanitizer ? i.sanitizer : "-", exp.c_str())
+                   << "    " << i.note << (i.runtime ? "" : " [compile + static check]") << "\n";
+    }
+    return 0;
+  }
+  if (!Positional.empty()) {
+    if (Positional[0] != "report") return fail("unknown command '" + Positional[0] + "' (the only one is `report <campaign.sqlite>`)");
+    if (Positional.size() != 2) return fail("usage: wsfuzz report <campaign.sqlite> [-o PREFIX]");
+    std::string db = Positional[1];
+    std::error_code ec;
+    if (!fs::exists(db, ec)) return fail(db + " does not exist");
+    std::string prefix = Output.empty() ? (fs::path(db).parent_path() / (fs::path(db).stem().string() + "-report")).string() : Output.getValue();
+    std::string err;
+    if (!wsr::fuzz::writeReport(db, prefix, &err)) return fail(err);
+    llvm::outs() << "wsfuzz: report " << prefix << ".md and " << prefix << ".html\n";
+    return 0;
+  }
+  if (Kernels.empty()) return fail("no kernels: give --kernels DIR|FILE (e.g. --kernels kernels/)");
+  auto shard = wsr::fuzz::parseShard(Shard);
+  if (!shard) return fail("--shard must be i/N with 0 <= i < N, e.g. --shard 0/4");
+  if (Repeat < 1) return fail("--repeat must be at least 1");
+  wsr::fuzz::CampaignOptions o;
+  o.kernels.assign(Kernels.begin(), Kernels.end());
+  o.injectors.assign(Injectors.begin(), Injectors.end());
+  for (auto &n : o.injectors)
+    if (n != "all" && !wsr::inject::findInjector(n)) return fail("unknown injector '" + n + "' (wsfuzz --list-injectors lists them)");
+  o.repeat = Repeat;
+  o.jobs = Jobs ? (int)Jobs : (int)std::max(1u, std::thread::hardware_concurrency());
+  o.db = Db;
+  o.shard_i = shard->first;
+  o.shard_n = shard->second;
+  o.gpus = wsr::fuzz::parseGpus(Gpus);
+  if (!Gpus.empty() && o.gpus.empty()) return fail("--gpus must be a count or a comma-separated device list");
+  if (Gpus.empty() && wsr::gpuPresent()) o.gpus = {"0"};
+  o.reduce = Reduce;
+  o.reduce_jobs = (int)ReduceJobs;
+  o.timeout_s = Timeout;
+  o.corpus_dir = Corpus;
+  o.retry_infra = RetryInfra;
+  o.sanitizer = !NoSanitizer;
+  o.defines.assign(Defines.begin(), Defines.end());
+  o.includes.assign(Includes.begin(), Includes.end());
+  o.nvcc = Nvcc;
+  o.cache_dir = CacheDir.empty() ? wsr::defaultCacheDir() : CacheDir.getValue();
+  o.slow_factor = SlowFactor;
+  o.max_mutants = MaxMutants;
+  for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(argv[i]);
+  auto log = [](const std::string &s) {
+    llvm::errs() << s << "\n";
+    llvm::errs().flush();
+  };
+  if (ListSites) {
+    try {
+      wsr::fuzz::Store store(Db);
+      std::string err;
+      auto ms = wsr::fuzz::plan(store, o, log, &err);
+      if (!err.empty()) return fail(err);
+      for (auto &m : ms)
+        llvm::outs() << m.kernel << "\t" << m.injector << "\t#" << m.site << "\t" << m.arch << "\t" << m.hash.substr(0, 12)
+                     << "\t" << m.note << "\n";
+      return 0;
+    } catch (const std::exception &e) {
+      return fail(e.what());
+    }
+  }
+  if (wsr::findNvcc(o.nvcc).empty()) return fail("nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass --nvcc");
+  std::string err;
+  if (!wsr::prepareCacheDir(o.cache_dir, &err)) return fail(err);
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  try {
+    return wsr::fuzz::runCampaign(o, log);
+  } catch (const std::exception &e) {
+    return fail(e.what());
+  }
+}

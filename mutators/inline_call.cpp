@@ -1,0 +1,276 @@
+// inline-call: a helper called exactly once in the main file (never recursively, never
+// by address) is replaced by its body at that call, and its definition goes: one site,
+// both edits. Two forms, both keeping the meaning:
+//   - `return E;` alone in the body: the call becomes `(E)` with each parameter replaced
+//     by its argument (a cast where the types differ); a parameter the body writes, or an
+//     argument with side effects used other than once, rules the site out;
+//   - a call that is a whole statement: it becomes a block that declares each parameter
+//     from its argument (`{ int n = (k * 2); ...body... }`), a final `return E;` kept as `E;`.
+// Skipped: templates, methods, kernels, variadic functions, default arguments, unnamed
+// parameters, reference parameters whose argument is not a plain name, and arguments that
+// mention a parameter's name (they would see the new local instead).
+#include "pass.h"
+
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/Decl.h>
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/Expr.h>
+#include <clang/AST/ExprCXX.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace wsr {
+namespace {
+
+struct Refs : clang::RecursiveASTVisitor<Refs> {
+  std::map<const clang::FunctionDecl *, std::vector<const clang::Expr *>> refs;  // every mention
+  std::map<const clang::Expr *, const clang::CallExpr *> callOf;                // callee -> its call
+  std::set<const clang::CallExpr *> statements;                                  // calls that are a statement
+
+  bool VisitCallExpr(clang::CallExpr *c) {
+    if (auto *callee = c->getCallee()) callOf[callee->IgnoreParenImpCasts()] = c;
+    return true;
+  }
+  bool VisitDeclRefExpr(clang::DeclRefExpr *e) {
+    if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(e->getDecl())) refs[fd->getCanonicalDecl()].push_back(e);
+    return true;
+  }
+  bool VisitUnresolvedLookupExpr(clang::UnresolvedLookupExpr *e) {
+    for (auto *d : e->decls())
+      if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(d)) refs[fd->getCanonicalDecl()].push_back(e);
+    return true;
+  }
+  bool VisitCompoundStmt(clang::CompoundStmt *cs) {
+    for (auto *st : cs->body())
+      if (auto *e = llvm::dyn_cast<clang::Expr>(st))
+        if (auto *c = llvm::dyn_cast<clang::CallExpr>(e->IgnoreImplicit())) statements.insert(c);
+    return true;
+  }
+};
+
+// Parameter uses inside a piece of the body: where they are, and whether each is only read.
+struct ParamUses : clang::RecursiveASTVisitor<ParamUses> {
+  std::set<const clang::ParmVarDecl *> params;
+  std::vector<std::pair<const clang::ParmVarDecl *, const clang::DeclRefExpr *>> uses;
+  std::set<const clang::Expr *> reads;
+  std::vector<const clang::ReturnStmt *> returns;
+  bool VisitImplicitCastExpr(clang::ImplicitCastExpr *c) {
+    if (c->getCastKind() == clang::CK_LValueToRValue) reads.insert(c->getSubExpr()->IgnoreParens());
+    return true;
+  }
+  bool VisitDeclRefExpr(clang::DeclRefExpr *e) {
+    if (auto *p = llvm::dyn_cast<clang::ParmVarDecl>(e->getDecl()))
+      if (params.count(p)) uses.push_back({p, e});
+    return true;
+  }
+  bool VisitReturnStmt(clang::ReturnStmt *r) {
+    returns.push_back(r);
+    return true;
+  }
+  bool onlyRead(const clang::ParmVarDecl *p) const {
+    for (auto &[q, e] : uses)
+      if (q == p && !reads.count(e)) return false;
+    return true;
+  }
+};
+
+// Names an argument mentions (a new local with one of those names would hide it).
+struct Names : clang::RecursiveASTVisitor<Names> {
+  std::set<std::string> names;
+  bool VisitDeclRefExpr(clang::DeclRefExpr *e) {
+    names.insert(e->getDecl()->getNameAsString());
+    return true;
+  }
+};
+
+// The text of [r.begin, r.end) with the edits inside it applied.
+std::string rewritten(const std::string &text, Range r, std::vector<Edit> edits) {
+  std::sort(edits.begin(), edits.end());
+  std::string out;
+  unsigned pos = r.begin;
+  for (auto &e : edits) {
+    out.append(text, pos, e.offset - pos);
+    out += e.replacement;
+    pos = e.offset + e.length;
+  }
+  out.append(text, pos, r.end - pos);
+  return out;
+}
+
+bool isSimple(const clang::Expr *e) {
+  e = e->IgnoreParenImpCasts();
+  return llvm::isa<clang::DeclRefExpr, clang::IntegerLiteral, clang::FloatingLiteral, clang::CXXBoolLiteralExpr,
+                   clang::CharacterLiteral>(e);
+}
+
+std::string printed(clang::ASTContext &ctx, clang::QualType t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.getUnqualifiedType().print(os, ctx.getPrintingPolicy());
+  return os.str();
+}
+
+void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::FunctionDecl *fd, const Refs &refs,
+              std::vector<PassSite> &out) {
+  auto rit = refs.refs.find(fd->getCanonicalDecl());
+  if (rit == refs.refs.end() || rit->second.size() != 1) return;
+  auto cit = refs.callOf.find(rit->second[0]);
+  if (cit == refs.callOf.end()) return;
+  const clang::CallExpr *call = cit->second;
+  if (llvm::isa<clang::CUDAKernelCallExpr>(call) || call->getNumArgs() != fd->getNumParams()) return;
+  auto *body = llvm::dyn_cast_or_null<clang::CompoundStmt>(fd->getBody());
+  auto whole = mainFileRange(ctx, fd->getSourceRange());
+  auto callR = mainFileRange(ctx, call->getSourceRange());
+  if (!body || !whole || !callR) return;
+  if (callR->begin >= whole->begin && callR->end <= whole->end) return;  // recursive
+  unsigned wend = whole->end;
+  while (wend < src.text.size() && (src.text[wend] == ' ' || src.text[wend] == '\t')) ++wend;
+  if (wend < src.text.size() && src.text[wend] == ';') whole->end = wend + 1;
+  Range removeFn = widenToLines(src.text, *whole);
+
+  std::vector<std::string> argText;
+  for (auto *p : fd->parameters())
+    if (p->getName().empty() || p->hasDefaultArg()) return;
+  for (unsigned i = 0; i < call->getNumArgs(); ++i) {
+    const clang::Expr *a = call->getArg(i);
+    auto ar = mainFileRange(ctx, a->getSourceRange());
+    if (!ar) return;
+    argText.push_back(src.text.substr(ar->begin, ar->size()));
+    const clang::ParmVarDecl *p = fd->getParamDecl(i);
+    if (p->getType()->isReferenceType() && !llvm::isa<clang::DeclRefExpr>(a->IgnoreParenImpCasts())) return;
+  }
+
+  ParamUses pu;
+  for (auto *p : fd->parameters()) pu.params.insert(p);
+  pu.TraverseStmt(body);
+  auto useEdits = [&](auto &&textFor) -> std::optional<std::vector<Edit>> {
+    std::vector<Edit> edits;
+    for (auto &[p, e] : pu.uses) {
+      auto r = mainFileRange(ctx, e->getSourceRange());
+      if (!r) return std::nullopt;
+      edits.push_back(Edit{r->begin, r->size(), textFor(p)});
+    }
+    return edits;
+  };
+
+  PassSite site;
+  site.pass = "inline-call";
+  std::string name = fd->getNameAsString();
+  const clang::ReturnStmt *only = body->size() == 1 ? llvm::dyn_cast<clang::ReturnStmt>(body->body_front()) : nullptr;
+  if (only && only->getRetValue()) {
+    // Expression form: `(E)` with the arguments in place of the parameters.
+    const clang::Expr *e = only->getRetValue();
+    auto er = mainFileRange(ctx, e->getSourceRange());
+    if (!er) return;
+    std::vector<std::string> with(fd->getNumParams());
+    for (unsigned i = 0; i < fd->getNumParams(); ++i) {
+      const clang::ParmVarDecl *p = fd->getParamDecl(i);
+      const clang::Expr *a = call->getArg(i);
+      unsigned n = 0;
+      for (auto &u : pu.uses) n += u.first == p;
+      if (a->HasSideEffects(ctx) && n != 1) return;
+      clang::QualType pt = p->getType().getNonReferenceType();
+      clang::QualType at = a->IgnoreParenImpCasts()->getType();
+      if (p->getType()->isReferenceType() || ctx.hasSameUnqualifiedType(pt, at))
+        with[i] = isSimple(a) ? argText[i] : "(" + argText[i] + ")";
+      else if (pt->isScalarType() && at->isScalarType())
+        with[i] = "((" + printed(ctx, pt) + ")(" + argText[i] + "))";
+      else
+        return;
+      if (!p->getType()->isReferenceType() && !pu.onlyRead(p)) return;
+    }
+    auto edits = useEdits([&](const clang::ParmVarDecl *p) { return with[p->getFunctionScopeIndex()]; });
+    if (!edits) return;
+    std::string text = "(" + rewritten(src.text, *er, *edits) + ")";
+    clang::QualType rt = fd->getReturnType(), et = e->IgnoreParenImpCasts()->getType();
+    if (!ctx.hasSameUnqualifiedType(rt, et)) {
+      if (!rt->isScalarType() || !et->isScalarType()) return;
+      text = "((" + printed(ctx, rt) + ")" + text + ")";
+    }
+    site.edits.push_back(Edit{callR->begin, callR->size(), text});
+    site.note = "inline the one call of " + name + " (its return expression)";
+  } else {
+    // Statement form: a block declaring the parameters, then the body.
+    if (!refs.statements.count(call)) return;
+    const clang::ReturnStmt *last = nullptr;
+    if (!pu.returns.empty()) {
+      last = body->size() ? llvm::dyn_cast<clang::ReturnStmt>(body->body_back()) : nullptr;
+      if (pu.returns.size() != 1 || last != pu.returns[0]) return;  // a return in the middle
+    }
+    Names argNames;
+    for (auto *a : call->arguments()) argNames.TraverseStmt(const_cast<clang::Expr *>(a));
+    std::string decls;
+    std::set<std::string> declared;
+    for (unsigned i = 0; i < fd->getNumParams(); ++i) {
+      const clang::ParmVarDecl *p = fd->getParamDecl(i);
+      const clang::Expr *a = call->getArg(i)->IgnoreParenImpCasts();
+      auto *dre = llvm::dyn_cast<clang::DeclRefExpr>(a);
+      if (dre && dre->getDecl()->getName() == p->getName() &&
+          (p->getType()->isReferenceType() ||
+           (ctx.hasSameUnqualifiedType(p->getType(), a->getType()) && pu.onlyRead(p))))
+        continue;  // `f(n)` into `int n`: the caller's n already is the parameter
+      auto pr = mainFileRange(ctx, p->getSourceRange());
+      if (!pr) return;
+      declared.insert(p->getNameAsString());
+      decls += src.text.substr(pr->begin, pr->size()) + " = " + (isSimple(call->getArg(i)) ? argText[i] : "(" + argText[i] + ")") + "; ";
+    }
+    for (auto &n : argNames.names)
+      if (declared.count(n)) return;  // the argument would see the new local, not the caller's variable
+    auto lb = mainFileOffset(ctx, body->getLBracLoc()), rb = mainFileOffset(ctx, body->getRBracLoc());
+    if (!lb || !rb) return;
+    Range inner{*lb + 1, *rb};
+    std::vector<Edit> edits;
+    if (last) {  // `return E;` -> `E;`, `return;` -> nothing
+      auto lr = mainFileRangeWithSemi(ctx, last->getSourceRange());
+      if (!lr) return;
+      std::string keep;
+      if (auto *v = last->getRetValue()) {
+        auto vr = mainFileRange(ctx, v->getSourceRange());
+        if (!vr) return;
+        keep = src.text.substr(vr->begin, vr->size()) + ";";
+      }
+      edits.push_back(Edit{lr->begin, lr->size(), keep});
+    }
+    auto stmtR = mainFileRangeWithSemi(ctx, call->getSourceRange());
+    if (!stmtR) return;
+    site.edits.push_back(Edit{stmtR->begin, stmtR->size(), "{ " + decls + rewritten(src.text, inner, edits) + "}"});
+    site.note = "inline the one call of " + name + " (its body as a block)";
+  }
+  site.edits.push_back(Edit{removeFn.begin, removeFn.size(), ""});
+  std::sort(site.edits.begin(), site.edits.end());
+  site.line = lineOf(src.text, callR->begin);
+  out.push_back(std::move(site));
+}
+
+}  // namespace
+
+std::vector<PassSite> inlineCallSites(const ParsedSource &src) {
+  std::vector<PassSite> sites;
+  forEachSide(src, [&](clang::ASTContext &ctx, bool) {
+    Refs refs;
+    std::vector<const clang::FunctionDecl *> defs;
+    std::function<void(clang::Decl *)> collect = [&](clang::Decl *d) {
+      if (auto *ns = llvm::dyn_cast<clang::NamespaceDecl>(d)) {
+        for (auto *x : ns->decls()) collect(x);
+        return;
+      }
+      auto *fd = llvm::dyn_cast<clang::FunctionDecl>(d);
+      if (!fd || !fd->doesThisDeclarationHaveABody() || fd->isMain() || fd->isVariadic() || fd->isImplicit()) return;
+      if (llvm::isa<clang::CXXMethodDecl>(fd) || fd->getTemplatedKind() != clang::FunctionDecl::TK_NonTemplate) return;
+      if (fd->hasAttr<clang::CUDAGlobalAttr>() || fd->getPreviousDecl() || fd->getMostRecentDecl() != fd) return;
+      defs.push_back(fd);
+    };
+    forEachMainFileDecl(ctx, [&](clang::Decl *d) {
+      collect(d);
+      refs.TraverseDecl(d);
+    });
+    for (auto *fd : defs) sitesFor(ctx, src, fd, refs, sites);
+  });
+  dedupeAndOrder(sites);
+  return sites;
+}
+
+}  // namespace wsr

@@ -1,0 +1,59 @@
+// The hang watchdog's shared-memory ABI (issue 5): the layout of the host-visible buffer an
+// instrumented program writes (oracle/include/wswatch_rt.cuh) and the oracle decodes
+// (wsr::decodeWatchBuffer in oracle/classify.cpp). Plain C layout, fixed-size fields, no
+// pointers: the same bytes are a cudaHostAlloc'ed buffer, or a file (WSWATCH_FILE) mapped
+// MAP_SHARED and registered with cudaHostRegister, that the oracle reads after the program
+// trapped, exited or was killed.
+#ifndef WSWATCH_ABI_H
+#define WSWATCH_ABI_H
+
+#include <stdint.h>
+
+#define WSWATCH_MAGIC 0x48435457u  // "WTCH"
+#define WSWATCH_VERSION 1u
+#define WSWATCH_MAX_SITES 256
+#define WSWATCH_MAX_RECS 2048
+#define WSWATCH_REC_VALID 0x52454344u  // "DCER": written last, after the record's fields
+
+// One wait site of the instrumented program, filled in by the host before the first launch.
+typedef struct {
+  uint32_t line;       // where the report points: the wait loop, or the call of the helper holding it
+  uint32_t wait_line;  // the wait loop itself (== line unless the wait is inside a helper)
+  char role[64];       // normalised role of the enclosing guard(s): "warpgroup 0 / thread 0"
+  char guard[64];      // the guard's condition text, truncated
+  char bar[24];        // the barrier's name when the source shows one ("full"), else ""
+  char kind[16];       // loop | asm-loop | call-loop | helper-call | cuda-barrier
+} wswatch_site_t;
+
+// One parked warp (or divergent part of a warp): written by the lane that leads it.
+typedef struct {
+  uint32_t valid;      // WSWATCH_REC_VALID once the rest is written
+  uint32_t site;
+  uint32_t block[3];
+  uint32_t warp;       // warp index in the CTA (threadIdx linearised / 32)
+  uint32_t lane;       // leading lane
+  uint32_t lanes;      // lanes of the warp parked here together
+  uint32_t bar_smem;   // shared-window address of the barrier (0 when unknown)
+  uint32_t parity;     // the parity waited for (0xffffffff when the wait takes a token)
+  uint32_t iter;       // waits this thread had completed at this site (0xffffffff: not counted)
+  int32_t idx;         // index into the named barrier array when the source shows one, else -1
+  uint32_t wait_line;  // the line of the wait loop that expired
+  uint32_t pad;
+  uint64_t bar_generic;
+  uint64_t waited_ns;  // how long it had waited
+} wswatch_rec_t;
+
+typedef struct {
+  uint32_t magic, version;
+  uint32_t nsites, cap;
+  uint32_t dropped;        // records that found no free slot
+  uint32_t fired;          // set by the first expiring wait
+  uint64_t bound_ns;       // the bound the program ran with
+  char file[128];          // the user's source file (basename)
+  char mode[16];           // "file" (registered file mapping) | "poll" | "pinned"
+  uint32_t ran[WSWATCH_MAX_SITES];  // 1 once a wait at the site completed (the site executed)
+  wswatch_site_t sites[WSWATCH_MAX_SITES];
+  wswatch_rec_t recs[WSWATCH_MAX_RECS];
+} wswatch_buf_t;
+
+#endif  // WSWATCH_ABI_H

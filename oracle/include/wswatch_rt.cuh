@@ -1,0 +1,355 @@
+// The hang watchdog's runtime (issue 5). The oracle's instrumentation (oracle/watchdog.cpp)
+// includes this at the top of an instrumented COPY of the user's program; the user's file is
+// never changed. Every mbarrier wait loop of the copy calls
+//   __wsw_tick(state)            before each attempt: true once the wait made no progress for
+//                                the bound (%globaltimer), or another warp fired and this one
+//                                has been parked for more than 1 ms;
+//   __wsw_fire(...)              on expiry: the leading lane of the parked (part of the) warp writes
+//                                one record into host-visible memory, waits a grace period so the
+//                                other parked warps record too, then __trap()s (error 719);
+//   __wsw_done(site, &iter)      after the wait completed: the per-thread iteration counter and
+//                                the site's "ran" flag (what the fuzzer reads: the site executed).
+// The host side (__wsw_ensure, called before the first kernel launch) maps the buffer:
+//   WSWATCH_FILE set: a file mapped MAP_SHARED and cudaHostRegister'ed (mode "file"): the records
+//     are in the file even when the process is killed; if the registration fails, a pinned
+//     buffer plus a thread copying it to the file every 10 ms (mode "poll").
+//   WSWATCH_FILE unset: a pinned mapped buffer (mode "pinned").
+// At exit (atexit: also after the harness printed a CUDA error and called exit(1)) the records
+// are printed to stderr as WSWATCH lines. Knobs: WSWATCH_MS (env) or -DWSWATCH_DEFAULT_MS (the
+// bound, default 200 ms), WSWATCH_MODE=file|poll|pinned (env), WSWATCH_QUIET=1 (no stderr lines),
+// WSWATCH_GRACE_MS (how long the first expiring warp waits for the others before the trap).
+#pragma once
+
+#include "wswatch_abi.h"
+
+#include <cuda_runtime.h>
+
+#ifndef WSWATCH_DEFAULT_MS
+#define WSWATCH_DEFAULT_MS 200
+#endif
+
+__device__ wswatch_buf_t *__wsw_buf = nullptr;
+__device__ unsigned long long __wsw_bound_ns = (unsigned long long)(WSWATCH_DEFAULT_MS * 1000000.0);
+__device__ unsigned int __wsw_slot = 0;
+__device__ unsigned int __wsw_seen[WSWATCH_MAX_SITES];
+__device__ unsigned long long __wsw_fire_t = 0;
+__device__ unsigned long long __wsw_grace_ns = 0;  // 0: max(bound / 4, 20 ms); env WSWATCH_GRACE_MS
+
+struct __wsw_state {
+  unsigned int n;
+  unsigned long long t0;
+};
+
+__device__ __forceinline__ unsigned long long __wsw_now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Called before every attempt of a wait; cheap on the first two (no timer read).
+__device__ __forceinline__ bool __wsw_tick(__wsw_state &s) {
+  if (s.n < 2) {
+    if (s.n == 1) s.t0 = __wsw_now();
+    ++s.n;
+    return false;
+  }
+  unsigned long long dt = __wsw_now() - s.t0;
+  if (dt > __wsw_bound_ns) return true;
+  if (dt > 1000000ull && *(volatile unsigned long long *)&__wsw_fire_t != 0) return true;
+  return false;
+}
+
+__device__ __forceinline__ unsigned long long __wsw_waited(const __wsw_state &s) {
+  return s.n >= 2 ? __wsw_now() - s.t0 : 0;
+}
+
+// Records the parked warp and traps. `addr` is a shared-window address when addr_is_shared,
+// else a generic pointer value (0: unknown).
+__device__ __forceinline__ void __wsw_fire(unsigned site, unsigned iter, int idx, unsigned long long addr,
+                                        int addr_is_shared, unsigned parity, unsigned wait_line,
+                                        unsigned long long waited) {
+  unsigned mask = __activemask();
+  unsigned lane;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  unsigned leader = __ffs(mask) - 1;
+  unsigned long long now = __wsw_now();
+  atomicCAS(&__wsw_fire_t, 0ull, now);
+  wswatch_buf_t *b = *(wswatch_buf_t *volatile *)&__wsw_buf;
+  if (lane == leader && b) {
+    unsigned smem = 0;
+    unsigned long long gen = 0;
+    if (addr_is_shared) {
+      smem = (unsigned)addr;
+      asm volatile("cvta.shared.u64 %0, %1;" : "=l"(gen) : "l"((unsigned long long)smem));
+    } else if (addr) {
+      gen = addr;
+      unsigned is_shared = 0;
+      asm volatile("{ .reg .pred p; isspacep.shared p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(is_shared) : "l"(gen));
+      if (is_shared) {
+        unsigned long long s64;
+        asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(s64) : "l"(gen));
+        smem = (unsigned)s64;
+      }
+    }
+    unsigned slot = atomicAdd(&__wsw_slot, 1u);
+    volatile wswatch_buf_t *vb = b;
+    if (slot < WSWATCH_MAX_RECS) {
+      volatile wswatch_rec_t *r = &vb->recs[slot];
+      unsigned tid = threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y;
+      r->site = site;
+      r->block[0] = blockIdx.x;
+      r->block[1] = blockIdx.y;
+      r->block[2] = blockIdx.z;
+      r->warp = tid / 32;
+      r->lane = lane;
+      r->lanes = __popc(mask);
+      r->bar_smem = smem;
+      r->parity = parity;
+      r->iter = iter;
+      r->idx = idx;
+      r->wait_line = wait_line;
+      r->bar_generic = gen;
+      r->waited_ns = waited;
+      __threadfence_system();
+      r->valid = WSWATCH_REC_VALID;
+    } else {
+      vb->dropped = slot + 1 - WSWATCH_MAX_RECS;
+    }
+    vb->fired = 1;
+    __threadfence_system();
+  }
+  // Grace: the other parked warps see __wsw_fire_t and record within about 1 ms.
+  unsigned long long t0 = *(volatile unsigned long long *)&__wsw_fire_t;
+  unsigned long long grace = __wsw_grace_ns ? __wsw_grace_ns : __wsw_bound_ns / 4;
+  if (grace < 20000000ull) grace = 20000000ull;
+  while (__wsw_now() - t0 < grace) __nanosleep(100000);
+  __trap();
+}
+
+__device__ __forceinline__ void __wsw_done(unsigned site, unsigned *it) {
+  if (it) ++*it;
+  if (site < WSWATCH_MAX_SITES && __wsw_seen[site] == 0) {
+    __wsw_seen[site] = 1;
+    wswatch_buf_t *b = *(wswatch_buf_t *volatile *)&__wsw_buf;
+    if (b) ((volatile unsigned *)b->ran)[site] = 1;
+  }
+}
+
+// A generic pointer as the fire path wants it.
+template <class T>
+__device__ __forceinline__ unsigned long long __wsw_ptr(T *p) {
+  return (unsigned long long)(const void *)p;
+}
+
+// libcu++ barriers (cuda::barrier / cuda::std::barrier): their blocking waits loop inside the
+// library, so the instrumentation replaces the call with a bounded loop over the library's own
+// single-shot try_wait_for / try_wait_parity_for (a short time hint per attempt).
+template <class B, class Tok, class Dur>
+__device__ __forceinline__ void __wsw_barrier_wait(B &bar, Tok &&tok, Dur hint, unsigned site, unsigned *it,
+                                                   unsigned wait_line) {
+  __wsw_state s{0, 0};
+  auto t = tok;
+  while (!bar.try_wait_for(decltype(t)(t), hint)) {
+    if (__wsw_tick(s)) __wsw_fire(site, it ? *it : 0xffffffffu, -1, __wsw_ptr(&bar), 0, 0xffffffffu, wait_line, __wsw_waited(s));
+  }
+  __wsw_done(site, it);
+}
+template <class B, class Dur>
+__device__ __forceinline__ void __wsw_barrier_wait_parity(B &bar, bool parity, Dur hint, unsigned site, unsigned *it,
+                                                          unsigned wait_line) {
+  __wsw_state s{0, 0};
+  while (!bar.try_wait_parity_for(parity, hint)) {
+    if (__wsw_tick(s)) __wsw_fire(site, it ? *it : 0xffffffffu, -1, __wsw_ptr(&bar), 0, parity ? 1u : 0u, wait_line, __wsw_waited(s));
+  }
+  __wsw_done(site, it);
+}
+template <class B, class Dur>
+__device__ __forceinline__ void __wsw_barrier_arrive_and_wait(B &bar, Dur hint, unsigned site, unsigned *it,
+                                                              unsigned wait_line) {
+  __wsw_barrier_wait(bar, bar.arrive(), hint, site, it, wait_line);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side
+// ---------------------------------------------------------------------------------------------
+#ifndef __CUDA_ARCH__
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <sys/mman.h>
+#include <thread>
+#include <unistd.h>
+#endif
+
+// Defined at the end of the instrumented copy: the site table and the user's file name.
+static const wswatch_site_t *__wsw_get_sites(unsigned *n, const char **file);
+
+#ifndef __CUDA_ARCH__
+struct __wsw_host_t {
+  wswatch_buf_t *h = nullptr;    // what the device writes (pinned or the registered mapping)
+  wswatch_buf_t *map = nullptr;  // the file mapping (poll mode copies h into it)
+  size_t map_bytes = 0;
+  std::atomic<bool> stop{false};
+  std::thread poller;
+  bool started = false, printed = false;
+};
+static __wsw_host_t &__wsw_host() {
+  static __wsw_host_t *g = new __wsw_host_t;  // never destroyed: used from atexit
+  return *g;
+}
+
+static void __wsw_print() {
+  __wsw_host_t &g = __wsw_host();
+  if (g.printed || !g.h) return;
+  g.printed = true;
+  const wswatch_buf_t *b = g.h;
+  if (!b->fired) return;
+  if (const char *q = std::getenv("WSWATCH_QUIET"); q && *q == '1') return;
+  unsigned nrec = 0;
+  for (unsigned i = 0; i < WSWATCH_MAX_RECS; ++i)
+    if (b->recs[i].valid == WSWATCH_REC_VALID) ++nrec;
+  std::fprintf(stderr, "WSWATCH-STATUS mode=%s records=%u dropped=%u bound_ms=%.1f file=%s\n", b->mode, nrec,
+               b->dropped, b->bound_ns / 1e6, b->file);
+  for (unsigned i = 0; i < WSWATCH_MAX_RECS; ++i) {
+    const wswatch_rec_t &r = b->recs[i];
+    if (r.valid != WSWATCH_REC_VALID) continue;
+    bool dup = false;  // one line per (block, warp, site): divergent parts of a warp merge
+    for (unsigned j = 0; j < i && !dup; ++j) {
+      const wswatch_rec_t &o = b->recs[j];
+      dup = o.valid == WSWATCH_REC_VALID && o.site == r.site && o.warp == r.warp && o.block[0] == r.block[0] &&
+            o.block[1] == r.block[1] && o.block[2] == r.block[2];
+    }
+    if (dup) continue;
+    const wswatch_site_t *s = r.site < b->nsites ? &b->sites[r.site] : nullptr;
+    std::fprintf(stderr,
+                 "WSWATCH block=%u,%u,%u warp=%u lane=%u lanes=%u site=%u file=%s line=%u wait_line=%u role=\"%s\" "
+                 "bar=0x%x gbar=0x%llx name=%s idx=%d parity=%d iter=%d waited_ms=%.1f\n",
+                 r.block[0], r.block[1], r.block[2], r.warp, r.lane, r.lanes, r.site, b->file, s ? s->line : 0,
+                 r.wait_line, s ? s->role : "", r.bar_smem, (unsigned long long)r.bar_generic,
+                 s && s->bar[0] ? s->bar : "-", r.idx, (int)r.parity, (int)r.iter, r.waited_ns / 1e6);
+  }
+  for (unsigned s = 0; s < b->nsites; ++s)
+    std::fprintf(stderr, "WSWATCH-SITE site=%u file=%s line=%u wait_line=%u kind=%s ran=%u role=\"%s\"\n", s, b->file,
+                 b->sites[s].line, b->sites[s].wait_line, b->sites[s].kind, b->ran[s], b->sites[s].role);
+  std::fflush(stderr);
+}
+
+static void __wsw_flush() {
+  __wsw_host_t &g = __wsw_host();
+  if (g.map && g.h && g.map != g.h) std::memcpy((void *)g.map, (const void *)g.h, sizeof(wswatch_buf_t));
+}
+
+static void __wsw_atexit() {
+  __wsw_host_t &g = __wsw_host();
+  if (g.poller.joinable()) {
+    g.stop = true;
+    g.poller.join();
+  }
+  __wsw_flush();
+  __wsw_print();
+}
+
+// Before cudaDeviceReset (which frees pinned memory): keep a host copy to print from.
+static void __wsw_before_reset() {
+  __wsw_host_t &g = __wsw_host();
+  if (!g.h || g.h == g.map) return;
+  if (g.poller.joinable()) {
+    g.stop = true;
+    g.poller.join();
+  }
+  __wsw_flush();
+  wswatch_buf_t *copy = (wswatch_buf_t *)std::malloc(sizeof(wswatch_buf_t));
+  if (copy) std::memcpy(copy, (const void *)g.h, sizeof(wswatch_buf_t));
+  g.h = copy;
+}
+
+static void __wsw_ensure() {
+  __wsw_host_t &g = __wsw_host();
+  if (g.started) return;
+  g.started = true;
+  double ms = WSWATCH_DEFAULT_MS;
+  if (const char *e = std::getenv("WSWATCH_MS"); e && *e) ms = std::atof(e);
+  unsigned long long bound = (unsigned long long)(ms * 1e6);
+  const char *path = std::getenv("WSWATCH_FILE");
+  const char *mode_env = std::getenv("WSWATCH_MODE");
+  std::string mode = mode_env && *mode_env ? mode_env : (path && *path ? "file" : "pinned");
+  size_t bytes = (sizeof(wswatch_buf_t) + 4095) & ~(size_t)4095;
+  if (path && *path) {
+    int fd = ::open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0 && ::ftruncate(fd, (off_t)bytes) == 0) {
+      void *p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (p != MAP_FAILED) {
+        g.map = (wswatch_buf_t *)p;
+        g.map_bytes = bytes;
+      }
+    }
+    if (fd >= 0) ::close(fd);
+    if (g.map && mode == "file") {
+      cudaError_t e = cudaHostRegister((void *)g.map, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable);
+      if (e == cudaSuccess) {
+        g.h = g.map;
+      } else {
+        (void)cudaGetLastError();
+        std::fprintf(stderr, "WSWATCH-INIT the file mapping could not be registered (code %d): polling instead\n", (int)e);
+        mode = "poll";
+      }
+    }
+    if (!g.map) mode = "pinned";
+  }
+  if (!g.h) {
+    if (mode == "file") mode = g.map ? "poll" : "pinned";
+    void *p = nullptr;
+    cudaError_t e = cudaHostAlloc(&p, sizeof(wswatch_buf_t), cudaHostAllocMapped | cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      std::fprintf(stderr, "WSWATCH-INIT no host buffer (code %d): waits stay bounded, nothing is recorded\n", (int)e);
+      return;
+    }
+    g.h = (wswatch_buf_t *)p;
+  }
+  wswatch_buf_t *b = g.h;
+  std::memset((void *)b, 0, sizeof(wswatch_buf_t));
+  b->magic = WSWATCH_MAGIC;
+  b->version = WSWATCH_VERSION;
+  b->cap = WSWATCH_MAX_RECS;
+  b->bound_ns = bound;
+  std::snprintf(b->mode, sizeof b->mode, "%s", mode.c_str());
+  unsigned n = 0;
+  const char *file = "";
+  const wswatch_site_t *sites = __wsw_get_sites(&n, &file);
+  if (n > WSWATCH_MAX_SITES) n = WSWATCH_MAX_SITES;
+  b->nsites = n;
+  std::snprintf(b->file, sizeof b->file, "%s", file);
+  for (unsigned i = 0; i < n; ++i) b->sites[i] = sites[i];
+  wswatch_buf_t *d = nullptr;
+  cudaError_t e = cudaHostGetDevicePointer((void **)&d, (void *)b, 0);
+  if (e == cudaSuccess) e = cudaMemcpyToSymbol(__wsw_buf, &d, sizeof d);
+  if (e == cudaSuccess) e = cudaMemcpyToSymbol(__wsw_bound_ns, &bound, sizeof bound);
+  if (const char *g = std::getenv("WSWATCH_GRACE_MS"); g && *g && e == cudaSuccess) {
+    unsigned long long grace = (unsigned long long)(std::atof(g) * 1e6);
+    e = cudaMemcpyToSymbol(__wsw_grace_ns, &grace, sizeof grace);
+  }
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    std::fprintf(stderr, "WSWATCH-INIT the device cannot see the buffer (code %d): nothing is recorded\n", (int)e);
+  }
+  __wsw_flush();
+  if (g.map && g.h != g.map) {
+    g.poller = std::thread([] {
+      __wsw_host_t &g = __wsw_host();
+      while (!g.stop) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        __wsw_flush();
+      }
+    });
+  }
+  std::atexit(__wsw_atexit);
+}
+#else
+static void __wsw_ensure() {}
+static void __wsw_before_reset() {}
+#endif

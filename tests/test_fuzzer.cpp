@@ -1,0 +1,325 @@
+// wsfuzz on a CPU, as a specification:
+//   - the report, from a database recorded here row by row: its confusion matrix, latent
+//     mutants and what the sanitizer saw, the disagreements to explain;
+//   - --shard splits any set of mutants into disjoint parts that cover it;
+//   - the GPU-slot pool never puts two runs on one slot and uses every slot (a fake list);
+//   - a real campaign: wrong-arch on a reference kernel (ptxas rejects sm_90) plus host-only
+//     programs on fake GPU slots, an sm_100a mutant compiled and checked statically, the
+//     corpus, the report saying which judgments are infra-error (no GPU here);
+//   - killed mid-campaign (SIGKILL), the same command resumes: nothing judged twice, the
+//     database complete.
+#include "campaign.h"
+#include "oracle.h"
+#include "report.h"
+#include "store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <fcntl.h>
+#include <map>
+#include <mutex>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace wsr;
+using namespace wsr::fuzz;
+
+namespace {
+
+const std::string kWsfuzz = std::string(WSR_BUILD_DIR) + "/fuzzer/wsfuzz";
+const std::string kCache = std::string(WSR_BUILD_DIR) + "/test-cache";
+
+long count(const std::string &db, const std::string &sql) {
+  sqlite3 *h = nullptr;
+  sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_busy_timeout(h, 10000);
+  sqlite3_stmt *s = nullptr;
+  long n = -1;
+  if (sqlite3_prepare_v2(h, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) n = sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  sqlite3_close(h);
+  return n;
+}
+
+class Dir {
+ public:
+  Dir() : path(makeTempDir("wsr-fuzz.")) {}
+  ~Dir() { removeTree(path); }
+  std::string path;
+};
+
+void write(const std::string &path, const std::string &text) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream(path) << text;
+}
+
+// A host-only program (no device code): prints the slot it ran on, sleeps a little.
+std::string hostProgram(int n, int sleep_ms) {
+  return "// host program " + std::to_string(n) +
+         "\n#include <chrono>\n#include <cstdio>\n#include <cstdlib>\n#include <thread>\nint main() {\n"
+         "  const char* v = std::getenv(\"CUDA_VISIBLE_DEVICES\");\n"
+         "  std::this_thread::sleep_for(std::chrono::milliseconds(" + std::to_string(sleep_ms) + "));\n"
+         "  std::printf(\"slot=%s\\n\", v ? v : \"(unset)\");\n  return 0;\n}\n";
+}
+
+int runWsfuzz(const std::vector<std::string> &args, std::string *out) {
+  std::vector<std::string> argv = {kWsfuzz};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunOptions ro;
+  ro.timeout_s = 900;
+  RunRecord r = runProcess(argv, ro);
+  *out = r.out + r.err;
+  return r.timed_out || r.signal ? -1 : r.exit_code;
+}
+
+// ---- the report from a recorded database ------------------------------------------------------
+TEST(FuzzReport, ConfusionMatrixLatentAndDisagreementsFromRecordedRows) {
+  Dir d;
+  std::string db = d.path + "/c.sqlite";
+  Store st(db);
+  struct R { const char *hash, *injector, *expected, *detail; bool match; };
+  // Rows by the injector's first expected class: hang (arrival-count, k-loop, initial-phase,
+  // expect-tx), wrong (missing-proxy-fence, early-release), crash (oob), compile-error (wrong-arch).
+  std::vector<R> rs = {
+      {"a1", "arrival-count", R"(["hang/mbarrier","hang/unknown"])", "hang/mbarrier", true},
+      {"a2", "arrival-count", R"(["hang/mbarrier","hang/unknown"])", "hang/unknown", true},
+      {"a3", "arrival-count", R"(["hang/mbarrier","hang/unknown"])", "infra-error/no-gpu", false},
+      {"k1", "k-loop-off-by-one", R"(["hang/mbarrier","hang/unknown","wrong/*"])", "wrong/row-stripe", true},
+      {"i1", "initial-phase", R"(["hang/mbarrier","hang/unknown","wrong/*","crash/launch-failure"])", "pass", false},
+      {"e1", "expect-tx-bytes", R"(["hang/mbarrier","hang/unknown","wrong/*"])", "crash/launch-failure", false},
+      {"p1", "missing-proxy-fence", R"(["wrong/finite-patterned","wrong/*"])", "pass", false},
+      {"r1", "early-release", R"(["wrong/*","flaky"])", "flaky", true},
+      {"o1", "oob-coordinate", R"(["crash/illegal-address","wrong/*"])", "crash/illegal-address", true},
+      {"w1", "wrong-arch", R"(["compile-error/ptxas"])", "compile-error/ptxas", true},
+  };
+  std::vector<MutantRow> ms;
+  for (auto &r : rs) {
+    MutantRow m;
+    m.hash = r.hash;
+    m.kernel = "k.cu";
+    m.injector = r.injector;
+    m.note = std::string("site of ") + r.injector;
+    m.expected_json = r.expected;
+    m.arch = "sm_90a";
+    m.edits_json = "[]";
+    ms.push_back(m);
+  }
+  st.addMutants(ms);
+  for (auto &r : rs) {
+    VerdictRow v;
+    v.hash = r.hash;
+    v.detail = r.detail;
+    v.symptom = classOf(r.detail);
+    v.signature = std::string("sig-") + r.hash;
+    v.expected_match = r.match;
+    v.infra = v.symptom == "infra-error";
+    v.runs = {{0, v.symptom, v.detail, v.signature, 0, 0, false, 100}};
+    if (v.symptom == "flaky") v.runs = {{0, "wrong", "wrong/scattered", "", 1, 0, false, 90}, {1, "pass", "pass", "", 0, 0, false, 80}};
+    ASSERT_TRUE(st.recordVerdict(v));
+    EXPECT_FALSE(st.recordVerdict(v)) << "a second verdict for one mutant must be refused";
+  }
+  st.recordSanitizer({"p1", "racecheck", true, "ERROR SUMMARY: 3 errors", "..."});
+  st.recordSanitizer({"i1", "racecheck", false, "ERROR SUMMARY: 0 errors", "..."});
+
+  auto rep = buildReport(st, "t");
+  const std::string &md = rep.markdown;
+  // columns: pass, compile-error, hang, crash, wrong, slow, flaky, infra-error, compiled, agree
+  EXPECT_NE(md.find("| hang | 1 | 0 | 2 | 1 | 1 | 0 | 0 | 1 | 0 | 3/6 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| wrong | 1 | 0 | 0 | 0 | 0 | 0 | 1 | 0 | 0 | 1/2 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| crash | 0 | 0 | 0 | 1 | 0 | 0 | 0 | 0 | 0 | 1/1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| compile-error | 0 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1/1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("2 latent mutants: a tool saw 1, nothing sees 1"), std::string::npos) << md;
+  EXPECT_NE(md.find("SAW IT: ERROR SUMMARY: 3 errors"), std::string::npos);
+  EXPECT_NE(md.find("**1 judgments are infra-error**"), std::string::npos);
+  // The one disagreement: expect-tx-bytes crashed (719) where the catalogue says hang or wrong.
+  EXPECT_NE(md.find("| k.cu | expect-tx-bytes #0 | site of expect-tx-bytes |"), std::string::npos) << md;
+  // Triage agreement counts the mutants that show anything: 6 (a1 a2 k1 e1 r1 o1 w1 -> 7), 6 agree.
+  EXPECT_NE(md.find("6/7"), std::string::npos) << md;
+  EXPECT_NE(md.find("wrong/scattered, pass"), std::string::npos) << "flaky runs listed";
+  EXPECT_NE(rep.html.find("<table>"), std::string::npos);
+  EXPECT_EQ(rep.html.find("<script"), std::string::npos) << "self-contained, static";
+}
+
+// ---- the reducer's ground truth: did the injected edit survive? -------------------------------
+TEST(FuzzRetention, InjectedTextOrBrokenConstructMustSurvive) {
+  MutantRow m;
+  m.arch = "sm_90a";
+  m.edits_json = R"([{"offset":10,"length":1,"replacement":"(NUM_CONSUMERS) * 2"}])";
+  std::string how;
+  auto *ac = inject::findInjector("arrival-count");
+  EXPECT_TRUE(editRetained(*ac, m, "mbar_init(&empty[0], (NUM_CONSUMERS)*2);", &how)) << how;
+  EXPECT_FALSE(editRetained(*ac, m, "mbar_init(&empty[0], NUM_CONSUMERS);", &how)) << how;
+  m.edits_json = R"([{"offset":10,"length":30,"replacement":""}])";
+  auto *pf = inject::findInjector("missing-proxy-fence");
+  EXPECT_TRUE(editRetained(*pf, m, "asm(\"cp.async.bulk.tensor.2d.global.shared::cta [%0]\");", &how)) << how;
+  EXPECT_FALSE(editRetained(*pf, m, "int main() {}", &how)) << how;
+  auto *wa = inject::findInjector("wrong-arch");
+  EXPECT_TRUE(editRetained(*wa, m, "asm(\"setmaxnreg.inc.sync.aligned.u32 232;\");", &how)) << how;
+  EXPECT_FALSE(editRetained(*wa, m, "int main() {}", &how)) << how;
+}
+
+// ---- sharding and slots ----------------------------------------------------------------------
+TEST(FuzzShard, DisjointAndCovering) {
+  EXPECT_FALSE(parseShard("3/3"));
+  EXPECT_FALSE(parseShard("x"));
+  ASSERT_TRUE(parseShard("1/3"));
+  std::set<std::string> seen;
+  for (int k = 0; k < 600; ++k) {
+    std::string h = contentHash("mutant " + std::to_string(k));
+    int owners = 0;
+    for (int i = 0; i < 3; ++i) owners += inShard(h, i, 3);
+    EXPECT_EQ(owners, 1) << h;
+  }
+  int in0 = 0;
+  for (int k = 0; k < 600; ++k) in0 += inShard(contentHash("mutant " + std::to_string(k)), 0, 3);
+  EXPECT_GT(in0, 120);
+  EXPECT_LT(in0, 280);
+}
+
+TEST(FuzzSlots, FakeDeviceListOneRunPerSlotAllSlotsUsed) {
+  EXPECT_EQ(parseGpus("2"), (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(parseGpus("0,1"), (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(parseGpus("5,3"), (std::vector<std::string>{"5", "3"}));
+  SlotPool pool(parseGpus("0,1"));
+  std::mutex m;
+  std::map<std::string, int> busy, used;
+  bool clash = false;
+  parallelFor(12, 5, [&](size_t) {
+    std::string s = pool.acquire();
+    {
+      std::lock_guard<std::mutex> l(m);
+      clash |= busy[s]++ > 0;
+      used[s]++;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    {
+      std::lock_guard<std::mutex> l(m);
+      busy[s]--;
+    }
+    pool.release(s);
+  }, [] { return false; });
+  EXPECT_FALSE(clash);
+  EXPECT_EQ(pool.maxBusy(), 2);
+  EXPECT_EQ(used.size(), 2u);
+  EXPECT_EQ(used["0"] + used["1"], 12);
+  SlotPool none({});
+  EXPECT_EQ(none.size(), 1u);
+  EXPECT_EQ(none.acquire(), "") << "no GPU: one CPU slot, CUDA_VISIBLE_DEVICES left alone";
+}
+
+// ---- a real campaign on the CPU ----------------------------------------------------------------
+TEST(FuzzCampaign, WrongArchHostProgramsBlackwellStaticCorpusAndReport) {
+  if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed";
+  Dir d;
+  std::string hosts = d.path + "/hosts";
+  for (int i = 0; i < 3; ++i) write(hosts + "/host" + std::to_string(i) + ".cpp", hostProgram(i, 50));
+  fs::copy_file(std::string(WSR_FIXTURES) + "/cuda/needs_gpu.cu", hosts + "/needs_gpu.cu");
+  std::string db = d.path + "/c.sqlite", corpus = d.path + "/corpus";
+  std::string k = std::string(WSREDUCE_SOURCE_DIR) + "/kernels/";
+  std::string out;
+  int rc = runWsfuzz({"--kernels", k + "tma_pipeline_sm90.cu," + k + "ws_gemm_sm100.cu," + hosts, "--injectors",
+                      "wrong-arch,commit-outside-elect", "--repeat", "1", "-j", "2", "--gpus", "0,1", "--db", db,
+                      "--corpus", corpus, "--cache-dir", kCache, "--timeout", "30"},
+                     &out);
+  ASSERT_EQ(rc, 0) << out;
+  // wrong-arch: one mutant per sm_90a program (4 hosts + the pipeline); commit-outside-elect: 1.
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM mutants"), 6) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts"), 6) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.kernel = 'tma_pipeline_sm90.cu' "
+                      "AND v.detail = 'compile-error/ptxas' AND v.expected_match = 1"), 1) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.injector = 'commit-outside-elect' "
+                      "AND v.detail = 'compiled/static-confirmed' AND v.static_check = 1"), 1) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.kernel LIKE 'host%' AND v.symptom = 'pass'"), 3) << out;
+  if (!gpuPresent()) {
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.kernel = 'needs_gpu.cu' AND v.infra = 1"), 1) << out;
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM kernels WHERE name = 'tma_pipeline_sm90.cu' AND baseline_detail LIKE 'infra-error%'"), 1) << out;
+  }
+  // Runs that got a slot got one of the fake devices, and both were used.
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts WHERE gpu NOT IN ('0', '1', '')"), 0);
+  EXPECT_EQ(count(db, "SELECT COUNT(DISTINCT gpu) FROM verdicts WHERE gpu IN ('0', '1')"), 2) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts WHERE site_executed IS NOT NULL"), 0) << "unknown until the watchdog";
+  // The detected mutants went to the corpus with their metadata.
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM corpus"), 2) << out;
+  bool meta = false;
+  for (auto &e : fs::recursive_directory_iterator(corpus))
+    if (e.path().string().find("tma_pipeline_sm90/wrong-arch/") != std::string::npos && e.path().extension() == ".json") {
+      auto j = readFile(e.path().string());
+      meta = j && j->find("\"injector\": \"wrong-arch\"") != std::string::npos && j->find("compile-error/ptxas") != std::string::npos;
+    }
+  EXPECT_TRUE(meta) << "corpus/<kernel>/<injector>/<hash>.meta.json";
+
+  // Run again: nothing left to judge.
+  rc = runWsfuzz({"--kernels", k + "tma_pipeline_sm90.cu," + k + "ws_gemm_sm100.cu," + hosts, "--injectors",
+                  "wrong-arch,commit-outside-elect", "--repeat", "1", "-j", "2", "--db", db, "--corpus", corpus,
+                  "--cache-dir", kCache},
+                 &out);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("0 to judge"), std::string::npos) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM judge_log"), 6);
+
+  rc = runWsfuzz({"report", db, "-o", d.path + "/report"}, &out);
+  ASSERT_EQ(rc, 0) << out;
+  auto md = readFile(d.path + "/report.md");
+  ASSERT_TRUE(md);
+  EXPECT_NE(md->find("| compile-error | 0 | 1 |"), std::string::npos) << *md;
+  EXPECT_NE(md->find("static-confirmed"), std::string::npos) << *md;
+  if (!gpuPresent()) EXPECT_NE(md->find("judgments are infra-error"), std::string::npos) << *md;
+  EXPECT_TRUE(fs::exists(d.path + "/report.html"));
+}
+
+// ---- killed mid-campaign, resumed ---------------------------------------------------------------
+TEST(FuzzCampaign, KilledThenResumedJudgesEachMutantOnce) {
+  if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed";
+  Dir d;
+  std::string hosts = d.path + "/hosts";
+  const int n = 6;
+  for (int i = 0; i < n; ++i) write(hosts + "/slow" + std::to_string(i) + ".cpp", hostProgram(100 + i, 700));
+  std::string db = d.path + "/c.sqlite";
+  std::vector<std::string> args = {kWsfuzz, "--kernels", hosts, "--injectors", "wrong-arch", "--repeat", "2", "-j", "1",
+                                   "--db", db, "--corpus", "", "--cache-dir", kCache};
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    std::vector<char *> av;
+    for (auto &a : args) av.push_back(const_cast<char *>(a.c_str()));
+    av.push_back(nullptr);
+    execv(av[0], av.data());
+    _exit(127);
+  }
+  // Kill it (SIGKILL: no handler, no cleanup) once two mutants are judged.
+  auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(300)) {
+    if (fs::exists(db) && count(db, "SELECT COUNT(*) FROM judge_log") >= 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  long before = count(db, "SELECT COUNT(*) FROM verdicts");
+  EXPECT_GE(before, 2);
+  EXPECT_LT(before, n) << "the campaign finished before it could be killed; the test proves nothing";
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM mutants"), n);
+
+  std::string out;
+  int rc = runWsfuzz(std::vector<std::string>(args.begin() + 1, args.end()), &out);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find(std::to_string(n - before) + " to judge"), std::string::npos) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts"), n);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM judge_log"), n) << "a mutant was judged twice";
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM (SELECT hash FROM judge_log GROUP BY hash HAVING COUNT(*) > 1)"), 0);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs"), 2 * n) << "every verdict has its runs";
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v LEFT JOIN mutants m USING(hash) WHERE m.hash IS NULL"), 0);
+}
+
+}  // namespace

@@ -1,0 +1,400 @@
+// Each pass on a fixture program (tests/fixtures/passes/): the sites it offers, in order,
+// and the program after one site is applied, written next to the input it came from
+// (clang-tidy's test style), plus the check that the result still parses. Each fixture
+// is parsed once per test (a .cu parse with the CUDA headers costs a second or two).
+#include "pass.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+using wsr::PassSite;
+
+struct Program {
+  std::string path, text;
+  std::unique_ptr<wsr::ParsedSource> parsed;
+};
+
+Program load(const std::string &name) {
+  Program p;
+  p.path = std::string(WSR_FIXTURES) + "/passes/" + name;
+  std::ifstream in(p.path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  p.text = ss.str();
+  p.parsed = wsr::parseSource(p.text, p.path, wsr::ParseOptions{});
+  return p;
+}
+
+std::vector<PassSite> sitesOf(const char *pass, const Program &p) {
+  const wsr::PassInfo *info = wsr::findPass(pass);
+  if (!info) {
+    ADD_FAILURE() << "no pass named " << pass;
+    return {};
+  }
+  return info->sites(*p.parsed);
+}
+
+// The sites as a person reads them, for failure messages.
+std::string listing(const std::vector<PassSite> &sites) {
+  std::string s;
+  for (auto &x : sites)
+    s += "  [level " + std::to_string(x.level) + " group " + std::to_string(x.group) + "] " + x.note + "\n";
+  return s;
+}
+
+std::vector<std::string> notes(const std::vector<PassSite> &sites) {
+  std::vector<std::string> n;
+  for (auto &s : sites) n.push_back(s.note);
+  return n;
+}
+
+const PassSite *withNote(const std::vector<PassSite> &sites, const std::string &part) {
+  for (auto &s : sites)
+    if (s.note.find(part) != std::string::npos) return &s;
+  return nullptr;
+}
+
+bool anyNote(const std::vector<PassSite> &sites, const std::string &part) { return withNote(sites, part) != nullptr; }
+
+std::string apply(const Program &p, const PassSite &s) { return wsr::applySites(p.text, std::vector<wsr::Site>{s}); }
+
+// The input with each `before` (found exactly once) replaced by its `after`: the
+// expected output, written as the pieces of the input that change.
+std::string rewrite(std::string text, const std::vector<std::pair<std::string, std::string>> &changes) {
+  for (auto &[before, after] : changes) {
+    auto at = text.find(before);
+    EXPECT_NE(at, std::string::npos) << "not in the fixture: " << before;
+    if (at == std::string::npos) continue;
+    EXPECT_EQ(text.find(before, at + 1), std::string::npos) << "more than once in the fixture: " << before;
+    text.replace(at, before.size(), after);
+  }
+  return text;
+}
+
+bool parses(const Program &p, const std::string &text) {
+  auto r = wsr::parseSource(text, p.path, wsr::ParseOptions{});
+  if (!r->ok()) ADD_FAILURE() << "does not parse: " << r->firstError() << "\n" << text;
+  return r->ok();
+}
+
+#define LOAD(var, name)                                                        \
+  Program var = load(name);                                                    \
+  ASSERT_TRUE(var.parsed && var.parsed->ok()) << var.parsed->firstError()
+
+TEST(Registry, EveryPassHasANameAPhaseAndADescription) {
+  std::vector<std::string> names;
+  for (auto &p : wsr::allPasses()) {
+    names.push_back(p.name);
+    EXPECT_NE(std::string(p.description), "") << p.name;
+    EXPECT_EQ(wsr::findPass(p.name), &p);
+  }
+  for (const char *n : {"shape", "loop-trips", "remove-function", "remove-stmt", "unwrap-branch", "remove-param",
+                        "instantiate-template", "remove-decl", "inline-call", "lines", "simplify-expr", "tokens",
+                        "cleanup"})
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+  // Shape passes come first in the table, cleanup last (the schedule within a phase).
+  EXPECT_EQ(names.front(), "shape");
+  EXPECT_EQ(names.back(), "cleanup");
+}
+
+TEST(Shape, KnobsAtOneTheTileSizeAndHalf) {
+  LOAD(p, "shape.cu");
+  auto sites = sitesOf("shape", p);
+  SCOPED_TRACE(listing(sites));
+  // N 256: 1, the other knobs that divide it (64 = TILE, 128 = the block size), half.
+  EXPECT_TRUE(anyNote(sites, "N 256 -> 1"));
+  EXPECT_TRUE(anyNote(sites, "N 256 -> 64"));
+  EXPECT_TRUE(anyNote(sites, "N 256 -> 128"));
+  EXPECT_TRUE(anyNote(sites, "TILE 64 -> 1"));
+  EXPECT_TRUE(anyNote(sites, "block size 128 -> 1"));
+  // The alternatives of one knob share a group, the smallest value first.
+  auto *one = withNote(sites, "N 256 -> 1"), *half = withNote(sites, "N 256 -> 128");
+  ASSERT_TRUE(one && half);
+  EXPECT_EQ(one->group, half->group);
+  EXPECT_LT(one, half);
+  std::string out = apply(p, *half);
+  EXPECT_EQ(out, rewrite(p.text, {{"#define N 256", "#define N 128"}}));
+  EXPECT_TRUE(parses(p, out));
+}
+
+TEST(LoopTrips, LowersNamedAndComputedBoundsOnly) {
+  LOAD(p, "loop_trips.cu");
+  auto sites = sitesOf("loop-trips", p);
+  SCOPED_TRACE(listing(sites));
+  EXPECT_EQ(notes(sites), (std::vector<std::string>{"loop bound K_TILES - 1 (7) -> 1", "loop bound K_TILES - 1 (7) -> 2",
+                                                     "loop bound K_TILES - 1 (7) -> 3", "loop bound STAGES (4) -> 1",
+                                                     "loop bound STAGES (4) -> 2"}));
+  // Literal bounds, written or a whole macro, are shape's: offered there, not twice.
+  auto shape = sitesOf("shape", p);
+  EXPECT_TRUE(anyNote(shape, "loop bound 8 -> 1")) << listing(shape);
+  EXPECT_TRUE(anyNote(shape, "loop bound 16 -> 1")) << listing(shape);
+  EXPECT_EQ(sites[0].group, sites[2].group);
+  EXPECT_NE(sites[0].group, sites[3].group);
+  std::string out = apply(p, sites[0]);
+  EXPECT_EQ(out, rewrite(p.text, {{"k < K_TILES - 1;", "k < 1;"}}));
+  EXPECT_TRUE(parses(p, out));
+}
+
+TEST(RemoveFunction, EveryDefinitionButMain) {
+  LOAD(p, "remove_function.cu");
+  auto sites = sitesOf("remove-function", p);
+  EXPECT_EQ(notes(sites), (std::vector<std::string>{"remove function helper", "remove function scaled",
+                                                     "remove function kernel"}));
+  ASSERT_EQ(sites.size(), 3u);
+  std::string out = apply(p, sites[2]);
+  EXPECT_EQ(out, rewrite(p.text, {{"__global__ void kernel(int *out) { out[0] = helper(scaled<2>(out[0])); }\n", ""}}));
+  EXPECT_TRUE(parses(p, out));
+}
+
+TEST(RemoveStmt, OuterBlocksBeforeTheirStatements) {
+  LOAD(p, "remove_stmt.cu");
+  auto sites = sitesOf("remove-stmt", p);
+  SCOPED_TRACE(listing(sites));
+  ASSERT_EQ(sites.size(), 5u);
+  EXPECT_EQ(sites[1].note, "remove ForStmt at line 4");
+  EXPECT_EQ(sites[1].level, 0);
+  EXPECT_EQ(sites[3].note, "remove CompoundAssignOperator at line 5");
+  EXPECT_EQ(sites[3].level, 1);
+  std::string out = apply(p, sites[1]);
+  EXPECT_EQ(out, rewrite(p.text, {{"  for (int i = 0; i < n; ++i) {\n    acc += i;\n    acc *= 2;\n  }\n", ""}}));
+  EXPECT_TRUE(parses(p, out));
+}
+
+TEST(UnwrapBranch, OneArmOrTheBodyOnceAsAlternatives) {
+  LOAD(p, "unwrap_branch.cu");
+  auto sites = sitesOf("unwrap-branch", p);
+  SCOPED_TRACE(listing(sites));
+  ASSERT_EQ(sites.size(), 4u);
+  EXPECT_EQ(sites[0].note, "if -> then arm at line 3");
+  EXPECT_EQ(sites[1].note, "if -> else arm at line 3");
+  EXPECT_EQ(sites[0].group, sites[1].group);
+  EXPECT_EQ(sites[2].note, "loop -> body once at line 8");
+  EXPECT_NE(sites[2].group, sites[0].group);
+  std::string out = apply(p, sites[1]);
+  EXPECT_EQ(out, rewrite(p.text, {{"if (threadIdx.x == 0) {\n    out[0] = 1;\n  } else {\n    out[1] = 2;\n  }",
+                                   "{\n    out[1] = 2;\n  }"}}));
+  EXPECT_TRUE(parses(p, out));
+  out = apply(p, sites[2]);
+  EXPECT_EQ(out, rewrite(p.text, {{"for (int i = 0; i < n; ++i) out[i] += 1;", "{ int i = 0; out[i] += 1; }"}}));
+  EXPECT_TRUE(parses(p, out));
+}
+
+TEST(LinesAndCleanup, LinesAndComments) {
+  LOAD(p, "lines_cleanup.cu");
+  auto lines = sitesOf("lines", p);
+  EXPECT_EQ(lines.size(), 8u) << listing(lines);  // every non-blank line
+  std::string out = apply(p, lines[4]);
+  EXPECT_EQ(out, rewrite(p.text, {{"  int x = 1;  // a line comment\n", ""}}));
+
+  auto cleanup = sitesOf("cleanup", p);
+  SCOPED_TRACE(listing(cleanup));
+  // Three comments (the one inside a string literal is not one) and one run of blanks.
+  EXPECT_EQ(notes(cleanup), (std::vector<std::string>{"remove comment at line 1", "remove comment at line 3",
+                                                       "remove comment at line 5", "collapse blank lines",
+                                                       "remove comment at line 8"}));
+  out = wsr::applySites(p.text, std::vector<wsr::Site>(cleanup.begin(), cleanup.end()));
+  EXPECT_EQ(out, "#include <cstdio>\nint main() {\n  int x = 1;  \n\n  std::printf(\"%d\\n\", x);  \n  return 0;\n}\n");
+  EXPECT_TRUE(parses(p, out));
+}
+
+TEST(SimplifyExpr, OuterFirstAlternativesGroupedNoMacrosNoAsmStrings) {
+  LOAD(p, "simplify_expr.cu");
+  auto sites = sitesOf("simplify-expr", p);
+  SCOPED_TRACE(listing(sites));
+  auto *whole = withNote(sites, "`a * b + 1` -> 0");
+  auto *lhs = withNote(sites, "`a * b + 1` -> lhs");
+  auto *inner = withNote(sites, "`a * b` -> rhs");
+  ASSERT_TRUE(whole && lhs && inner);
+  EXPECT_EQ(whole->group, lhs->group);
+  EXPECT_NE(whole->group, inner->group);
+  EXPECT_LT(whole->level, inner->level);  // outer expressions first
+  EXPECT_LT(whole, inner);
+  EXPECT_TRUE(anyNote(sites, "`c ? a : b` -> false arm"));
+  EXPECT_TRUE(anyNote(sites, "`m + t` -> lhs"));  // an asm input operand is an expression
+  // Written lvalues are not values to replace: the asm output `r`, the left of `r = r + 1`.
+  unsigned output = (unsigned)p.text.find("\"+r\"(r)") + 5, assigned = (unsigned)p.text.find("  r = r + 1;") + 2;
+  for (auto &s : sites) {
+    EXPECT_EQ(s.note.find("TWICE"), std::string::npos) << s.note;  // from a macro: no text of its own
+    EXPECT_EQ(s.note.find("add.s32"), std::string::npos) << s.note;
+    EXPECT_NE(s.edits[0].offset, output) << s.note;
+    EXPECT_NE(s.edits[0].offset, assigned) << s.note;
+  }
+  EXPECT_TRUE(anyNote(sites, "`r + 1` -> 0 at line 9"));  // the right of it is read
+  EXPECT_FALSE(anyNote(sites, "`r` -> 0"));                // no shorter than `r`: not simpler
+  std::string out = apply(p, *lhs);
+  EXPECT_EQ(out, rewrite(p.text, {{"int r = a * b + 1;", "int r = a * b;"}}));
+  EXPECT_TRUE(parses(p, out));
+  auto *arm = withNote(sites, "`c ? a : b` -> true arm");
+  ASSERT_TRUE(arm);
+  out = apply(p, *arm);
+  EXPECT_EQ(out, rewrite(p.text, {{"int m = c ? a : b;", "int m = a;"}}));
+}
+
+TEST(RemoveParam, TheParameterAndEveryArgument) {
+  LOAD(p, "remove_param.cu");
+  auto sites = sitesOf("remove-param", p);
+  SCOPED_TRACE(listing(sites));
+  // add's three, kernel's three; twice's address is taken, main is main.
+  EXPECT_EQ(sites.size(), 6u);
+  EXPECT_FALSE(anyNote(sites, "of twice"));
+  EXPECT_FALSE(anyNote(sites, "of main"));
+
+  auto *unused = withNote(sites, "remove parameter unused of add");
+  ASSERT_TRUE(unused);
+  std::string out = apply(p, *unused);
+  EXPECT_EQ(out, rewrite(p.text, {{"add(int a, int unused, int b)", "add(int a, int b)"},
+                                  {"add(n, 7, n)", "add(n, n)"}}));
+  EXPECT_TRUE(parses(p, out));
+
+  // A kernel parameter the body reads: the launch loses its argument, the body a local.
+  auto *scale = withNote(sites, "remove parameter scale of kernel");
+  ASSERT_TRUE(scale);
+  EXPECT_NE(scale->note.find("kept as a local"), std::string::npos);
+  out = apply(p, *scale);
+  EXPECT_EQ(out, rewrite(p.text, {{"int *out, int n, int scale) {", "int *out, int n) { int scale{};"},
+                                  {"(d, 4, 3)", "(d, 4)"}}));
+  EXPECT_TRUE(parses(p, out));
+
+  auto *first = withNote(sites, "remove parameter out of kernel");
+  ASSERT_TRUE(first);
+  out = apply(p, *first);
+  EXPECT_EQ(out, rewrite(p.text, {{"(int *out, int n, int scale) {", "(int n, int scale) { int *out{};"},
+                                  {"(d, 4, 3)", "(4, 3)"}}));
+  EXPECT_TRUE(parses(p, out));
+}
+
+TEST(InstantiateTemplate, TheOneInstantiationReplacesTheTemplate) {
+  LOAD(p, "instantiate_template.cu");
+  auto sites = sitesOf("instantiate-template", p);
+  SCOPED_TRACE(listing(sites));
+  // twice_used has two instantiations: not offered.
+  ASSERT_EQ(notes(sites), (std::vector<std::string>{"instantiate scale<4>", "instantiate rows<float, 3>"}));
+  std::string out = apply(p, sites[0]);
+  EXPECT_EQ(out, rewrite(p.text, {{"template <int N>\n__device__ int scale(int x) { return x * N; }",
+                                   "__device__ int scale(int x) { return x * 4; }"},
+                                  {"scale<4>(iout[0])", "scale(iout[0])"}}));
+  EXPECT_TRUE(parses(p, out));
+  out = apply(p, sites[1]);
+  EXPECT_EQ(out, rewrite(p.text, {{"template <typename T, int R>\n__device__ T rows(T v) {\n  T acc = v;\n"
+                                   "  for (int i = 0; i < R; ++i)",
+                                   "__device__ float rows(float v) {\n  float acc = v;\n  for (int i = 0; i < 3; ++i)"},
+                                  {"rows<float, 3>(out[0])", "rows(out[0])"}}));
+  EXPECT_TRUE(parses(p, out));
+}
+
+TEST(RemoveDecl, UnusedDeclarationsMacrosAndIncludes) {
+  LOAD(p, "remove_decl.cu");
+  auto sites = sitesOf("remove-decl", p);
+  SCOPED_TRACE(listing(sites));
+  for (const char *n : {"remove `#include <cstdio>`", "remove `#include <cstdint>`", "unused macro UNUSED_KNOB",
+                        "unused type Unused", "unused type alias unused_t", "unused global g_unused",
+                        "unused variable unused_local"})
+    EXPECT_TRUE(anyNote(sites, n)) << n;
+  for (const char *n : {"USED_KNOB", "type Used", "used_t at", "g_used", "variable u ", "variable v "})
+    EXPECT_FALSE(anyNote(sites, std::string(" ") + n)) << n;
+  EXPECT_EQ(sites.size(), 7u);
+
+  std::string out = apply(p, *withNote(sites, "unused macro UNUSED_KNOB"));
+  EXPECT_EQ(out, rewrite(p.text, {{"#ifndef UNUSED_KNOB\n#define UNUSED_KNOB 128\n#endif\n", ""}}));
+  EXPECT_TRUE(parses(p, out));
+  // All of them but the includes at once: still a program.
+  std::vector<wsr::Site> all;
+  for (auto &s : sites)
+    if (s.note.find("#include") == std::string::npos) all.push_back(s);
+  out = wsr::applySites(p.text, all);
+  EXPECT_EQ(out, rewrite(p.text, {{"#ifndef UNUSED_KNOB\n#define UNUSED_KNOB 128\n#endif\n", ""},
+                                  {"struct Unused { int a; };\n", ""},
+                                  {"typedef unsigned int unused_t;\n", ""},
+                                  {"__device__ int g_unused;\n", ""},
+                                  {"  int unused_local = 3;\n", ""}}));
+  EXPECT_TRUE(parses(p, out));
+  // Removing the include printf needs: the parse check is what rejects it.
+  out = apply(p, *withNote(sites, "#include <cstdio>"));
+  EXPECT_FALSE(wsr::parseSource(out, p.path, wsr::ParseOptions{})->ok());
+}
+
+TEST(InlineCall, AHelperCalledOnceBecomesItsBody) {
+  LOAD(p, "inline_call.cu");
+  auto sites = sitesOf("inline-call", p);
+  SCOPED_TRACE(listing(sites));
+  // used_twice has two calls, fact calls itself, kernel is launched (never called).
+  ASSERT_EQ(notes(sites), (std::vector<std::string>{"inline the one call of axpy (its return expression)",
+                                                     "inline the one call of store (its body as a block)"}));
+  std::string out = apply(p, sites[0]);
+  EXPECT_EQ(out, rewrite(p.text, {{"__device__ float axpy(float a, float x, float y) { return a * x + y; }\n", ""},
+                                  {"axpy(2.0f, out[1], out[2])", "(2.0f * (out[1]) + (out[2]))"}}));
+  EXPECT_TRUE(parses(p, out));
+  out = apply(p, sites[1]);
+  EXPECT_EQ(out, rewrite(p.text, {{"__device__ void store(int *p, int v) {\n  int w = v * 2;\n  p[0] = w;\n}\n", ""},
+                                  {"store(iout, k + 1);",
+                                   "{ int *p = iout; int v = (k + 1); \n  int w = v * 2;\n  p[0] = w;\n}"}}));
+  EXPECT_TRUE(parses(p, out));
+}
+
+TEST(Tokens, OneTokenOrABalancedGroup) {
+  LOAD(p, "tokens.cu");
+  auto sites = sitesOf("tokens", p);
+  SCOPED_TRACE(listing(sites));
+  EXPECT_FALSE(anyNote(sites, "`include`"));  // preprocessor lines are not its business
+  EXPECT_FALSE(anyNote(sites, "token `)`"));  // a lone bracket never parses
+  auto *body = withNote(sites, "remove group {...} at line 3");
+  auto *paren = withNote(sites, "remove group (...) at line 4");
+  auto *plus = withNote(sites, "remove token `+`");
+  ASSERT_TRUE(body && paren && plus);
+  EXPECT_LT(body->level, paren->level);  // outer groups first
+  EXPECT_LT(paren->level, plus->level);
+  EXPECT_TRUE(anyNote(sites, "remove token `\"%d\\n\"`"));  // a literal is one token
+  std::string out = apply(p, *paren);
+  EXPECT_EQ(out, rewrite(p.text, {{"int x = (1 + 2);", "int x = ;"}}));
+  out = apply(p, *withNote(sites, "remove token `2`"));
+  EXPECT_EQ(out, rewrite(p.text, {{"(1 + 2)", "(1 + )"}}));
+  auto *one = withNote(sites, "remove token `1`");
+  ASSERT_TRUE(one);
+  std::vector<wsr::Site> both = {*one, *plus};
+  out = wsr::applySites(p.text, both);
+  EXPECT_EQ(out, rewrite(p.text, {{"(1 + 2)", "(  2)"}}));
+  EXPECT_TRUE(parses(p, out));
+}
+
+}  // namespace
+
+namespace {
+
+// Not a specification: a survey of what every pass offers on a reference kernel, and how
+// many of the first few sites of each still parse. Run by hand:
+//   test_passes --gtest_also_run_disabled_tests --gtest_filter='*Survey*'
+TEST(Survey, DISABLED_ReferenceKernel) {
+  const char *env = std::getenv("WSR_SURVEY");
+  std::string path = env ? env : std::string(WSREDUCE_SOURCE_DIR) + "/kernels/tma_pipeline_sm90.cu";
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  wsr::ParseOptions opt;
+  opt.includes.push_back(std::string(WSREDUCE_SOURCE_DIR) + "/oracle/include");
+  auto parsed = wsr::parseSource(ss.str(), path, opt);
+  ASSERT_TRUE(parsed->ok()) << parsed->firstError();
+  const char *only = std::getenv("WSR_SURVEY_PASS");  // that pass: every site, each noted
+  for (auto &p : wsr::allPasses()) {
+    if (only && std::string(only) != p.name) continue;
+    auto sites = p.sites(*parsed);
+    int tried = 0, ok = 0;
+    size_t step = only ? 1 : std::max<size_t>(1, sites.size() / 4);
+    for (size_t i = 0; i < sites.size() && (only || tried < 4); i += step, ++tried) {
+      bool good = wsr::parseSource(wsr::applySites(ss.str(), std::vector<wsr::Site>{sites[i]}), path, opt)->ok();
+      ok += good;
+      if (only) std::printf("  %s %s\n", good ? "parses " : "REJECTED", sites[i].note.c_str());
+    }
+    std::printf("%-22s %5zu sites, %d/%d sampled parse", p.name, sites.size(), ok, tried);
+    if (!sites.empty()) std::printf("  e.g. %s", sites.front().note.c_str());
+    std::printf("\n");
+  }
+}
+
+}  // namespace

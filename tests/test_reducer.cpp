@@ -1,0 +1,153 @@
+// wsreduce end to end, as a user runs it, on failures a CPU can produce: a ptxas error in a
+// 300-line program, host code that hangs, a C-Reduce-style script; the parse check, resume
+// after a kill, and refusing an input that does not fail.
+#include "edit.h"
+#include "process.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace wsr;
+namespace fs = std::filesystem;
+
+namespace {
+std::string tool() { return std::string(WSR_BUILD_DIR) + "/reducer/wsreduce"; }
+std::string fixture(const std::string &rel) { return std::string(WSR_FIXTURES) + "/" + rel; }
+
+struct Work {
+  std::string dir;
+  Work() : dir(makeTempDir("wsr-reduce.")) {}
+  ~Work() { removeTree(dir); }
+  std::string copy(const std::string &rel) {
+    std::string to = dir + "/" + fs::path(rel).filename().string();
+    fs::copy_file(fixture(rel), to);
+    return to;
+  }
+};
+
+RunRecord wsreduce(std::vector<std::string> args, double timeout = 1200) {
+  args.insert(args.begin(), tool());
+  RunOptions o;
+  o.timeout_s = timeout;
+  o.env_set["WSREDUCE_CACHE"] = std::string(WSR_BUILD_DIR) + "/test-cache";
+  return runProcess(args, o);
+}
+
+std::string minOf(const std::string &path) {
+  auto p = fs::path(path);
+  return (p.parent_path() / (p.stem().string() + ".min" + p.extension().string())).string();
+}
+}  // namespace
+
+TEST(Reducer, PtxasErrorIn300LinesShrinksToAHandfulWithTheSameError) {
+  Work w;
+  std::string src = w.copy("reduce/ptxas_error.cu");
+  ASSERT_GE(countNonBlankLines(*readFile(src)), 280u);
+  auto r = wsreduce({src, "--symptom", "compile-error", "-j2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto min = readFile(minOf(src));
+  ASSERT_TRUE(min);
+  EXPECT_LE(countNonBlankLines(*min), 15u) << *min;
+  EXPECT_NE(min->find("tcgen05.fence"), std::string::npos) << "the construct that fails is kept";
+  // The report says the signature is the original's.
+  auto md = readFile(w.dir + "/ptxas_error.min.md");
+  ASSERT_TRUE(md);
+  EXPECT_NE(md->find("(the original's)"), std::string::npos);
+  EXPECT_NE(md->find("compile-error/ptxas"), std::string::npos);
+  // Candidates Clang could not parse never reached nvcc.
+  auto trace = readFile(w.dir + "/ptxas_error.min.trace.jsonl");
+  ASSERT_TRUE(trace);
+  EXPECT_NE(trace->find("\"parse_failed\":true"), std::string::npos);
+}
+
+TEST(Reducer, HostHangIsReducedToTheWaitThatNeverEnds) {
+  Work w;
+  std::string src = w.copy("reduce/host_hang.cu");
+  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "-j2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto min = readFile(minOf(src));
+  ASSERT_TRUE(min);
+  EXPECT_NE(min->find("while (!ready)"), std::string::npos) << *min;
+  EXPECT_EQ(min->find("Stage3"), std::string::npos) << "unrelated code is gone:\n" << *min;
+  EXPECT_LE(countNonBlankLines(*min), 15u) << *min;
+}
+
+TEST(Reducer, InterestingnessScriptInsteadOfTheOracle) {
+  Work w;
+  std::string src = w.copy("reduce/ptxas_error.cu");
+  auto r = wsreduce({src, "--test", fixture("reduce/grep_test.sh"), "-j2", "--no-parse-check", "--passes",
+                     "remove-function,remove-stmt,lines"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto min = readFile(minOf(src));
+  ASSERT_TRUE(min);
+  EXPECT_NE(min->find("tcgen05.fence"), std::string::npos) << *min;
+  EXPECT_NE(min->find("int main"), std::string::npos);
+  EXPECT_LE(countNonBlankLines(*min), 4u) << *min;
+}
+
+TEST(Reducer, RefusesAnInputWithoutTheSymptomAndSaysItsVerdict) {
+  Work w;
+  std::string src = w.copy("reduce/ptxas_error.cu");
+  auto r = wsreduce({src, "--symptom", "hang"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("does not show the symptom hang: its verdict is compile-error/ptxas"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(minOf(src)));
+}
+
+TEST(Reducer, BadInputIsOneSentence) {
+  auto r = wsreduce({"/no/such/file.cu", "--symptom", "hang"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("does not exist"), std::string::npos);
+  Work w;
+  std::string src = w.copy("reduce/ptxas_error.cu");
+  auto s = wsreduce({src});
+  EXPECT_EQ(s.exit_code, 2);
+  EXPECT_NE(s.err.find("--symptom"), std::string::npos) << s.err;
+  auto p = wsreduce({src, "--symptom", "hang", "--passes", "no-such-pass"});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.err.find("unknown pass"), std::string::npos);
+}
+
+TEST(Reducer, KilledMidwayLosesNothingAndResumes) {
+  Work w;
+  std::string src = w.copy("reduce/host_hang.cu");
+  std::string best = minOf(src);
+  std::string original = *readFile(src);
+  // Start, wait for the first accepted steps, kill it hard (no chance to clean up).
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("WSREDUCE_CACHE", (std::string(WSR_BUILD_DIR) + "/test-cache").c_str(), 1);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 2);
+    execl(tool().c_str(), tool().c_str(), src.c_str(), "--symptom", "hang", "--timeout", "1", "-j2", (char *)nullptr);
+    _exit(127);
+  }
+  std::string seen;
+  for (int i = 0; i < 600; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto t = readFile(best);
+    if (t && *t != original && countNonBlankLines(*t) < countNonBlankLines(original) - 20) { seen = *t; break; }
+  }
+  ::kill(pid, SIGKILL);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  ASSERT_FALSE(seen.empty()) << "no accepted step was written within 60 s";
+  auto atKill = readFile(best);
+  ASSERT_TRUE(atKill);
+  EXPECT_LT(countNonBlankLines(*atKill), countNonBlankLines(original)) << "the best so far is on disk";
+  EXPECT_NE(atKill->find("while (!ready)"), std::string::npos) << "and it is a program that still hangs";
+
+  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "-j2", "--resume"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("resuming from"), std::string::npos) << r.err;
+  auto fin = readFile(best);
+  EXPECT_LE(countNonBlankLines(*fin), countNonBlankLines(*atKill));
+  EXPECT_NE(fin->find("while (!ready)"), std::string::npos);
+}

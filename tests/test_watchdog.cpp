@@ -1,0 +1,488 @@
+// The hang watchdog (issue 5) on a CPU: the rewrite on every wait form (fixtures under
+// tests/fixtures/watchdog/), seed 000's guard table, the instrumented copies parse and compile for
+// sm_90a (and every reference kernel for its architecture), and the classifier's side: WSWATCH
+// records, the watch file's decoding, signatures and the cuda-gdb style evidence. What only a GPU
+// can show (the trap, the records surviving it, the timings) is bench/jobs/watchdog.sh.
+#include "build.h"
+#include "classify.h"
+#include "include/wswatch_abi.h"
+#include "oracle.h"
+#include "parse.h"
+#include "process.h"
+#include "watchdog.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <regex>
+#include <sstream>
+
+using namespace wsr;
+
+namespace {
+
+const std::string kFix = std::string(WSR_FIXTURES) + "/watchdog";
+const std::string kKernels = std::string(WSREDUCE_SOURCE_DIR) + "/kernels";
+const std::string kInclude = std::string(WSREDUCE_SOURCE_DIR) + "/oracle/include";
+
+std::string slurp(const std::string &p) {
+  auto t = readFile(p);
+  EXPECT_TRUE(t.has_value()) << "cannot read " << p;
+  return t.value_or("");
+}
+
+std::vector<std::string> linesOf(const std::string &t) {
+  std::vector<std::string> out;
+  std::istringstream in(t);
+  std::string l;
+  while (std::getline(in, l)) out.push_back(l);
+  return out;
+}
+
+WatchOptions watchOptions() {
+  WatchOptions o;
+  o.parse.includes = {kInclude};
+  return o;
+}
+
+std::string fullRole(const WatchSite &s) {
+  if (s.role_word.empty()) return s.role.empty() ? "-" : s.role;
+  return s.role_word + ": " + s.role;
+}
+
+// Build with the oracle's own path: BuildOptions::watchdog and the instrument hook.
+BuildRecord buildWatched(const std::string &path, const std::string &arch, const std::string &cache) {
+  BuildOptions o;
+  o.arch = arch;
+  o.cache_dir = cache;
+  o.watchdog = true;
+  o.watchdog_ms = 150;
+  WatchOptions wo = watchOptions();
+  wo.parse.arch = arch;
+  o.instrument = [wo](const std::string &text, const std::string &p) {
+    auto r = instrumentWatchdog(text, p, wo);
+    return r.ok ? r.text : std::string();
+  };
+  return buildProgram(path, o);
+}
+
+class Watchdog : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cache = makeTempDir("wsr-watchdog-cache.");
+    ASSERT_FALSE(cache.empty());
+  }
+  void TearDown() override { removeTree(cache); }
+  std::string cache;
+};
+
+}  // namespace
+
+// ---- seed 000's guard table ------------------------------------------------------------------
+
+TEST(GuardTable, SeedRowsReadBackIntoRoles) {
+  EXPECT_EQ(roleFromGuardText("(warp_id_in_cta >> 2) == 0"), "warpgroup 0");
+  EXPECT_EQ(roleFromGuardText("(warp_id_in_cta & 3) == 0"), "warp 0 of its warpgroup");
+  EXPECT_EQ(roleFromGuardText("(threadIdx.x % 32) == 0"), "lane 0");
+  EXPECT_EQ(roleFromGuardText("wg_id == 0"), "warpgroup 0");
+  EXPECT_EQ(roleFromGuardText("warp_id == 0"), "warp 0");
+  EXPECT_EQ(roleFromGuardText("lane_id == 0"), "lane 0");
+  EXPECT_EQ(roleFromGuardText("threadIdx.x < 1"), "thread 0");
+  EXPECT_EQ(roleFromGuardText("(threadIdx.x / 128) == 1"), "warpgroup 1");
+  EXPECT_EQ(roleFromGuardText("threadIdx.x >> 7 == 2"), "warpgroup 2");
+  EXPECT_EQ(roleFromGuardText("(int)threadIdx.x / 32 == 5"), "warp 5");
+  EXPECT_EQ(roleFromGuardText("threadIdx.x == 0"), "thread 0");
+  EXPECT_EQ(roleFromGuardText("threadIdx.x >= 128"), "not warpgroup 0");
+  EXPECT_EQ(roleFromGuardText("warpgroup != 0"), "not warpgroup 0");
+  EXPECT_EQ(roleFromGuardText("warp == 0 && elect_one_sync()"), "warp 0, elected lane");
+  EXPECT_EQ(roleFromGuardText("0 == (threadIdx.x & 31)"), "lane 0");
+  EXPECT_EQ(roleFromGuardText("cute::elect_one_sync()"), "elected lane");
+  EXPECT_EQ(roleFromGuardText("canonical_warp_group_idx() == 1"), "warpgroup 1");
+  // not a role guard
+  EXPECT_EQ(roleFromGuardText("kt > 0"), "");
+  EXPECT_EQ(roleFromGuardText("blockIdx.x == 0"), "");
+}
+
+TEST(GuardTable, GuardsInAKernelResolveThroughTheirVariables) {
+  const std::string path = kFix + "/roles.cu";
+  auto r = instrumentWatchdog(slurp(path), path, watchOptions());
+  ASSERT_TRUE(r.ok) << r.error;
+  std::map<unsigned, std::string> role_at;
+  for (auto &s : r.sites)
+    if (s.kind == "helper-call") role_at[s.line] = fullRole(s);
+  auto ls = linesOf(slurp(path));
+  int checked = 0;
+  for (size_t i = 0; i < ls.size(); ++i) {
+    auto p = ls[i].find("// ROLE ");
+    if (p == std::string::npos || p == 0) continue;
+    std::string want = ls[i].substr(p + 8);
+    ASSERT_TRUE(role_at.count(i + 1)) << "no site at line " << i + 1;
+    EXPECT_EQ(role_at[i + 1], want) << "line " << i + 1 << ": " << ls[i];
+    ++checked;
+  }
+  EXPECT_EQ(checked, 15);
+}
+
+// ---- the rewrite ------------------------------------------------------------------------------
+
+TEST_F(Watchdog, EveryWaitFormIsFoundWithItsLineKindAndRole) {
+  const std::string path = kFix + "/forms.cu";
+  const std::string text = slurp(path);
+  auto r = instrumentWatchdog(text, path, watchOptions());
+  ASSERT_TRUE(r.ok) << r.error;
+  for (auto &w : r.warnings) ADD_FAILURE() << "warning: " << w;
+  auto ls = linesOf(text);
+  std::vector<std::tuple<unsigned, std::string, std::string>> want;
+  for (size_t i = 0; i < ls.size(); ++i) {
+    auto p = ls[i].find("// SITE ");
+    if (p == std::string::npos || p == 0) continue;
+    std::string rest = ls[i].substr(p + 8);
+    auto sp = rest.find(' ');
+    want.emplace_back(i + 1, rest.substr(0, sp), rest.substr(sp + 1));
+  }
+  ASSERT_EQ(want.size(), 7u);
+  EXPECT_EQ(r.sites.size(), want.size());
+  for (auto &[line, kind, role] : want) {
+    bool found = false;
+    for (auto &s : r.sites)
+      if (s.line == line && s.kind == kind) {
+        found = true;
+        EXPECT_EQ(fullRole(s), role) << "line " << line;
+        if (kind == "helper-call") EXPECT_EQ(s.wait_line, 11u) << "the helper's loop";
+      }
+    EXPECT_TRUE(found) << "no " << kind << " site at line " << line;
+  }
+  // barrier names come from the source
+  for (auto &s : r.sites)
+    if (s.kind == "helper-call") EXPECT_TRUE(s.bar == "full" || s.bar == "empty") << s.bar;
+
+  // the user's lines stay where they were: line L of the file is line L + 2 of the copy
+  auto cl = linesOf(r.text);
+  ASSERT_GT(cl.size(), ls.size() + 2);
+  EXPECT_EQ(cl[0], "#include \"wswatch_rt.cuh\"");
+  EXPECT_EQ(cl[1].rfind("#line 1 ", 0), 0u);
+  for (auto &[line, kind, role] : want) {
+    if (kind == "asm-loop") continue;  // the rebuilt asm statement keeps its lines, not its comments
+    auto marker = ls[line - 1].substr(ls[line - 1].find("// SITE"));
+    EXPECT_NE(cl[line + 1].find(marker), std::string::npos) << "line " << line << " moved";
+  }
+  for (size_t i = 0; i < ls.size(); ++i)
+    if (ls[i].find("out[threadIdx.x] = 1;") != std::string::npos) EXPECT_EQ(cl[i + 2], ls[i]) << "the kernel's last line moved";
+  // what the rewrite put in
+  EXPECT_NE(r.text.find("unsigned __wsw_site = "), std::string::npos) << "the helper gets its site parameter";
+  EXPECT_NE(r.text.find("%%globaltimer"), std::string::npos) << "the asm loop checks the timer";
+  EXPECT_NE(r.text.find("__wsw_ensure(); forms<<<"), std::string::npos) << "the launch initialises the buffer";
+  EXPECT_NE(r.text.find("unsigned __wsw_cnt[6] = {};"), std::string::npos) << "one counter per kernel site";
+
+  // the copy parses
+  const std::string copy = cache + "/forms.cu";
+  ASSERT_TRUE(writeFileAtomic(copy, r.text));
+  ParseOptions po;
+  po.includes = {kInclude};
+  auto parsed = parseSource(r.text, copy, po);
+  EXPECT_TRUE(parsed->ok()) << parsed->firstError();
+}
+
+TEST_F(Watchdog, TheFixtureHangInstrumentsAtItsLoop) {
+  const std::string path = std::string(WSR_FIXTURES) + "/gpu/mbarrier_hang.cu";
+  auto r = instrumentWatchdog(slurp(path), path, watchOptions());
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.sites.size(), 1u);
+  EXPECT_EQ(r.sites[0].kind, "loop");
+  EXPECT_EQ(r.sites[0].line, 12u);
+  EXPECT_EQ(r.sites[0].bar, "bar");
+  EXPECT_EQ(r.sites[0].role, "");
+}
+
+TEST_F(Watchdog, CopiesCompileForSm90aThroughTheOraclesBuild) {
+  if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed on this machine";
+  for (auto f : {"forms.cu", "roles.cu"}) {
+    auto b = buildWatched(kFix + "/" + f, "sm_90a", cache);
+    EXPECT_TRUE(b.ok) << f << ":\n" << b.log;
+    EXPECT_TRUE(b.instrumented) << f << ":\n" << b.log;
+    EXPECT_EQ(b.log.find("[wsreduce] watchdog"), std::string::npos) << b.log;
+  }
+  // the cache knows the flag: the same file without the watchdog is another entry
+  BuildOptions plain;
+  plain.cache_dir = cache;
+  auto a = buildWatched(kFix + "/forms.cu", "sm_90a", cache);
+  auto p = buildProgram(kFix + "/forms.cu", plain);
+  EXPECT_TRUE(a.cache_hit);
+  EXPECT_FALSE(p.cache_hit);
+  EXPECT_NE(a.key, p.key);
+  EXPECT_FALSE(p.instrumented);
+}
+
+TEST_F(Watchdog, AFileThatDoesNotParseIsBuiltPlain) {
+  if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed on this machine";
+  auto b = buildWatched(std::string(WSR_FIXTURES) + "/cuda/syntax_error.cu", "sm_90a", cache);
+  EXPECT_FALSE(b.ok);
+  EXPECT_FALSE(b.instrumented);
+  EXPECT_NE(b.log.find("could not be instrumented"), std::string::npos) << b.log;
+  Verdict v = classifyBuild(b);
+  EXPECT_EQ(v.detail, "compile-error/frontend") << "the program's own error, not the instrumentation's";
+}
+
+struct KernelCase {
+  const char *name, *arch;
+  size_t helper_calls;
+};
+
+TEST_F(Watchdog, EveryReferenceKernelInstrumentsAndCompiles) {
+  const bool have_nvcc = !findNvcc("").empty();
+  for (KernelCase k : {KernelCase{"ws_gemm_sm90", "sm_90a", 2}, KernelCase{"tma_pipeline_sm90", "sm_90a", 2},
+                       KernelCase{"ws_attention_sm90", "sm_90a", 4}, KernelCase{"ws_gemm_sm100", "sm_100a", 4}}) {
+    const std::string path = kKernels + "/" + k.name + ".cu";
+    WatchOptions wo = watchOptions();
+    wo.parse.arch = k.arch;
+    auto r = instrumentWatchdog(slurp(path), path, wo);
+    ASSERT_TRUE(r.ok) << k.name << ": " << r.error;
+    size_t calls = 0;
+    for (auto &s : r.sites) {
+      if (s.kind != "helper-call") continue;
+      ++calls;
+      EXPECT_FALSE(s.role.empty()) << k.name << ":" << s.line << " has no role";
+      EXPECT_FALSE(s.role_word.empty()) << k.name << ":" << s.line << " (role " << s.role << ") has no role word";
+      EXPECT_FALSE(s.bar.empty()) << k.name << ":" << s.line;
+    }
+    EXPECT_EQ(calls, k.helper_calls) << k.name;
+    if (!have_nvcc) continue;
+    auto b = buildWatched(path, k.arch, cache);
+    EXPECT_TRUE(b.ok && b.instrumented) << k.name << ":\n" << b.log;
+  }
+  if (!have_nvcc) GTEST_SKIP() << "nvcc is not installed: instrumented, not compiled";
+}
+
+TEST(WatchdogRoles, ReferenceKernelRolesReadLikeTheWorksheets) {
+  const std::string path = kKernels + "/ws_gemm_sm90.cu";
+  auto r = instrumentWatchdog(slurp(path), path, watchOptions());
+  ASSERT_TRUE(r.ok) << r.error;
+  std::vector<std::string> roles;
+  for (auto &s : r.sites)
+    if (s.kind == "helper-call") roles.push_back(fullRole(s) + " @" + s.bar);
+  ASSERT_EQ(roles.size(), 2u);
+  EXPECT_EQ(roles[0], "producer: warpgroup 0 / warpgroup thread 0 @empty");
+  EXPECT_EQ(roles[1], "consumer: not warpgroup 0 @full");
+}
+
+// ---- records, signatures, verdicts -------------------------------------------------------
+
+// What the H200 printed for a K loop one tile short in ws_gemm_sm90 (shape of the lines as
+// wswatch_rt.cuh writes them; two consumer warpgroups of block 0 parked at full[1], iteration 1).
+const char *kRecorded =
+    "CUDA error: unspecified launch failure (719) at ws_gemm_sm90.cu:503\n"
+    "WSWATCH-STATUS mode=file records=9 dropped=0 bound_ms=200.0 file=ws_gemm_sm90.cu\n"
+    "WSWATCH block=0,0,0 warp=4 lane=0 lanes=32 site=2 file=ws_gemm_sm90.cu line=365 wait_line=128 "
+    "role=\"consumer: not warpgroup 0\" bar=0x400 gbar=0x7f0000000400 name=full idx=1 parity=0 iter=1 waited_ms=200.1\n"
+    "WSWATCH block=0,0,0 warp=5 lane=0 lanes=32 site=2 file=ws_gemm_sm90.cu line=365 wait_line=128 "
+    "role=\"consumer: not warpgroup 0\" bar=0x400 gbar=0x7f0000000400 name=full idx=1 parity=0 iter=1 waited_ms=200.1\n"
+    "WSWATCH block=0,0,0 warp=6 lane=0 lanes=32 site=2 file=ws_gemm_sm90.cu line=365 wait_line=128 "
+    "role=\"consumer: not warpgroup 0\" bar=0x400 gbar=0x7f0000000400 name=full idx=1 parity=0 iter=1 waited_ms=200.1\n"
+    "WSWATCH block=0,0,0 warp=7 lane=0 lanes=32 site=2 file=ws_gemm_sm90.cu line=365 wait_line=128 "
+    "role=\"consumer: not warpgroup 0\" bar=0x400 gbar=0x7f0000000400 name=full idx=1 parity=0 iter=1 waited_ms=200.1\n"
+    "WSWATCH block=0,0,0 warp=8 lane=0 lanes=32 site=2 file=ws_gemm_sm90.cu line=365 wait_line=128 "
+    "role=\"consumer: not warpgroup 0\" bar=0x400 gbar=0x7f0000000400 name=full idx=1 parity=0 iter=1 waited_ms=200.1\n"
+    "WSWATCH block=0,0,0 warp=0 lane=0 lanes=1 site=1 file=ws_gemm_sm90.cu line=343 wait_line=128 "
+    "role=\"producer: warpgroup 0 / warpgroup thread 0\" bar=0x428 gbar=0x7f0000000428 name=empty idx=0 parity=0 iter=5 waited_ms=1.2\n"
+    "WSWATCH-SITE site=0 file=ws_gemm_sm90.cu line=128 wait_line=128 kind=helper-default ran=0 role=\"\"\n"
+    "WSWATCH-SITE site=1 file=ws_gemm_sm90.cu line=343 wait_line=128 kind=helper-call ran=1 role=\"producer: warpgroup 0 / warpgroup thread 0\"\n"
+    "WSWATCH-SITE site=2 file=ws_gemm_sm90.cu line=365 wait_line=128 kind=helper-call ran=1 role=\"consumer: not warpgroup 0\"\n";
+
+TEST(WatchRecords, ParseDeduplicatesPerWarpAndKeepsTheFields) {
+  std::string twice = std::string(kRecorded) + kRecorded;  // the exit print and the watch file
+  auto w = parseWatchRecords(twice);
+  ASSERT_EQ(w.records.size(), 6u);
+  ASSERT_EQ(w.sites.size(), 3u);
+  EXPECT_EQ(w.mode, "file");
+  EXPECT_DOUBLE_EQ(w.bound_ms, 200.0);
+  const auto &r = w.records[0];
+  EXPECT_EQ(r.warp, 4u);
+  EXPECT_EQ(r.lanes, 32u);
+  EXPECT_EQ(r.line, 365u);
+  EXPECT_EQ(r.wait_line, 128u);
+  EXPECT_EQ(r.role, "consumer: not warpgroup 0");
+  EXPECT_EQ(r.name, "full");
+  EXPECT_EQ(r.idx, 1);
+  EXPECT_EQ(r.parity, 0);
+  EXPECT_EQ(r.iter, 1);
+  EXPECT_EQ(r.bar, 0x400u);
+  EXPECT_FALSE(w.sites[0].ran);
+  EXPECT_TRUE(w.sites[2].ran);
+}
+
+TEST(WatchRecords, SignatureIsTheSetOfBarrierAndRoleWithoutLinesOrIterations) {
+  // Lines move and iterations change while the reducer shrinks a program and its shape:
+  // the signature keeps which barrier each role is parked on; the evidence keeps the rest.
+  auto w = parseWatchRecords(kRecorded);
+  EXPECT_EQ(watchSignature(w),
+            "hang:mbarrier:empty role=producer: warpgroup 0 / warpgroup thread 0; "
+            "full role=consumer: not warpgroup 0");
+  EXPECT_EQ(watchSiteKey(w), "empty role=producer: warpgroup 0 / warpgroup thread 0 iter=5; "
+                             "full role=consumer: not warpgroup 0 iter=1");
+  // the order records arrive in does not matter
+  std::string shuffled = kRecorded;
+  auto ls = linesOf(shuffled);
+  std::string rev;
+  for (auto it = ls.rbegin(); it != ls.rend(); ++it) rev += *it + "\n";
+  EXPECT_EQ(watchSignature(parseWatchRecords(rev)), watchSignature(w));
+}
+
+TEST(WatchRecords, EvidenceReadsLikeCudaGdb) {
+  auto ev = watchEvidence(parseWatchRecords(kRecorded));
+  ASSERT_GE(ev.size(), 3u);
+  EXPECT_EQ(ev[0], "warpgroup 1 (consumer: not warpgroup 0), 4 warps of block 0, parked at ws_gemm_sm90.cu:365 "
+                   "mbarrier full[1] waiting for parity 0, iteration 1 (the wait loop is at line 128)");
+  // groups of equal size keep the order the records came in
+  EXPECT_EQ(ev[1].rfind("warpgroup 2 warp 8 (consumer: not warpgroup 0), 1 warp of block 0, parked at ws_gemm_sm90.cu:365", 0), 0u) << ev[1];
+  EXPECT_EQ(ev[2], "warpgroup 0 warp 0 lane 0 (producer: warpgroup 0 / warpgroup thread 0), 1 warp of block 0, parked "
+                   "at ws_gemm_sm90.cu:343 mbarrier empty[0] waiting for parity 0, iteration 5 (the wait loop is at "
+                   "line 128)");
+}
+
+TEST(WatchRecords, ARunWithRecordsIsAnMbarrierHangEvenAfterTheTrap) {
+  RunRecord r;
+  r.exit_code = 1;
+  r.err = kRecorded;
+  Verdict v = classifyRun(r, {});
+  EXPECT_EQ(v.detail, "hang/mbarrier");
+  EXPECT_EQ(v.signature, watchSignature(parseWatchRecords(kRecorded)));
+  ASSERT_FALSE(v.evidence.empty());
+  EXPECT_NE(v.evidence[0].find("parked at ws_gemm_sm90.cu:365 mbarrier full[1]"), std::string::npos);
+  bool coverage = false;
+  for (auto &e : v.evidence) coverage |= e.find("3 wait sites, all completed at least once") != std::string::npos;
+  EXPECT_TRUE(coverage) << "helper-default sites do not count as never run";
+
+  // the records came only through the watch file (the process was killed before any exit print)
+  RunRecord k;
+  k.timed_out = true;
+  k.exit_code = 137;
+  k.watch = kRecorded;
+  Verdict vk = classifyRun(k, {});
+  EXPECT_EQ(vk.detail, "hang/barrier") << "still hung at the host timeout: the rest sat in bar.sync";
+  EXPECT_EQ(vk.signature.rfind("hang:barrier:", 0), 0u);
+
+  // no records, timeout: as before
+  RunRecord n;
+  n.timed_out = true;
+  n.exit_code = 137;
+  EXPECT_EQ(classifyRun(n, {}).detail, "hang/unknown");
+  // a WSWATCH line never counts as a CUDA error of its own
+  EXPECT_TRUE(findCudaErrors("WSWATCH-INIT no host buffer (code 35): waits stay bounded\n").empty());
+}
+
+TEST(WatchRecords, PassingRunsReportSitesThatNeverRan) {
+  RunRecord r;
+  r.exit_code = 0;
+  r.watch =
+      "WSWATCH-STATUS mode=file records=0 dropped=0 bound_ms=200.0 file=k.cu\n"
+      "WSWATCH-SITE site=0 file=k.cu line=10 wait_line=10 kind=helper-default ran=0 role=\"\"\n"
+      "WSWATCH-SITE site=1 file=k.cu line=40 wait_line=10 kind=helper-call ran=1 role=\"producer: warp 0\"\n"
+      "WSWATCH-SITE site=2 file=k.cu line=52 wait_line=10 kind=helper-call ran=0 role=\"consumer: warp 1\"\n";
+  Verdict v = classifyRun(r, {});
+  EXPECT_EQ(v.symptom, "pass");
+  ASSERT_FALSE(v.evidence.empty());
+  EXPECT_EQ(v.evidence.back(), "watchdog: 3 wait sites, never completed at lines 52");
+}
+
+TEST(WatchRecords, TheWatchFileDecodesIntoTheSameLines) {
+  auto b = std::make_unique<wswatch_buf_t>();
+  std::memset(b.get(), 0, sizeof(wswatch_buf_t));
+  b->magic = WSWATCH_MAGIC;
+  b->version = WSWATCH_VERSION;
+  b->nsites = 2;
+  b->bound_ns = 200000000ull;
+  std::strcpy(b->file, "k.cu");
+  std::strcpy(b->mode, "file");
+  b->sites[1].line = 212;
+  b->sites[1].wait_line = 107;
+  std::strcpy(b->sites[1].role, "consumer: warpgroup 1");
+  std::strcpy(b->sites[1].bar, "full");
+  std::strcpy(b->sites[1].kind, "helper-call");
+  b->ran[1] = 1;
+  auto &r = b->recs[3];  // any slot: the valid word decides
+  r.site = 1;
+  r.block[0] = 7;
+  r.warp = 5;
+  r.lanes = 32;
+  r.bar_smem = 0x1010;
+  r.parity = 1;
+  r.iter = 2;
+  r.idx = 1;
+  r.wait_line = 107;
+  r.waited_ns = 201000000ull;
+  r.valid = WSWATCH_REC_VALID;
+  std::string bytes(reinterpret_cast<const char *>(b.get()), sizeof(wswatch_buf_t));
+  std::string text = decodeWatchBuffer(bytes);
+  auto w = parseWatchRecords(text);
+  ASSERT_EQ(w.records.size(), 1u) << text;
+  EXPECT_EQ(w.records[0].block[0], 7u);
+  EXPECT_EQ(w.records[0].line, 212u);
+  EXPECT_EQ(w.records[0].role, "consumer: warpgroup 1");
+  EXPECT_EQ(w.records[0].name, "full");
+  EXPECT_EQ(w.records[0].parity, 1);
+  EXPECT_EQ(w.records[0].iter, 2);
+  EXPECT_EQ(w.records[0].bar, 0x1010u);
+  ASSERT_EQ(w.sites.size(), 2u);
+  EXPECT_TRUE(w.sites[1].ran);
+  EXPECT_EQ(w.mode, "file");
+  // not a buffer: nothing
+  EXPECT_EQ(decodeWatchBuffer("garbage"), "");
+  bytes[0] ^= 1;
+  EXPECT_EQ(decodeWatchBuffer(bytes), "");
+}
+
+TEST(Timeouts, CalibratedIsClampedKTimesObserved) {
+  EXPECT_DOUBLE_EQ(calibratedTimeout(150, 10, 2, 60), 2.0);    // 1.5 s -> the floor
+  EXPECT_DOUBLE_EQ(calibratedTimeout(800, 10, 2, 60), 8.0);
+  EXPECT_DOUBLE_EQ(calibratedTimeout(30000, 10, 2, 60), 60.0);  // the cap
+  EXPECT_DOUBLE_EQ(calibratedTimeout(0, 10, 2, 60), 2.0);
+}
+
+TEST(Timeouts, AKilledRunIsRetriedOnceWithTwiceTheTimeout) {
+  // a host program that sleeps 1.5 s: killed at 1 s, finishes within the 2 s retry
+  const std::string dir = makeTempDir("wsr-retry.");
+  const std::string prog = dir + "/slow.sh";
+  ASSERT_TRUE(writeFileAtomic(prog, "#!/bin/sh\nsleep 1.5\necho done\n"));
+  ::chmod(prog.c_str(), 0755);
+  BuildRecord b;
+  b.ok = true;
+  b.binary = prog;
+  OracleOptions o;
+  o.run.timeout_s = 1;
+  Verdict v = judgeBuilt(b, o);
+  EXPECT_EQ(v.symptom, "pass");
+  bool noted = false;
+  for (auto &e : v.evidence) noted |= e.find("retried with 2.0 s: it finished (slow, not hung)") != std::string::npos;
+  EXPECT_TRUE(noted);
+  o.retry_timeout = false;
+  EXPECT_EQ(judgeBuilt(b, o).detail, "hang/unknown");
+  // the calibrated timeout is used and explained
+  o.retry_timeout = true;
+  o.calibrate = true;
+  o.calibrate_observed_ms = 250;
+  o.calibrate_k = 10;
+  o.calibrate_floor_s = 0.5;
+  o.calibrate_cap_s = 60;
+  Verdict c = judgeBuilt(b, o);
+  EXPECT_EQ(c.symptom, "pass");
+  bool explained = false;
+  for (auto &e : c.evidence) explained |= e.find("timeout 2.5 s = clamp(10 x 250 ms") != std::string::npos;
+  EXPECT_TRUE(explained);
+  removeTree(dir);
+}
+
+TEST(Forensics, TheTimeoutHookRunsBeforeTheKill) {
+  RunOptions ro;
+  ro.timeout_s = 0.5;
+  int seen = 0;
+  ro.on_timeout = [&](int pid) {
+    seen = pid;
+    return std::string(::kill(pid, 0) == 0 ? "alive" : "gone");
+  };
+  RunRecord r = runProcess({"sleep", "5"}, ro);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_GT(seen, 0);
+  EXPECT_EQ(r.forensics, "alive");
+}
