@@ -209,7 +209,9 @@ TEST_P(Inject, SitesMutantsAndOneBuildPerKernel) {
     std::string arch = s.arch.empty() ? k.arch : s.arch;
     auto pm = parseSource(mut, kKernels + kname, parseOptions(k.arch));
     EXPECT_TRUE(pm->ok()) << name << " on " << kname << " no longer parses: " << pm->firstError();
-    if (name == "wrong-arch") EXPECT_EQ(archOverride(mut), arch);
+    if (name == "wrong-arch") {
+      EXPECT_EQ(archOverride(mut), arch);
+    }
     if (!have_nvcc) continue;
     std::string dir = makeTempDir("wsr-inject.");
     ASSERT_TRUE(writeFileAtomic(dir + "/" + kname, mut));

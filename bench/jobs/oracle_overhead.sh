@@ -8,10 +8,11 @@ ms() { echo $(( ($2 - $1) / 1000000 )); }
 progs="tests/fixtures/gpu/pass.cu kernels/tma_pipeline_sm90.cu kernels/ws_gemm_sm90.cu"
 [ -e /dev/nvidia0 ] || progs="tests/fixtures/cuda/host_stripes.cu"
 for p in $progs; do
-  wsoracle "$p" --json > /tmp/ov.json 2>&1          # warms the build cache
-  bin=$(ls -t "${WSREDUCE_CACHE:-$HOME/.cache/wsreduce}"/build/*/prog | head -1)
+  c=/tmp/ov-cache-$(basename $p .cu); rm -rf $c
+  wsoracle "$p" --cache-dir $c > /dev/null 2>&1         # warms a cache of its own: one program in it
+  bin=$(ls $c/build/*/prog | head -1)
   t0=$(date +%s%N); for i in $(seq $N); do "$bin" > /dev/null 2>&1; done; t1=$(date +%s%N)
-  for i in $(seq $N); do wsoracle "$p" > /dev/null 2>&1; done; t2=$(date +%s%N)
+  for i in $(seq $N); do wsoracle "$p" --cache-dir $c > /dev/null 2>&1; done; t2=$(date +%s%N)
   direct=$(( $(ms $t0 $t1) / N )); oracle=$(( $(ms $t1 $t2) / N ))
   echo "OVERHEAD program=$p runs=$N direct_ms=$direct oracle_ms=$oracle overhead_ms=$((oracle - direct)) overhead_pct=$(( (oracle - direct) * 100 / (direct > 0 ? direct : 1) ))"
 done
