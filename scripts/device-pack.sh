@@ -10,10 +10,16 @@ cd "$(dirname "$0")/.."
 prefix="$PWD/.device/wsreduce"
 cmake -S . -B build-static -G Ninja -DWSREDUCE_STATIC=ON -DWSREDUCE_TESTS=OFF \
       -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
-ninja -C build-static
+tools="oracle/wsoracle reducer/wsreduce fuzzer/wsfuzz"
+ninja -C build-static $(for t in $tools; do basename $t; done)
 rm -rf "$prefix"
-ninja -C build-static install >/dev/null
-mkdir -p "$prefix/lib/clang/22"
+mkdir -p "$prefix/bin" "$prefix/share/wsreduce/include" "$prefix/lib/clang/22"
+for t in $tools; do cp build-static/$t "$prefix/bin/"; done
+cp oracle/include/*.h oracle/include/*.cuh "$prefix/share/wsreduce/include/" 2>/dev/null || cp oracle/include/*.h "$prefix/share/wsreduce/include/"
+for b in "$prefix"/bin/*; do  # the GPU machine has no Clang or LLVM libraries
+  extra=$(ldd "$b" | grep -v -E 'libc\.so|libm\.so|vdso|ld-linux' || true)
+  [ -z "$extra" ] || { echo "device-pack: $b needs shared libraries the GPU machine lacks:"; echo "$extra"; exit 1; }
+done
 cp -r /usr/lib/llvm-22/lib/clang/22/include "$prefix/lib/clang/22/"
 tar -C .device -cJf .device/wsreduce.txz wsreduce
 ls -la .device/wsreduce.txz
