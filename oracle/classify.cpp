@@ -432,6 +432,25 @@ Verdict classifyBuild(const BuildRecord &b) {
   return v;
 }
 
+std::optional<EmuVerdict> parseEmuVerdict(const std::string &text) {
+  std::optional<EmuVerdict> out;
+  for (auto &l : lines(text)) {
+    size_t p = l.find("WSEMU ");
+    if (p == std::string::npos) continue;
+    std::string s = l.substr(p);
+    if (s.rfind("WSEMU verdict=", 0) == 0 && !out) {
+      auto f = fields(s.substr(6));
+      EmuVerdict e;
+      e.detail = f["verdict"];
+      e.symptom = f.count("symptom") ? f["symptom"] : symptomOf(e.detail);
+      e.signature = f["signature"];
+      out = e;
+    }
+    if (out && out->lines.size() < 12) out->lines.push_back(s);
+  }
+  return out;
+}
+
 Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
   std::string all = r.err + "\n" + r.out;
   bool matched = false;
@@ -469,6 +488,19 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     Verdict v = make("infra-error/unsupported", "infra:unsupported");
     for (auto &l : lines(r.out))
       if (contains(l, "WSSKIP")) v.evidence.push_back(l);
+    return finish(v);
+  }
+  // The CPU emulator (emu backend, issue 7): a failed launch prints WSEMU lines and exits 86/87/88.
+  // hang/mbarrier and hang/barrier stay as they are; the emulator's UB (ub/<what>) is a crash with
+  // detail crash/ub-<what> (the verdict schema keeps its symptoms); infra-error/... is as printed.
+  if (auto emu = parseEmuVerdict(r.err + "\n" + r.out)) {
+    std::string d = emu->detail;
+    std::string what = d.substr(d.find('/') == std::string::npos ? d.size() : d.find('/') + 1);
+    Verdict v;
+    if (emu->symptom == "hang") v = make(d, "hang:" + what + ":" + emu->signature);
+    else if (emu->symptom == "ub") v = make("crash/ub-" + what, "crash:ub-" + what + ":" + emu->signature);
+    else v = make(d.find('/') == std::string::npos ? "infra-error/emulator" : d, "infra:" + what);
+    for (auto &l : emu->lines) v.evidence.push_back(l);
     return finish(v);
   }
   auto watch = parseWatchRecords(r.watch + "\n" + r.err);

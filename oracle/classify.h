@@ -4,6 +4,7 @@
 
 #include "verdict.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,15 @@ std::string watchSiteKey(const WatchReport &w);
 // cuda-gdb style lines: "warpgroup 1 (consumer: not warpgroup 0), 4 warps, parked at
 // kernel.cu:212 mbarrier full[1] waiting for parity 0, iteration 1".
 std::vector<std::string> watchEvidence(const WatchReport &w, size_t max_lines = 8);
+
+// The CPU emulator's verdict (emu/core.h Verdict::lines): "WSEMU verdict=hang/mbarrier symptom=hang
+// block=0,0,0 signature=k.cu:13,warpgroup0,iter0" and the WSEMU lines after it. classifyRun maps it:
+// hang/* as is, ub/<what> -> crash/ub-<what>, infra-error/* as is.
+struct EmuVerdict {
+  std::string detail, symptom, signature;
+  std::vector<std::string> lines;  // the WSEMU lines, verdict first
+};
+std::optional<EmuVerdict> parseEmuVerdict(const std::string &text);
 
 Verdict classifyBuild(const BuildRecord &b);  // only for !b.ok
 Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt);

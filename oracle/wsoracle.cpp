@@ -3,6 +3,9 @@
 // 2 bad input, 3 the oracle could not judge (infra-error).
 #include "oracle.h"
 #include "watchdog.h"
+#ifdef WSR_HAVE_EMU
+#include "translate.h"
+#endif
 
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/FormatVariadic.h>
@@ -35,7 +38,7 @@ static cl::opt<std::string> CacheDir("cache-dir", cl::desc("Build cache (default
 static cl::opt<bool> NoCache("no-cache", cl::desc("Rebuild even when a cached binary exists"), cl::cat(Cat));
 static cl::list<std::string> Env("env", cl::desc("NAME=VALUE for the program's environment (repeatable)"), cl::cat(Cat));
 static cl::opt<std::string> Gpu("gpu", cl::desc("Pin the program to this GPU (CUDA_VISIBLE_DEVICES)"), cl::cat(Cat));
-static cl::opt<std::string> Backend("backend", cl::desc("gpu | auto (default; the emulator backend is not built yet)"), cl::init("auto"), cl::cat(Cat));
+static cl::opt<std::string> Backend("backend", cl::desc("gpu | emu (the CPU emulator: translate + g++) | auto (default: gpu)"), cl::init("auto"), cl::cat(Cat));
 static cl::opt<std::string> RecordDir("record", cl::desc("Write every raw run (exit status, stdout, stderr) as JSON into DIR"), cl::cat(Cat));
 static cl::opt<unsigned> CaptureKiB("capture-kib", cl::desc("Output kept per stream, KiB (head and tail)"), cl::init(1024), cl::cat(Cat));
 static cl::opt<double> SlowBaseline("slow-baseline-ms", cl::desc("A passing run slower than --slow-factor x this is `slow`"), cl::init(0), cl::cat(Cat));
@@ -66,9 +69,14 @@ int main(int argc, char **argv) {
   if (Repeat < 1) return fail("--repeat must be at least 1");
   if (Timeout <= 0) return fail("--timeout must be a positive number of seconds");
   if (Backend != "auto" && Backend != "gpu") {
-    if (Backend == "emu") return fail("the emulation backend (--backend emu) is not built yet; use --backend gpu");
+#ifdef WSR_HAVE_EMU
+    if (Backend != "emu") return fail("--backend must be gpu, emu or auto");
+#else
+    if (Backend == "emu") return fail("the emulation backend (--backend emu) is not built in; use --backend gpu");
     return fail("--backend must be gpu or auto");
+#endif
   }
+  const bool emu = Backend == "emu";
   if (!Sanitizer.empty() && Sanitizer != "synccheck" && Sanitizer != "racecheck" &&
       Sanitizer != "memcheck" && Sanitizer != "initcheck")
     return fail("--sanitizer must be one of synccheck, racecheck, memcheck, initcheck");
@@ -89,7 +97,7 @@ int main(int argc, char **argv) {
   o.build.libs.assign(Libs.begin(), Libs.end());
   o.build.cache_dir = CacheDir.empty() ? wsr::defaultCacheDir() : CacheDir.getValue();
   o.build.use_cache = !NoCache;
-  if (wsr::findNvcc(o.build.nvcc).empty())
+  if (!emu && wsr::findNvcc(o.build.nvcc).empty())
     return fail(Nvcc.empty() ? "nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass --nvcc"
                              : "--nvcc " + Nvcc + " is not an executable");
   std::string err;
@@ -149,7 +157,19 @@ int main(int argc, char **argv) {
     };
   }
 
-  wsr::Verdict v = wsr::judge(Source, o);
+  wsr::Verdict v;
+#ifdef WSR_HAVE_EMU
+  if (emu) {
+    // The CPU emulator: translate (Clang) + g++ against the runtime, then run and classify as usual;
+    // the runtime's WSEMU lines become hang/..., crash/ub-... or infra-error/... (oracle/classify.cpp).
+    wsr::BuildRecord b = wsr::emu::buildEmu(Source, o.build);
+    v = wsr::judgeBuilt(b, o);
+    std::string policy = std::getenv("WSEMU_POLICY") ? std::getenv("WSEMU_POLICY") : "eager";
+    if (o.run.env_set.count("WSEMU_POLICY")) policy = o.run.env_set["WSEMU_POLICY"];
+    v.evidence.push_back("backend emu: the program ran on the CPU emulator (emu/), policy " + policy);
+  } else
+#endif
+    v = wsr::judge(Source, o);
   if (Json) llvm::outs() << llvm::formatv("{0:2}", wsr::toJSON(v)) << "\n";
   else llvm::outs() << wsr::renderHuman(v);
   llvm::outs().flush();

@@ -3,6 +3,7 @@
 // 3 the oracle could not judge (infra-error), 130 interrupted (the best so far is saved).
 #include "report.h"
 #include "search.h"
+#include "watchdog.h"
 
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/JSON.h>
@@ -42,6 +43,8 @@ static cl::opt<std::string> CudaPath("cuda-path", cl::desc("CUDA installation fo
 static cl::opt<std::string> CacheDir("cache-dir", cl::desc("Build cache directory"), cl::cat(Cat));
 static cl::opt<int> Repeat("repeat", cl::init(1), cl::desc("Runs per candidate"), cl::cat(Cat));
 static cl::opt<std::string> Gpu("gpu", cl::desc("CUDA_VISIBLE_DEVICES for the runs"), cl::cat(Cat));
+static cl::opt<bool> NoWatchdog("no-watchdog", cl::desc("Do not bound mbarrier waits (hangs then cost the full --timeout)"), cl::cat(Cat));
+static cl::opt<double> WatchdogMs("watchdog-ms", cl::init(200), cl::desc("Watchdog bound on a wait without progress, ms"), cl::cat(Cat));
 static cl::opt<std::string> Backend("backend", cl::init("auto"), cl::desc("gpu | auto"), cl::cat(Cat));
 
 static int fail(const std::string &s, int code = 2) {
@@ -109,6 +112,21 @@ int main(int argc, char **argv) {
   if (!Gpu.empty()) o.run.env_set["CUDA_VISIBLE_DEVICES"] = Gpu;
   o.repeat = Repeat;
   o.classify.match = Match;
+  {  // the hang watchdog on every candidate (issue 5): a hang verdict in ~1 s, not a timeout
+    std::string ext = fs::path(src).extension().string();
+    o.build.watchdog = !NoWatchdog && (ext == ".cu" || ext == ".cuh");
+    o.build.watchdog_ms = WatchdogMs;
+    wsr::WatchOptions wo;
+    wo.parse.arch = Arch;
+    wo.parse.includes.assign(Includes.begin(), Includes.end());
+    wo.parse.includes.push_back(fs::absolute(src).parent_path().string());
+    wo.parse.defines.assign(Defines.begin(), Defines.end());
+    if (auto h = wsr::harnessIncludeDir(); !h.empty()) wo.parse.includes.push_back(h);
+    o.build.instrument = [wo](const std::string &text, const std::string &path) {
+      auto r = wsr::instrumentWatchdog(text, path, wo);
+      return r.ok ? r.text : std::string();
+    };
+  }
   t.parse.arch = Arch;
   t.parse.cuda_path = CudaPath;
   t.parse.includes.assign(Includes.begin(), Includes.end());
