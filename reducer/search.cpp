@@ -10,6 +10,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <set>
 
 namespace wsr {
 
@@ -49,40 +50,46 @@ void Search::accept(const std::string &text, const std::string &pass, const std:
   if (progress_) progress_(stats_, "accepted " + pass + ": " + what);
 }
 
-int Search::firstInteresting(const std::vector<std::string> &cands, const std::string &pass) {
+std::vector<TestResult> Search::evaluate(const std::vector<std::string> &cands, const std::string &pass) {
   std::vector<TestResult> res(cands.size());
-  // At most `jobs` candidates at once; each runs in its own thread (compiles and runs are
-  // separate processes, so the threads mostly wait).
+  // Each candidate in its own thread (compiles and runs are separate processes, so the
+  // threads mostly wait); the caller keeps a batch within `jobs`.
+  std::vector<std::future<TestResult>> fut;
+  for (size_t i = 0; i < cands.size(); ++i)
+    fut.push_back(std::async(std::launch::async, [&, i] { return tester_.test(cands[i]); }));
+  for (size_t i = 0; i < cands.size(); ++i) res[i] = fut[i].get();
+  for (size_t i = 0; i < cands.size(); ++i) {
+    auto &r = res[i];
+    if (!opt_.trace_path.empty()) {
+      llvm::json::Object o{{"pass", pass}, {"hash", contentHash(cands[i]).substr(0, 16)},
+                           {"cached", r.cached}, {"parse_failed", r.parse_failed},
+                           {"detail", r.detail}, {"signature", r.signature},
+                           {"interesting", r.interesting}, {"ms", (long)r.ms},
+                           {"lines", (long)countNonBlankLines(cands[i])}};
+      if (!r.note.empty()) o["note"] = r.note;
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << llvm::json::Value(std::move(o));
+      std::ofstream(opt_.trace_path, std::ios::app) << os.str() << "\n";
+    }
+    if (r.infra) { ++infra_run_; last_infra_ = r.detail + (r.note.empty() ? "" : ": " + r.note); }
+    else if (!r.cached) infra_run_ = 0;
+  }
+  stats_.tests = tester_.tests();
+  stats_.cache_hits = tester_.cacheHits();
+  stats_.parse_skips = tester_.parseSkips();
+  stats_.elapsed_s = now_s() - t0_;
+  if (progress_) progress_(stats_, "");
+  checkStop();  // before trusting results: an interrupt kills runs in flight
+  return res;
+}
+
+int Search::firstInteresting(const std::vector<std::string> &cands, const std::string &pass) {
   for (size_t b = 0; b < cands.size(); b += (size_t)opt_.jobs) {
     size_t e = std::min(cands.size(), b + (size_t)opt_.jobs);
-    std::vector<std::future<TestResult>> fut;
-    for (size_t i = b; i < e; ++i) fut.push_back(std::async(std::launch::async, [&, i] { return tester_.test(cands[i]); }));
-    for (size_t i = b; i < e; ++i) res[i] = fut[i - b].get();
-    for (size_t i = b; i < e; ++i) {
-      auto &r = res[i];
-      if (!opt_.trace_path.empty()) {
-        llvm::json::Object o{{"pass", pass}, {"hash", contentHash(cands[i]).substr(0, 16)},
-                             {"cached", r.cached}, {"parse_failed", r.parse_failed},
-                             {"detail", r.detail}, {"signature", r.signature},
-                             {"interesting", r.interesting}, {"ms", (long)r.ms},
-                             {"lines", (long)countNonBlankLines(cands[i])}};
-        if (!r.note.empty()) o["note"] = r.note;
-        std::string s;
-        llvm::raw_string_ostream os(s);
-        os << llvm::json::Value(std::move(o));
-        std::ofstream(opt_.trace_path, std::ios::app) << os.str() << "\n";
-      }
-      if (r.infra) { ++infra_run_; last_infra_ = r.detail + (r.note.empty() ? "" : ": " + r.note); }
-      else if (!r.cached) infra_run_ = 0;
-    }
-    stats_.tests = tester_.tests();
-    stats_.cache_hits = tester_.cacheHits();
-    stats_.parse_skips = tester_.parseSkips();
-    stats_.elapsed_s = now_s() - t0_;
-    if (progress_) progress_(stats_, "");
-    checkStop();  // before trusting results: an interrupt kills runs in flight
-    for (size_t i = b; i < e; ++i)
-      if (res[i].interesting) return (int)i;
+    auto res = evaluate(std::vector<std::string>(cands.begin() + (long)b, cands.begin() + (long)e), pass);
+    for (size_t i = 0; i < res.size(); ++i)
+      if (res[i].interesting) return (int)(b + i);
   }
   return -1;
 }
@@ -141,11 +148,14 @@ bool Search::ddminLevel(const PassInfo &p, int level) {
 }
 
 // Alternatives (a group per place): the first interesting one, in the pass's order.
-// Places are visited in offset order; after a change the sites are listed again and the
-// walk goes on at the same index (past it when the place is settled, see PassSite::place).
+// Places with a key (PassSite::place: a knob's name) are independent enough to be judged
+// several at once, filling the -j slots; the winners of one batch are then tried together,
+// and if that fails the first winner alone is taken. Places without a key (a branch that
+// changes the code around it) go one at a time, in offset order.
 bool Search::groups(const PassInfo &p) {
   bool changed = false;
-  size_t g = 0;
+  std::set<std::string> settled;  // keyed places already decided
+  size_t g = 0;                   // unkeyed places: how many were decided
   for (;;) {
     std::map<int, std::vector<PassSite>> byGroup;
     std::vector<int> order;
@@ -154,36 +164,72 @@ bool Search::groups(const PassInfo &p) {
       if (!byGroup.count(s.group)) order.push_back(s.group);
       byGroup[s.group].push_back(s);
     }
-    std::string settled;
-    for (; g < order.size(); ++g) {
-      auto &alts = byGroup[order[g]];
-      std::vector<std::string> cands;
-      std::vector<size_t> which;
+    // The next batch: open keyed places while they fit in the slots (at least one place).
+    std::vector<int> batch;
+    size_t slots = 0, unkeyed_seen = 0;
+    bool unkeyed_next = false;
+    for (int gid : order) {
+      auto &alts = byGroup[gid];
+      const std::string &key = alts.front().place;
+      if (key.empty()) {
+        if (unkeyed_seen++ < g) continue;
+        if (batch.empty()) { batch.push_back(gid); unkeyed_next = true; }
+        break;
+      }
+      if (settled.count(key)) continue;
+      if (!batch.empty() && slots + alts.size() > (size_t)opt_.jobs) break;
+      batch.push_back(gid);
+      slots += alts.size();
+    }
+    if (batch.empty()) return changed;
+
+    std::vector<std::string> cands;
+    std::vector<std::pair<int, size_t>> who;  // (group, alternative)
+    for (int gid : batch) {
+      auto &alts = byGroup[gid];
       for (size_t i = 0; i < alts.size(); ++i) {
         std::string c = applySites(best_, std::vector<Site>{alts[i]});
         if (c == best_) continue;
         cands.push_back(std::move(c));
-        which.push_back(i);
-      }
-      if (cands.empty()) continue;
-      int w = firstInteresting(cands, p.name);
-      if (w >= 0) {
-        auto &a = alts[which[(size_t)w]];
-        accept(cands[(size_t)w], p.name, a.note);
-        changed = true;
-        settled = a.place.empty() ? "\x01" : a.place;
-        break;
+        who.push_back({gid, i});
       }
     }
-    if (settled.empty()) return changed;
-    // The same index in the new list: the place itself when it changed shape, the next
-    // one when it is settled.
-    std::vector<PassSite> again = enumerate(p);
-    std::vector<int> order2;
-    std::map<int, std::string> place2;
-    for (auto &s : again)
-      if (s.group >= 0 && !place2.count(s.group)) { order2.push_back(s.group); place2[s.group] = s.place; }
-    if (g < order2.size() && place2[order2[g]] == settled) ++g;
+    std::vector<TestResult> res;
+    for (size_t b = 0; b < cands.size(); b += (size_t)opt_.jobs) {
+      auto part = evaluate(std::vector<std::string>(cands.begin() + (long)b,
+                                                    cands.begin() + (long)std::min(cands.size(), b + (size_t)opt_.jobs)), p.name);
+      res.insert(res.end(), part.begin(), part.end());
+    }
+    std::vector<size_t> winners;  // index into cands: the first interesting alternative per place
+    std::set<int> won;
+    for (size_t i = 0; i < cands.size(); ++i)
+      if (res[i].interesting && won.insert(who[i].first).second) winners.push_back(i);
+    // Decided: a keyed place keeps its key; an unkeyed one is passed over only when nothing
+    // in it was taken (when something was, the code there changed and is looked at again).
+    for (int gid : batch) {
+      if (!unkeyed_next) settled.insert(byGroup[gid].front().place);
+      else if (winners.empty()) ++g;
+    }
+    if (winners.empty()) continue;
+    const PassSite &first = byGroup[who[winners[0]].first][who[winners[0]].second];
+    if (winners.size() > 1) {
+      std::vector<Site> all;
+      std::string what;
+      for (size_t w : winners) {
+        all.push_back(byGroup[who[w].first][who[w].second]);
+        what += (what.empty() ? "" : ", ") + all.back().note;
+      }
+      std::string together = applySites(best_, all);
+      if (firstInteresting({together}, p.name) == 0) {
+        accept(together, p.name, what);
+        changed = true;
+        continue;
+      }
+    }
+    accept(cands[winners[0]], p.name, first.note);
+    changed = true;
+    // The other winners were judged against the old program: their places open again.
+    for (size_t k = 1; k < winners.size(); ++k) settled.erase(byGroup[who[winners[k]].first].front().place);
   }
 }
 

@@ -48,7 +48,9 @@ class Search {
   bool ddminLevel(const PassInfo &p, int level);
   bool groups(const PassInfo &p);
   std::vector<PassSite> enumerate(const PassInfo &p);
-  // Judges candidates in parallel; returns the index of the first interesting one or -1.
+  // Judges one batch (at most `jobs`) in parallel, traced; every result.
+  std::vector<TestResult> evaluate(const std::vector<std::string> &cands, const std::string &pass);
+  // Judges candidates in batches; returns the index of the first interesting one or -1.
   int firstInteresting(const std::vector<std::string> &cands, const std::string &pass);
   void accept(const std::string &text, const std::string &pass, const std::string &what);
   void checkStop();
