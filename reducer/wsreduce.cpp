@@ -242,6 +242,8 @@ int main(int argc, char **argv) {
   for (auto step : {0, 1}) {
     std::string next = step == 0 ? wsr::inlineHarness(best) : wsr::formatCuda(best);
     if (next == best) continue;
+    // Formatting that makes the program longer (one-line bodies broken up) is not kept.
+    if (step == 1 && wsr::countNonBlankLines(next) > wsr::countNonBlankLines(best)) continue;
     if (tester.test(next).interesting) best = next;
   }
   if (!wsr::writeFileAtomic(out, best, &err)) return fail(err);
