@@ -72,7 +72,9 @@ static bool isCuda(const std::string &path) {
 std::vector<std::vector<std::string>> parseArgs(const std::string &path, const ParseOptions &opt) {
   std::string cuda = opt.cuda_path.empty() ? detectCudaPath() : opt.cuda_path;
   std::vector<std::string> common = {"-std=c++17", "-resource-dir=" + clangResourceDir(),
-                                     "-Wno-unknown-cuda-version", "-ferror-limit=5", "-w"};
+                                     "-Wno-unknown-cuda-version", "-ferror-limit=5"};
+  if (opt.strict_return) common.insert(common.end(), {"-Wno-everything", "-Werror=return-type"});
+  else common.push_back("-w");
   for (auto &i : opt.includes) common.push_back("-I" + i);
   for (auto &d : opt.defines) common.push_back("-D" + d);
   common.insert(common.end(), opt.extra.begin(), opt.extra.end());

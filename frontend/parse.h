@@ -25,6 +25,9 @@ struct ParseOptions {
   std::vector<std::string> includes;   // -I
   std::vector<std::string> defines;    // -D
   std::vector<std::string> extra;      // any other clang flag
+  // Treat a non-void function that falls off its end as an error: the undefined behaviour
+  // a reducer creates by deleting a `return`, which can turn into a different hang or crash.
+  bool strict_return = false;
 };
 
 // The CUDA installation nvcc belongs to (realpath(nvcc)/../..), or /usr/local/cuda.

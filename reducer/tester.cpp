@@ -23,7 +23,14 @@ Tester::Tester(TestOptions o) : opt_(std::move(o)) {
   opt_.oracle.build.includes.push_back(dir);
   opt_.parse.includes.push_back(dir);
   if (auto h = harnessIncludeDir(); !h.empty()) opt_.parse.includes.push_back(h);
-  checker_ = std::make_unique<ParseCheckerPool>(opt_.original_path, opt_.parse);
+  ParseOptions strict = opt_.parse;
+  strict.strict_return = true;
+  checker_ = std::make_unique<ParseCheckerPool>(opt_.original_path, strict);
+}
+
+void Tester::calibrateParseCheck(const std::string &original) {
+  if (!opt_.parse_check || checker_->check(original)) return;
+  checker_ = std::make_unique<ParseCheckerPool>(opt_.original_path, opt_.parse);  // lenient
 }
 
 void Tester::remember(const std::string &hash, const TestResult &r) {

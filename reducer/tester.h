@@ -48,6 +48,8 @@ class Tester {
   Verdict judgeOriginal(const std::string &text, TestResult *as_result = nullptr);
   void remember(const std::string &hash, const TestResult &r);  // for --resume
   const TestOptions &options() const { return opt_; }
+  // The parse check is strict about missing returns unless the original itself has one.
+  void calibrateParseCheck(const std::string &original);
   // The original's signature, once judged: what every candidate must keep.
   void setSignature(const std::string &sig) { opt_.signature = sig; }
   long tests() const { return tests_; }

@@ -166,6 +166,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "wsreduce: original verdict " << ov.detail << ", signature " << ov.signature << "\n";
   }
 
+  tester.calibrateParseCheck(*text);
+
   // 2. Resume from the best program of an earlier run of the same input.
   std::string start = *text;
   std::string origHash = wsr::contentHash(*text);
