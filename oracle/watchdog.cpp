@@ -1308,3 +1308,12 @@ WatchResult instrumentWatchdog(const std::string &text, const std::string &path,
 }
 
 }  // namespace wsr
+
+namespace wsr {
+std::function<std::string(const std::string &, const std::string &)> watchdogInstrumenter(WatchOptions opt) {
+  return [opt](const std::string &text, const std::string &path) {
+    auto r = instrumentWatchdog(text, path, opt);
+    return r.ok ? r.text : std::string();
+  };
+}
+}  // namespace wsr

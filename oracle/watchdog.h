@@ -25,6 +25,7 @@
 
 #include "parse.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,10 @@ struct WatchResult {
 // Instruments `text` (the contents of `path`). Never throws; ok=false with a reason when the file
 // cannot be parsed. A file without waits still gets the runtime (no sites).
 WatchResult instrumentWatchdog(const std::string &text, const std::string &path, const WatchOptions &opt);
+
+// The BuildOptions::instrument hook the tools install: the instrumented text, or empty when
+// the program cannot be instrumented (the build then compiles the original).
+std::function<std::string(const std::string &, const std::string &)> watchdogInstrumenter(WatchOptions opt);
 
 // Seed 000's guard table as a function on a condition's text, for tests and for guards the AST
 // path cannot resolve: "(warp_id_in_cta >> 2) == 0" -> "warpgroup 0", "(threadIdx.x % 32) == 0" ->

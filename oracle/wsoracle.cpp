@@ -127,10 +127,7 @@ int main(int argc, char **argv) {
     wo.parse.includes.assign(Includes.begin(), Includes.end());
     wo.parse.defines.assign(Defines.begin(), Defines.end());
     if (auto h = wsr::harnessIncludeDir(); !h.empty()) wo.parse.includes.push_back(h);
-    o.build.instrument = [wo](const std::string &text, const std::string &path) {
-      auto r = wsr::instrumentWatchdog(text, path, wo);
-      return r.ok ? r.text : std::string();
-    };
+    o.build.instrument = wsr::watchdogInstrumenter(wo);
   }
   o.retry_timeout = !NoRetry;
   if (!InstrumentOnly.empty()) {

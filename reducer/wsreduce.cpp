@@ -122,10 +122,7 @@ int main(int argc, char **argv) {
     wo.parse.includes.push_back(fs::absolute(src).parent_path().string());
     wo.parse.defines.assign(Defines.begin(), Defines.end());
     if (auto h = wsr::harnessIncludeDir(); !h.empty()) wo.parse.includes.push_back(h);
-    o.build.instrument = [wo](const std::string &text, const std::string &path) {
-      auto r = wsr::instrumentWatchdog(text, path, wo);
-      return r.ok ? r.text : std::string();
-    };
+    o.build.instrument = wsr::watchdogInstrumenter(wo);
   }
   t.parse.arch = Arch;
   t.parse.cuda_path = CudaPath;
