@@ -6,6 +6,7 @@
 //   D reg i: row 16w + l/4 + 8*((i/2)%2), col 8*(i/4) + 2*(l%4) + i%2
 //   A reg r (16-bit, 2 per reg): row 16w + l/4 + 8*(r%2), k 8*(r/2) + 2*(l%4) + {0,1}
 //   A reg r (tf32): row 16w + l/4 + 8*(r%2), k 4*(r/2) + l%4
+#include <array>
 #include <cstring>
 #include <sstream>
 
@@ -73,7 +74,8 @@ struct WgmmaOp : AsyncOp {
   bool scale_d = true;
   int sa = 1, sb = 1, ta = 0, tb = 0;
   std::vector<float *> d;                // 128 x n/2
-  std::vector<const uint32_t *> aregs;   // 128 (RS)
+  std::vector<std::array<uint32_t, 4>> aregs;  // 128 (RS): the A registers' values at issue
+                                              // (the asm's operands are gone once it returns)
   std::vector<float> A, B;               // 64 x k, n x k
 
   void read() override {
@@ -167,7 +169,7 @@ void mma(int n, WgType type, float *const *d, const uint32_t *a, uint64_t da, ui
         fail("ub/non-uniform-wgmma-operand", loc,
              "threads of warpgroup " + std::to_string(wg) + " passed different descriptors or scale-d to one wgmma");
       for (int i = 0; i < n / 2; ++i) op->d[(size_t)t * (n / 2) + i] = ta_->d[i];
-      op->aregs[t] = ta_->a;
+      if (rs) std::copy(ta_->a, ta_->a + 4, op->aregs[t].begin());
     }
     k.result = op;
     traceOp("wgmma.issue", (uint64_t)n, op->db);
