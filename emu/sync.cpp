@@ -287,7 +287,10 @@ void stmatrix(int num, bool trans, uint32_t row_addr, const uint32_t *regs, SrcL
 void setmaxnreg(bool inc, uint32_t regs, SrcLoc loc) {
   preempt();
   if (regs < 24 || regs > 256 || regs % 8)
-    unknown_instruction(("setmaxnreg with " + std::to_string(regs) + " registers (24-256, multiple of 8)").c_str(), loc);
+    // ptxas rejects it: on the GPU this program never builds.
+    fail("compile-error/ptxas", loc,
+         "setmaxnreg." + std::string(inc ? "inc" : "dec") + " " + std::to_string(regs) +
+             ": ptxas accepts a register count of 24-256 in multiples of 8");
   int wg = self().warpgroup;
   warpgroupRendezvous(inc ? "setmaxnreg.inc" : "setmaxnreg.dec", loc, nullptr,
                       [wg, regs](Collective &) { cta().maxnreg[wg] = (int)regs; });

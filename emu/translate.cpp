@@ -895,6 +895,10 @@ TranslateResult translate(const std::string &text, const std::string &path, cons
 // The emu backend's build stage
 // ======================================================================================
 
+std::function<BuildRecord(const std::string &, const BuildOptions &)> emuBuilder() {
+  return [](const std::string &path, const BuildOptions &o) { return buildEmu(path, o); };
+}
+
 std::string emuRuntimeLibrary() {
 #ifdef WSEMU_RUNTIME_LIB
   if (::access(WSEMU_RUNTIME_LIB, R_OK) == 0) return WSEMU_RUNTIME_LIB;
@@ -919,6 +923,7 @@ static std::string boostContextLibrary() {
 
 BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std::string *translated_path) {
   BuildRecord b;
+  b.backend = "emu";
   auto t0 = std::chrono::steady_clock::now();
   auto done = [&]() -> BuildRecord & {
     b.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

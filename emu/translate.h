@@ -22,6 +22,7 @@
 
 #include "parse.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,9 @@ TranslateResult translate(const std::string &text, const std::string &path, cons
 // with ok=false and the reason in the log; the classifier makes it a compile-error.
 // Flags from `o`: includes, defines, cache_dir, use_cache, timeout_s (nvcc flags and arch are ignored).
 BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std::string *translated_path = nullptr);
+
+// buildEmu as the oracle's OracleOptions::emu_build hook.
+std::function<BuildRecord(const std::string &, const BuildOptions &)> emuBuilder();
 
 // Where the runtime library, Boost.Context and the include roots are (compile definitions of this
 // build tree); empty when not found.

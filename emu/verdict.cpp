@@ -9,7 +9,7 @@ namespace wsemu {
 int Verdict::exitStatus() const {
   if (symptom == "pass") return 0;
   if (symptom == "hang") return kExitHang;
-  if (symptom == "infra-error") return kExitInfra;
+  if (symptom == "infra-error" || symptom == "compile-error") return kExitInfra;
   return kExitUB;  // ub, crash
 }
 

@@ -349,7 +349,26 @@ OracleOptions oracleFor(const CampaignOptions &o, const std::string &arch, const
   oo.build.cache_dir = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
   oo.run.timeout_s = o.timeout_s;
   oo.repeat = o.repeat;
+  oo.backend = o.backend;
+  oo.emu_build = o.emu_build;
+  oo.policies = o.policies;
+  oo.build.watchdog = o.watchdog && o.instrument;
+  oo.build.watchdog_ms = o.watchdog_ms;
+  oo.build.instrument = o.instrument;
   return oo;
+}
+
+// The adaptive timeout from the reference kernel's baseline run (issue 5).
+void calibrateFrom(Ctx &c, const std::string &kernel, OracleOptions &oo) {
+  if (!c.o.calibrate) return;
+  std::lock_guard<std::mutex> l(c.store_m);
+  if (auto b = c.store.baselineMs(kernel); b && *b > 0) {
+    oo.calibrate = true;
+    oo.calibrate_observed_ms = *b;
+    oo.calibrate_k = 10;
+    oo.calibrate_floor_s = 2;
+    oo.calibrate_cap_s = c.o.timeout_s;
+  }
 }
 
 std::string kernelDir(const CampaignOptions &o, const std::string &kernel) {
@@ -387,8 +406,17 @@ Verdict judgeText(Ctx &c, const std::string &text, const std::string &kernel, Or
     removeTree(dir);
     return v;
   }
-  BuildRecord b = buildProgram(file, oo.build);
-  if (b.ok) {
+  if (oo.emu_nvcc_first && resolveBackend(oo) == "emu") {  // compile errors are nvcc's
+    BuildRecord n = buildProgram(file, oo.build);
+    if (!n.ok) {
+      v = judgeBuilt(n, oo);
+      if (build_out) *build_out = n;
+      removeTree(dir);
+      return v;
+    }
+  }
+  BuildRecord b = buildFor(file, oo);
+  if (b.ok && b.backend == "gpu") {  // the emulator needs no GPU slot
     std::string slot = c.slots.acquire();
     if (!slot.empty()) oo.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
     *slot_used = slot;
@@ -474,6 +502,8 @@ void judgeMutant(Ctx &c, const MutantRow &m) {
   auto t0 = std::chrono::steady_clock::now();
   std::string kdir = kernelDir(c.o, m.kernel);
   OracleOptions oo = oracleFor(c.o, m.arch, kdir);
+  calibrateFrom(c, m.kernel, oo);
+  if (!inj->expected.empty() && std::string(inj->expected.front()).rfind("compile-error", 0) == 0) oo.emu_nvcc_first = true;
   if (std::string(inj->name) == "shallow-pipeline") {
     std::lock_guard<std::mutex> l(c.store_m);
     if (auto b = c.store.baselineMs(m.kernel)) {
@@ -487,6 +517,7 @@ void judgeMutant(Ctx &c, const MutantRow &m) {
   BuildRecord b;
   if (!inj->runtime) {
     // Blackwell here: compile for sm_100a and confirm the defect statically; never run.
+    oo.build.watchdog = false;  // never run: nothing to bound
     std::string dir = makeTempDir("wsfuzz.");
     std::string file = dir + "/" + m.kernel;
     writeFileAtomic(file, m.text);
@@ -540,7 +571,7 @@ void judgeMutant(Ctx &c, const MutantRow &m) {
   if (detected) writeCorpus(c, m, vr);
 
   // Latent: the bug is there and nothing was observed. Second look with seed 000's tool.
-  if (inj->runtime && vr.symptom == "pass" && c.o.sanitizer && *inj->sanitizer && b.ok) {
+  if (inj->runtime && vr.symptom == "pass" && c.o.sanitizer && *inj->sanitizer && b.ok && b.backend == "gpu") {
     {
       std::lock_guard<std::mutex> l(c.store_m);
       if (c.store.hasSanitizer(m.hash)) return;
@@ -586,6 +617,7 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   t.signature = v.signature;
   t.original_path = orig;
   t.oracle = oracleFor(c.o, m.arch, kdir);
+  calibrateFrom(c, m.kernel, t.oracle);
   t.oracle.repeat = 1;
   if (!slot.empty()) t.oracle.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
   t.parse.arch = m.arch;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "inject.h"
+#include "oracle.h"
 #include "store.h"
 
 #include <condition_variable>
@@ -35,6 +36,17 @@ struct CampaignOptions {
   double slow_factor = 1.5;
   long max_mutants = 0;                // judge at most this many this session (0 = all)
   std::string command;                 // recorded with the session
+  // Where mutants run (OracleOptions::backend): gpu | emu | auto, with the emulator's build hook
+  // and policies; compile-error injectors (wrong-arch) are always built by nvcc first.
+  std::string backend = "auto";
+  std::function<BuildRecord(const std::string &, const BuildOptions &)> emu_build;
+  std::vector<std::string> policies = {"eager"};
+  // The hang watchdog (BuildOptions::instrument): hangs judged in ~1 s instead of a timeout.
+  bool watchdog = false;
+  double watchdog_ms = 200;
+  std::function<std::string(const std::string &, const std::string &)> instrument;
+  // Each mutant's timeout = clamp(10 x the reference kernel's median run, 2 s, timeout_s).
+  bool calibrate = true;
 };
 
 // "i/N" -> (i, N) with 0 <= i < N.

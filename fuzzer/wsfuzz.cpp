@@ -7,7 +7,12 @@
 #include "report.h"
 
 #include "oracle.h"
+#include "watchdog.h"
+#ifdef WSR_HAVE_EMU
+#include "translate.h"
+#endif
 
+#include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/Format.h>
 #include <llvm/Support/raw_ostream.h>
@@ -42,6 +47,11 @@ static cl::opt<std::string> Nvcc("nvcc", cl::desc("Path of nvcc"), cl::cat(Cat))
 static cl::opt<std::string> CacheDir("cache-dir", cl::desc("Build cache directory"), cl::cat(Cat));
 static cl::opt<bool> ListInjectors("list-injectors", cl::desc("Print the injectors with their expectations and exit"), cl::cat(Cat));
 static cl::opt<bool> ListSites("list-sites", cl::desc("Plan only: print every mutant (kernel, injector, site, note) and exit"), cl::cat(Cat));
+static cl::opt<std::string> Backend("backend", cl::init("auto"), cl::desc("gpu | emu (the CPU emulator) | auto (default: the GPU when this machine has one, else the emulator)"), cl::cat(Cat));
+static cl::opt<std::string> Policy("policy", cl::init("eager"), cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or matrix"), cl::cat(Cat));
+static cl::opt<bool> NoWatchdog("no-watchdog", cl::desc("Do not bound mbarrier waits (hangs then cost the full timeout)"), cl::cat(Cat));
+static cl::opt<double> WatchdogMs("watchdog-ms", cl::init(200), cl::desc("Watchdog bound on a wait without progress, ms"), cl::cat(Cat));
+static cl::opt<bool> NoCalibrate("no-calibrate", cl::desc("Every run gets --timeout instead of 10 x the reference kernel's run (2 s at least)"), cl::cat(Cat));
 static cl::opt<std::string> Output("o", cl::desc("report: output prefix (writes PREFIX.md and PREFIX.html)"), cl::cat(Cat));
 
 static int fail(const std::string &s, int code = 2) {
@@ -108,6 +118,33 @@ int main(int argc, char **argv) {
   o.cache_dir = CacheDir.empty() ? wsr::defaultCacheDir() : CacheDir.getValue();
   o.slow_factor = SlowFactor;
   o.max_mutants = MaxMutants;
+  if (Backend != "auto" && Backend != "gpu" && Backend != "emu") return fail("--backend must be gpu, emu or auto");
+#ifndef WSR_HAVE_EMU
+  if (Backend == "emu") return fail("the emulation backend (--backend emu) is not built into this wsfuzz; use --backend gpu");
+#else
+  o.emu_build = wsr::emu::emuBuilder();
+#endif
+  o.backend = Backend;
+  if (Policy == "matrix") o.policies = wsr::emuPolicies();
+  else {
+    o.policies.clear();
+    for (llvm::StringRef p : llvm::split(llvm::StringRef(Policy.getValue()), ',')) {
+      if (std::find(wsr::emuPolicies().begin(), wsr::emuPolicies().end(), p.str()) == wsr::emuPolicies().end())
+        return fail("--policy must be matrix or a list of eager, reads-late, completions-late; got '" + p.str() + "'");
+      o.policies.push_back(p.str());
+    }
+  }
+  if (WatchdogMs <= 0) return fail("--watchdog-ms must be a positive number of milliseconds");
+  o.watchdog = !NoWatchdog;
+  o.watchdog_ms = WatchdogMs;
+  {
+    wsr::WatchOptions wo;
+    wo.parse.includes = o.includes;
+    wo.parse.defines = o.defines;
+    if (auto h = wsr::harnessIncludeDir(); !h.empty()) wo.parse.includes.push_back(h);
+    o.instrument = wsr::watchdogInstrumenter(wo);  // the arch comes from each kernel's build
+  }
+  o.calibrate = !NoCalibrate;
   for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(argv[i]);
   auto log = [](const std::string &s) {
     llvm::errs() << s << "\n";
@@ -127,7 +164,10 @@ int main(int argc, char **argv) {
       return fail(e.what());
     }
   }
-  if (wsr::findNvcc(o.nvcc).empty()) return fail("nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass --nvcc");
+  wsr::OracleOptions probe;
+  probe.backend = o.backend;
+  probe.emu_build = o.emu_build;
+  if (wsr::resolveBackend(probe) == "gpu" && wsr::findNvcc(o.nvcc).empty()) return fail("nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass --nvcc");
   std::string err;
   if (!wsr::prepareCacheDir(o.cache_dir, &err)) return fail(err);
   std::signal(SIGINT, onSignal);

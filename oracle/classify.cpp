@@ -1,3 +1,4 @@
+#include <llvm/ADT/StringExtras.h>
 #include "classify.h"
 
 #include "include/wswatch_abi.h"
@@ -497,9 +498,29 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     std::string d = emu->detail;
     std::string what = d.substr(d.find('/') == std::string::npos ? d.size() : d.find('/') + 1);
     Verdict v;
-    if (emu->symptom == "hang") v = make(d, "hang:" + what + ":" + emu->signature);
-    else if (emu->symptom == "ub") v = make("crash/ub-" + what, "crash:ub-" + what + ":" + emu->signature);
-    else v = make(d.find('/') == std::string::npos ? "infra-error/emulator" : d, "infra:" + what);
+    // The signature keeps the roles only (which warpgroups were parked, or which one did the UB):
+    // lines move and the iteration changes as a reduction shrinks the program and its shape; both
+    // stay in the evidence (the WSEMU lines), as for the GPU watchdog's records.
+    std::set<std::string> roles;
+    for (llvm::StringRef t : llvm::split(llvm::StringRef(emu->signature), ';')) {
+      llvm::SmallVector<llvm::StringRef> f;
+      t.split(f, ',');
+      for (auto x : f)
+        if (x.starts_with("warpgroup") || x == "async") roles.insert(x.str());
+    }
+    std::string rs;
+    for (auto &r : roles) rs += (rs.empty() ? "" : ";") + r;
+    if (rs.empty()) rs = "?";
+    if (emu->symptom == "hang") v = make(d, "hang:" + what + ":" + rs);
+    else if (emu->symptom == "ub") v = make("crash/ub-" + what, "crash:ub-" + what + ":" + rs);
+    else if (emu->symptom == "compile-error") {
+      // An operand ptxas would reject (e.g. a setmaxnreg count): a compile error on the GPU.
+      std::string msg;
+      for (auto &l : emu->lines)
+        if (l.rfind("WSEMU message ", 0) == 0) msg = l.substr(14);
+      size_t colon = msg.find(": ");
+      v = make(d, "compile-error:ptxas:" + (colon == std::string::npos ? what : msg.substr(colon + 2)));
+    } else v = make(d.find('/') == std::string::npos ? "infra-error/emulator" : d, "infra:" + what);
     for (auto &l : emu->lines) v.evidence.push_back(l);
     return finish(v);
   }

@@ -49,7 +49,89 @@ static RunRecord runOnce(const BuildRecord &b, const std::vector<std::string> &a
   return r;
 }
 
+std::string resolveBackend(const OracleOptions &opt) {
+  if (opt.backend == "gpu" || opt.backend == "emu") return opt.backend;
+  return gpuPresent() || !opt.emu_build ? "gpu" : "emu";
+}
+
+const std::vector<std::string> &emuPolicies() {
+  static const std::vector<std::string> p = {"eager", "reads-late", "completions-late"};
+  return p;
+}
+
+BuildRecord buildFor(const std::string &source, const OracleOptions &opt) {
+  if (resolveBackend(opt) == "emu") {
+    if (!opt.emu_build) {
+      BuildRecord b;
+      b.backend = "emu";
+      b.tool_missing = true;
+      b.tool_error = "the emulation backend is not built into this tool";
+      return b;
+    }
+    BuildRecord b = opt.emu_build(source, opt.build);
+    b.backend = "emu";
+    return b;
+  }
+  return buildProgram(source, opt.build);
+}
+
+static Verdict judgeBuiltOn(const BuildRecord &b, const OracleOptions &opt);
+
+// The emu backend: one run per policy (deterministic: a repeat would show the same), the verdict
+// of the first policy that fails, and what every policy showed.
+static Verdict judgeEmu(const BuildRecord &b, const OracleOptions &opt) {
+  std::vector<std::string> pols = opt.policies.empty() ? std::vector<std::string>{"eager"} : opt.policies;
+  std::vector<Verdict> vs;
+  for (auto &p : pols) {
+    OracleOptions o = opt;
+    o.repeat = 1;
+    o.retry_timeout = false;
+    o.sanitizer.clear();
+    o.run.env_set["WSEMU_POLICY"] = p;
+    vs.push_back(judgeBuiltOn(b, o));
+    if (!b.ok) break;  // a translation or compile failure is the same under every policy
+  }
+  size_t pick = 0;
+  for (size_t i = 0; i < vs.size(); ++i)
+    if (vs[i].symptom != "pass") { pick = i; break; }
+  Verdict v = vs[pick];
+  v.backend = "emu";
+  double total = 0;
+  for (auto &x : vs) total += x.timings.total_ms;
+  v.timings.total_ms = total;
+  if (b.ok) {
+    for (size_t i = 0; i < vs.size(); ++i) v.policies.push_back({pols[i], vs[i].detail.empty() ? vs[i].symptom : vs[i].detail, vs[i].signature});
+    std::string line = "backend emu: the program ran on the CPU emulator (emu/), policy " + pols[pick];
+    if (vs.size() > 1) {
+      line += "; policy matrix:";
+      for (size_t i = 0; i < vs.size(); ++i) line += " " + pols[i] + " -> " + v.policies[i].detail + (i + 1 < vs.size() ? "," : "");
+    }
+    v.evidence.push_back(line);
+    if (opt.repeat > 1) v.evidence.push_back("emu is deterministic: one run per policy instead of --repeat " + std::to_string(opt.repeat));
+  }
+  return v;
+}
+
 Verdict judgeBuilt(const BuildRecord &b, const OracleOptions &opt) {
+  if (opt.build_only && b.ok) {
+    Verdict v;
+    v.symptom = "pass";
+    v.detail = "compiled";
+    v.signature = "pass";
+    v.backend = b.backend;
+    v.evidence.push_back("built (" + std::string(b.backend == "emu" ? "emulator" : "nvcc") + "); not run: build-only");
+    v.timings.build_ms = b.wall_ms;
+    v.timings.build_cached = b.cache_hit;
+    v.timings.total_ms = b.wall_ms;
+    return v;
+  }
+  if (b.backend == "emu") return judgeEmu(b, opt);
+  Verdict v = judgeBuiltOn(b, opt);
+  v.backend = "gpu";
+  return v;
+}
+
+static Verdict judgeBuiltOn(const BuildRecord &b, const OracleOptions &opt) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<RunRecord> runs;
   std::vector<std::string> notes;
@@ -106,12 +188,20 @@ Verdict judgeBuilt(const BuildRecord &b, const OracleOptions &opt) {
     }
   }
   v.timings.total_ms = b.wall_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (v.symptom == "infra-error" && !gpuPresent()) v.evidence.push_back("no NVIDIA GPU on this machine (/dev/nvidia0 absent)");
+  if (v.symptom == "infra-error" && b.backend == "gpu" && !gpuPresent()) v.evidence.push_back("no NVIDIA GPU on this machine (/dev/nvidia0 absent)");
   return v;
 }
 
 Verdict judge(const std::string &source, const OracleOptions &opt) {
-  BuildRecord b = buildProgram(source, opt.build);
+  if (opt.emu_nvcc_first && resolveBackend(opt) == "emu" && !opt.build_only) {
+    BuildRecord n = buildProgram(source, opt.build);
+    if (!n.ok) {
+      Verdict v = judgeBuilt(n, opt);
+      v.evidence.push_back("nvcc built the program first (emu backend): its verdict stands, the emulator did not run it");
+      return v;
+    }
+  }
+  BuildRecord b = buildFor(source, opt);
   return judgeBuilt(b, opt);
 }
 

@@ -7,6 +7,7 @@
 #include "process.h"
 #include "verdict.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,23 @@ struct OracleOptions {
   RunOptions run;
   ClassifyOptions classify;
   int repeat = 1;
-  std::string backend = "auto";            // gpu | auto (the emulator backend comes later)
+  // Where candidates run: gpu (nvcc + the device), emu (the CPU emulator: emu/translate.h builds a
+  // host program, the runs are the same fresh processes) or auto = gpu when this machine has an
+  // NVIDIA GPU, else emu when the tool has it built in (emu_build set), else gpu.
+  std::string backend = "auto";
+  // The emu backend's build stage (wsr::emu::emuBuilder()); the tools install it, which keeps
+  // Clang and the emulator out of wsr_oracle.
+  std::function<BuildRecord(const std::string &source_path, const BuildOptions &)> emu_build;
+  // emu: the async timing policies to run (eager, reads-late, completions-late); more than one is
+  // the policy matrix: each policy one run (the emulator is deterministic), the verdict is the
+  // first policy's that shows a failure, and Verdict::policies records what each one showed.
+  std::vector<std::string> policies = {"eager"};
+  // emu: build with nvcc first and make its compile errors the verdict (the emulator compiles the
+  // program with g++ and never sees a ptxas error); the runs stay on the emulator.
+  bool emu_nvcc_first = false;
+  // Stop after the build: a program that builds is `pass` (detail "compiled"), never run. For
+  // compile-error reductions, which need no device.
+  bool build_only = false;
   std::vector<std::string> program_args;   // passed to the program
   std::string sanitizer;                   // synccheck | racecheck | memcheck | initcheck
   std::string record_dir;                  // write each raw RunRecord here as JSON
@@ -38,6 +55,15 @@ double calibratedTimeout(double observed_ms, double k, double floor_s, double ca
 
 // Whether this machine has an NVIDIA GPU the driver exposes.
 bool gpuPresent();
+
+// "gpu" or "emu": what `opt.backend` means on this machine.
+std::string resolveBackend(const OracleOptions &opt);
+
+// The build stage of the resolved backend (nvcc, or the emulator's translate + g++).
+BuildRecord buildFor(const std::string &source, const OracleOptions &opt);
+
+// The emulator's async timing policies, in matrix order.
+const std::vector<std::string> &emuPolicies();
 
 // Builds and judges `source`; never throws for anything the program does.
 Verdict judge(const std::string &source, const OracleOptions &opt);

@@ -34,6 +34,12 @@ json::Value toJSON(const Verdict &v) {
                  {"runs", std::move(runs)}};
   if (!v.sanitizer_tool.empty())
     o["sanitizer"] = json::Object{{"tool", v.sanitizer_tool}, {"output", v.sanitizer_output}};
+  if (!v.backend.empty()) o["backend"] = v.backend;
+  if (!v.policies.empty()) {
+    json::Array ps;
+    for (auto &p : v.policies) ps.push_back(json::Object{{"policy", p.policy}, {"detail", p.detail}, {"signature", p.signature}});
+    o["policies"] = std::move(ps);
+  }
   return o;
 }
 
@@ -60,6 +66,12 @@ std::optional<Verdict> verdictFromJSON(const std::string &text, std::string *err
   v.detail = str(*o, "detail");
   v.signature = str(*o, "signature");
   v.matched = o->getBoolean("matched").value_or(false);
+  if (auto b = o->getString("backend")) v.backend = b->str();
+  if (auto *ps = o->getArray("policies"))
+    for (auto &e : *ps)
+      if (auto *po = e.getAsObject())
+        v.policies.push_back({po->getString("policy").value_or("").str(), po->getString("detail").value_or("").str(),
+                              po->getString("signature").value_or("").str()});
   if (auto *ev = o->getArray("evidence"))
     for (auto &e : *ev)
       if (auto s = e.getAsString()) v.evidence.push_back(s->str());
@@ -140,6 +152,11 @@ std::string renderHuman(const Verdict &v) {
   if (!v.evidence.empty()) {
     s << "evidence:\n";
     for (auto &e : v.evidence) s << "  " << e << "\n";
+  }
+  if (!v.backend.empty()) s << "backend:   " << v.backend << "\n";
+  if (v.policies.size() > 1) {
+    s << "policies:\n";
+    for (auto &p : v.policies) s << "  " << p.policy << ": " << p.detail << "\n";
   }
   if (v.runs.size() > 1) {
     s << "runs:\n";

@@ -40,6 +40,7 @@ struct BuildRecord {
   std::string key;            // content hash of source + flags
   double wall_ms = 0;
   bool instrumented = false;  // the hang watchdog's copy was built (BuildOptions::watchdog)
+  std::string backend = "gpu";  // gpu (nvcc) | emu (translated C++ against the CPU emulator)
 };
 
 struct Timings {
@@ -65,6 +66,11 @@ struct Verdict {
   std::vector<RunSummary> runs;
   bool matched = false;   // the user's --match REGEX matched the output
   std::string sanitizer_tool, sanitizer_output;  // evidence only, never the verdict
+  std::string backend;    // gpu | emu: where the runs happened ("" for a verdict made before any run)
+  struct PolicyVerdict {  // emu: what each async timing policy showed (the policy matrix)
+    std::string policy, detail, signature;
+  };
+  std::vector<PolicyVerdict> policies;
 
   bool is(const std::string &s) const { return symptom == s; }
 };

@@ -7,6 +7,7 @@
 #include "translate.h"
 #endif
 
+#include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -38,7 +39,8 @@ static cl::opt<std::string> CacheDir("cache-dir", cl::desc("Build cache (default
 static cl::opt<bool> NoCache("no-cache", cl::desc("Rebuild even when a cached binary exists"), cl::cat(Cat));
 static cl::list<std::string> Env("env", cl::desc("NAME=VALUE for the program's environment (repeatable)"), cl::cat(Cat));
 static cl::opt<std::string> Gpu("gpu", cl::desc("Pin the program to this GPU (CUDA_VISIBLE_DEVICES)"), cl::cat(Cat));
-static cl::opt<std::string> Backend("backend", cl::desc("gpu | emu (the CPU emulator: translate + g++) | auto (default: gpu)"), cl::init("auto"), cl::cat(Cat));
+static cl::opt<std::string> Backend("backend", cl::desc("gpu | emu (the CPU emulator: translate + g++) | auto (default: the GPU when this machine has one, else the emulator after an nvcc build for compile errors)"), cl::init("auto"), cl::cat(Cat));
+static cl::opt<std::string> Policy("policy", cl::init("eager"), cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or matrix (all three)"), cl::cat(Cat));
 static cl::opt<std::string> RecordDir("record", cl::desc("Write every raw run (exit status, stdout, stderr) as JSON into DIR"), cl::cat(Cat));
 static cl::opt<unsigned> CaptureKiB("capture-kib", cl::desc("Output kept per stream, KiB (head and tail)"), cl::init(1024), cl::cat(Cat));
 static cl::opt<double> SlowBaseline("slow-baseline-ms", cl::desc("A passing run slower than --slow-factor x this is `slow`"), cl::init(0), cl::cat(Cat));
@@ -76,7 +78,11 @@ int main(int argc, char **argv) {
     return fail("--backend must be gpu or auto");
 #endif
   }
-  const bool emu = Backend == "emu";
+  const bool emu = Backend == "emu"
+#ifdef WSR_HAVE_EMU
+                   || (Backend == "auto" && !wsr::gpuPresent())
+#endif
+      ;
   if (!Sanitizer.empty() && Sanitizer != "synccheck" && Sanitizer != "racecheck" &&
       Sanitizer != "memcheck" && Sanitizer != "initcheck")
     return fail("--sanitizer must be one of synccheck, racecheck, memcheck, initcheck");
@@ -115,6 +121,21 @@ int main(int argc, char **argv) {
   o.classify.slow_factor = SlowFactor;
   o.repeat = Repeat;
   o.backend = Backend;
+#ifdef WSR_HAVE_EMU
+  o.emu_build = wsr::emu::emuBuilder();
+  // nvcc still judges compile errors (ptxas, the front end) when it is here: the emulator's g++
+  // would not see them.
+  o.emu_nvcc_first = Backend == "auto" && !wsr::findNvcc(o.build.nvcc).empty();
+#endif
+  if (Policy == "matrix") o.policies = wsr::emuPolicies();
+  else {
+    o.policies.clear();
+    for (llvm::StringRef p : llvm::split(llvm::StringRef(Policy.getValue()), ',')) {
+      if (std::find(wsr::emuPolicies().begin(), wsr::emuPolicies().end(), p.str()) == wsr::emuPolicies().end())
+        return fail("--policy must be matrix or a list of eager, reads-late, completions-late; got '" + p.str() + "'");
+      o.policies.push_back(p.str());
+    }
+  }
   o.program_args.assign(ProgramArgs.begin(), ProgramArgs.end());
   o.sanitizer = Sanitizer;
   o.record_dir = RecordDir;
@@ -154,19 +175,7 @@ int main(int argc, char **argv) {
     };
   }
 
-  wsr::Verdict v;
-#ifdef WSR_HAVE_EMU
-  if (emu) {
-    // The CPU emulator: translate (Clang) + g++ against the runtime, then run and classify as usual;
-    // the runtime's WSEMU lines become hang/..., crash/ub-... or infra-error/... (oracle/classify.cpp).
-    wsr::BuildRecord b = wsr::emu::buildEmu(Source, o.build);
-    v = wsr::judgeBuilt(b, o);
-    std::string policy = std::getenv("WSEMU_POLICY") ? std::getenv("WSEMU_POLICY") : "eager";
-    if (o.run.env_set.count("WSEMU_POLICY")) policy = o.run.env_set["WSEMU_POLICY"];
-    v.evidence.push_back("backend emu: the program ran on the CPU emulator (emu/), policy " + policy);
-  } else
-#endif
-    v = wsr::judge(Source, o);
+  wsr::Verdict v = wsr::judge(Source, o);
   if (Json) llvm::outs() << llvm::formatv("{0:2}", wsr::toJSON(v)) << "\n";
   else llvm::outs() << wsr::renderHuman(v);
   llvm::outs().flush();

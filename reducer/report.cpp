@@ -122,6 +122,22 @@ std::string writeReport(const ReportInput &in) {
   s << "- signature: `" << in.reduced.signature << "`"
     << (in.reduced.signature == in.original.signature ? " (the original's)" : " (original: `" + in.original.signature + "`)") << "\n";
   for (auto &e : in.reduced.evidence) s << "- evidence: `" << e << "`\n";
+  if (!in.backend.empty()) {
+    s << "- judged on: **" << in.backend << "**";
+    if (in.backend == "emu") {
+      s << " (the CPU emulator, policy";
+      for (size_t i = 0; i < in.policies.size(); ++i) s << (i ? ", " : " ") << in.policies[i];
+      s << ")";
+    }
+    s << "\n";
+  }
+  if (in.confirmed) {
+    bool same = in.confirmed->symptom == in.reduced.symptom;
+    s << "- confirmed on the GPU: `" << (in.confirmed->detail.empty() ? in.confirmed->symptom : in.confirmed->detail) << "` "
+      << (same ? "(the same class)" : "(**a different class**: see below)") << ", signature `" << in.confirmed->signature << "`\n";
+    for (auto &e : in.confirmed->evidence) s << "  - GPU evidence: `" << e << "`\n";
+  }
+  if (!in.confirm_note.empty()) s << "- confirmation: " << in.confirm_note << "\n";
   s << "\n## Minimal shape\n\n";
   auto knobs = knobValues(in.reduced_text);
   if (knobs.empty()) s << "(no integer knobs left)\n";

@@ -5,6 +5,7 @@
 
 #include "oracle.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,10 @@ struct ReportInput {
   BuildOptions build;
   double wall_s = 0;
   long tests = 0, cache_hits = 0, parse_skips = 0;
-  std::string backend;
+  std::string backend;                 // where the candidates ran: gpu | emu
+  std::vector<std::string> policies;   // emu: the async timing policies judged
+  std::optional<Verdict> confirmed;    // --confirm gpu: the final program judged on the GPU
+  std::string confirm_note;            // why there is no confirmation, or what it showed
 };
 
 std::string writeReport(const ReportInput &in);

@@ -48,6 +48,7 @@ class Tester {
   Verdict judgeOriginal(const std::string &text, TestResult *as_result = nullptr);
   void remember(const std::string &hash, const TestResult &r);  // for --resume
   const TestOptions &options() const { return opt_; }
+  OracleOptions &oracleOptions() { return opt_.oracle; }  // e.g. the calibrated timeout, once the original ran
   // The parse check is strict about missing returns unless the original itself has one.
   void calibrateParseCheck(const std::string &original);
   // The original's signature, once judged: what every candidate must keep.

@@ -1,10 +1,15 @@
 // wsreduce: shrink a failing CUDA program to the smallest program that still fails the
 // same way. Exit status: 0 reduced, 1 the input does not show the symptom, 2 bad input,
-// 3 the oracle could not judge (infra-error), 130 interrupted (the best so far is saved).
+// 3 the oracle could not judge (infra-error), 4 reduced but --confirm gpu showed another class,
+// 130 interrupted (the best so far is saved).
 #include "report.h"
 #include "search.h"
 #include "watchdog.h"
+#ifdef WSR_HAVE_EMU
+#include "translate.h"
+#endif
 
+#include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
@@ -45,7 +50,13 @@ static cl::opt<int> Repeat("repeat", cl::init(1), cl::desc("Runs per candidate")
 static cl::opt<std::string> Gpu("gpu", cl::desc("CUDA_VISIBLE_DEVICES for the runs"), cl::cat(Cat));
 static cl::opt<bool> NoWatchdog("no-watchdog", cl::desc("Do not bound mbarrier waits (hangs then cost the full --timeout)"), cl::cat(Cat));
 static cl::opt<double> WatchdogMs("watchdog-ms", cl::init(200), cl::desc("Watchdog bound on a wait without progress, ms"), cl::cat(Cat));
-static cl::opt<std::string> Backend("backend", cl::init("auto"), cl::desc("gpu | auto"), cl::cat(Cat));
+static cl::opt<std::string> Backend("backend", cl::init("auto"),
+                                    cl::desc("gpu | emu (the CPU emulator) | auto (default: the GPU when this machine has one, "
+                                             "else the emulator; compile errors are always nvcc's)"),
+                                    cl::cat(Cat));
+static cl::opt<std::string> Policy("policy", cl::init("eager"), cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or matrix"), cl::cat(Cat));
+static cl::opt<std::string> Confirm("confirm", cl::desc("gpu: judge the reduced program on the GPU at the end and put that verdict in the report"), cl::cat(Cat));
+static cl::opt<bool> NoCalibrate("no-calibrate", cl::desc("Keep --timeout for every candidate instead of calibrating it from the original's run"), cl::cat(Cat));
 
 static int fail(const std::string &s, int code = 2) {
   llvm::errs() << "wsreduce: " << s << "\n";
@@ -89,9 +100,11 @@ int main(int argc, char **argv) {
       return fail("--match is not a valid regular expression: " + std::string(e.what()));
     }
   }
-  if (Backend != "auto" && Backend != "gpu")
-    return fail(Backend == "emu" ? "the emulation backend (--backend emu) is not built yet; use --backend gpu"
-                                 : "--backend must be gpu or auto");
+  if (Backend != "auto" && Backend != "gpu" && Backend != "emu") return fail("--backend must be gpu, emu or auto");
+#ifndef WSR_HAVE_EMU
+  if (Backend == "emu") return fail("the emulation backend (--backend emu) is not built into this wsreduce; use --backend gpu");
+#endif
+  if (!Confirm.empty() && Confirm != "gpu") return fail("--confirm takes gpu (the only backend to confirm on)");
 
   wsr::TestOptions t;
   t.symptom = Symptom;
@@ -112,6 +125,26 @@ int main(int argc, char **argv) {
   if (!Gpu.empty()) o.run.env_set["CUDA_VISIBLE_DEVICES"] = Gpu;
   o.repeat = Repeat;
   o.classify.match = Match;
+  o.backend = Backend;
+#ifdef WSR_HAVE_EMU
+  o.emu_build = wsr::emu::emuBuilder();
+#endif
+  if (Policy == "matrix") o.policies = wsr::emuPolicies();
+  else {
+    o.policies.clear();
+    for (llvm::StringRef p : llvm::split(llvm::StringRef(Policy.getValue()), ',')) {
+      if (std::find(wsr::emuPolicies().begin(), wsr::emuPolicies().end(), p.str()) == wsr::emuPolicies().end())
+        return fail("--policy must be matrix or a list of eager, reads-late, completions-late; got '" + p.str() + "'");
+      o.policies.push_back(p.str());
+    }
+  }
+  if (Symptom == "compile-error" && TestScript.empty()) {
+    // A compile error needs no device: nvcc judges it (the emulator's g++ never sees ptxas), and a
+    // candidate that builds is not interesting, so it is never run.
+    if (Backend == "auto") o.backend = "gpu";
+    o.build_only = true;
+  }
+  const std::string backend = wsr::resolveBackend(o);
   {  // the hang watchdog on every candidate (issue 5): a hang verdict in ~1 s, not a timeout
     std::string ext = fs::path(src).extension().string();
     o.build.watchdog = !NoWatchdog && (ext == ".cu" || ext == ".cuh");
@@ -128,7 +161,7 @@ int main(int argc, char **argv) {
   t.parse.cuda_path = CudaPath;
   t.parse.includes.assign(Includes.begin(), Includes.end());
   t.parse.defines.assign(Defines.begin(), Defines.end());
-  if (TestScript.empty() && wsr::findNvcc(o.build.nvcc).empty())
+  if (TestScript.empty() && backend == "gpu" && wsr::findNvcc(o.build.nvcc).empty())
     return fail("nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass --nvcc");
   std::string err;
   if (!wsr::prepareCacheDir(o.build.cache_dir, &err)) return fail(err);
@@ -160,7 +193,26 @@ int main(int argc, char **argv) {
   if (TestScript.empty()) {
     t.signature = ov.signature;
     tester.setSignature(ov.signature);
-    llvm::errs() << "wsreduce: original verdict " << ov.detail << ", signature " << ov.signature << "\n";
+    llvm::errs() << "wsreduce: original verdict " << ov.detail << ", signature " << ov.signature << " (backend " << backend
+                 << ")\n";
+    // Adaptive timeout (issue 5): from the original's own run when it finished (failing fast or
+    // trapped by the watchdog): clamp(10 x its longest run, 2 s, --timeout).
+    double longest = 0;
+    bool finished = !ov.runs.empty();
+    for (auto &r : ov.runs) {
+      longest = std::max(longest, r.wall_ms);
+      finished = finished && !r.timed_out;
+    }
+    if (!NoCalibrate && finished && longest > 0 && !o.build_only) {
+      auto &to = tester.oracleOptions();
+      to.calibrate = true;
+      to.calibrate_observed_ms = longest;
+      to.calibrate_k = 10;
+      to.calibrate_floor_s = 2;
+      to.calibrate_cap_s = Timeout;
+      llvm::errs() << llvm::format("wsreduce: candidate timeout %.1f s = clamp(10 x %.0f ms, 2 s, %.0f s), from the original's run\n",
+                                   wsr::calibratedTimeout(longest, 10, 2, Timeout), longest, (double)Timeout);
+    }
   }
 
   tester.calibrateParseCheck(*text);
@@ -255,6 +307,27 @@ int main(int argc, char **argv) {
   ri.original = ov;
   ri.reduced = TestScript.empty() ? tester.judgeOriginal(best) : ov;
   ri.build = t.oracle.build;
+  ri.backend = backend;
+  if (backend == "emu") ri.policies = t.oracle.policies;
+  if (!Confirm.empty() && TestScript.empty()) {
+    if (!wsr::gpuPresent()) {
+      ri.confirm_note = "--confirm gpu was asked, but this machine has no GPU: not confirmed";
+      llvm::errs() << "wsreduce: " << ri.confirm_note << "\n";
+    } else {
+      wsr::OracleOptions g = tester.oracleOptions();
+      g.backend = "gpu";
+      g.calibrate = false;
+      g.build_only = false;
+      std::string dir = wsr::makeTempDir("wsconfirm.");
+      std::string file = dir + "/" + fs::path(src).filename().string();
+      wsr::writeFileAtomic(file, best);
+      ri.confirmed = wsr::judge(file, g);
+      wsr::removeTree(dir);
+      bool same = ri.confirmed->symptom == ri.reduced.symptom;
+      llvm::errs() << "wsreduce: confirmed on the GPU: " << ri.confirmed->detail << (same ? " (the same class)" : " (a different class)") << "\n";
+      if (!same) rc = 4;
+    }
+  }
   ri.wall_s = search.stats().elapsed_s;
   ri.tests = tester.tests();
   ri.cache_hits = tester.cacheHits();
