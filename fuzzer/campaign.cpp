@@ -1,4 +1,5 @@
 #include "campaign.h"
+#include "report.h"
 
 #include "oracle.h"
 #include "search.h"
@@ -449,17 +450,6 @@ void baseline(Ctx &c, const std::string &path) {
         (v.symptom == "pass" ? ", median run " + std::to_string((long)medianRunMs(v)) + " ms" : ""));
 }
 
-std::optional<bool> sanitizerSaw(const std::string &out, std::string *summary) {
-  static const std::regex sum(R"(ERROR SUMMARY:\s*(\d+) error)");
-  std::smatch m;
-  if (std::regex_search(out, m, sum)) {
-    *summary = m[0];
-    return std::stoi(m[1]) > 0;
-  }
-  *summary = out.substr(0, std::min<size_t>(out.size(), 200));
-  return std::nullopt;
-}
-
 void writeCorpus(Ctx &c, const MutantRow &m, const VerdictRow &vr) {
   if (c.o.corpus_dir.empty()) return;
   std::lock_guard<std::mutex> l(c.store_m);
@@ -494,6 +484,49 @@ void writeCorpus(Ctx &c, const MutantRow &m, const VerdictRow &vr) {
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(meta)));
   if (writeFileAtomic(cu, m.text) && writeFileAtomic((dir / (stem + ".meta.json")).string(), os.str() + "\n"))
     c.store.recordCorpus(m.hash, m.kernel, m.injector, sig, cu);
+}
+
+// The latent mutant's second look: the compute-sanitizer tool seed 000's table maps to its class.
+void secondLook(Ctx &c, const MutantRow &m, OracleOptions oo, const BuildRecord &b) {
+  auto *inj = inject::findInjector(m.injector);
+  if (!inj || !*inj->sanitizer) return;
+  {
+    std::lock_guard<std::mutex> l(c.store_m);
+    if (c.store.hasSanitizer(m.hash)) return;
+  }
+  OracleOptions so = oo;
+  so.repeat = 1;
+  so.sanitizer = inj->sanitizer;
+  std::string slot = c.slots.acquire();
+  if (!slot.empty()) so.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
+  Verdict sv = judgeBuilt(b, so);
+  c.slots.release(slot);
+  SanitizerRow sr;
+  sr.hash = m.hash;
+  sr.tool = inj->sanitizer;
+  sr.saw = sanitizerSaw(sv.sanitizer_output, &sr.summary);
+  sr.output = sv.sanitizer_output.substr(0, 16384);
+  std::lock_guard<std::mutex> l(c.store_m);
+  c.store.recordSanitizer(sr);
+  c.say("wsfuzz: second look " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) + " with " + sr.tool + ": " +
+        (sr.saw ? (*sr.saw ? "it saw the bug" : "nothing") : "no summary") + " (" + sr.summary + ")");
+}
+
+// A latent mutant judged in an earlier session (e.g. with --no-sanitizer) gets its second look now.
+void lateSecondLook(Ctx &c, const MutantRow &m) {
+  std::string kdir = kernelDir(c.o, m.kernel);
+  OracleOptions oo = oracleFor(c.o, m.arch, kdir);
+  calibrateFrom(c, m.kernel, oo);
+  if (resolveBackend(oo) != "gpu") return;
+  std::string dir = makeTempDir("wsfuzz.");
+  std::string file = dir + "/" + m.kernel;
+  if (dir.empty() || !writeFileAtomic(file, m.text)) {
+    removeTree(dir);
+    return;
+  }
+  BuildRecord b = buildFor(file, oo);  // the content-hash cache has it from the first judgment
+  if (b.ok) secondLook(c, m, oo, b);
+  removeTree(dir);
 }
 
 void judgeMutant(Ctx &c, const MutantRow &m) {
@@ -571,26 +604,8 @@ void judgeMutant(Ctx &c, const MutantRow &m) {
   if (detected) writeCorpus(c, m, vr);
 
   // Latent: the bug is there and nothing was observed. Second look with seed 000's tool.
-  if (inj->runtime && vr.symptom == "pass" && c.o.sanitizer && *inj->sanitizer && b.ok && b.backend == "gpu") {
-    {
-      std::lock_guard<std::mutex> l(c.store_m);
-      if (c.store.hasSanitizer(m.hash)) return;
-    }
-    OracleOptions so = oo;
-    so.repeat = 1;
-    so.sanitizer = inj->sanitizer;
-    std::string slot = c.slots.acquire();
-    if (!slot.empty()) so.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
-    Verdict sv = judgeBuilt(b, so);
-    c.slots.release(slot);
-    SanitizerRow sr;
-    sr.hash = m.hash;
-    sr.tool = inj->sanitizer;
-    sr.saw = sanitizerSaw(sv.sanitizer_output, &sr.summary);
-    sr.output = sv.sanitizer_output.substr(0, 16384);
-    std::lock_guard<std::mutex> l(c.store_m);
-    c.store.recordSanitizer(sr);
-  }
+  if (inj->runtime && vr.symptom == "pass" && c.o.sanitizer && *inj->sanitizer && b.ok && b.backend == "gpu")
+    secondLook(c, m, oo, b);
 }
 
 void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
@@ -709,6 +724,20 @@ int runCampaign(const CampaignOptions &o, const std::function<void(const std::st
 
   c.total = todo.size();
   parallelFor(todo.size(), o.jobs, [&](size_t i) { judgeMutant(c, todo[i]); }, [] { return g_stop.load(); });
+
+  if (o.sanitizer && !g_stop) {
+    std::vector<MutantRow> late;
+    for (auto &m : mutants) {
+      if (!m.runtime || !inShard(m.hash, o.shard_i, o.shard_n) || store.hasSanitizer(m.hash)) continue;
+      auto *inj = inject::findInjector(m.injector);
+      auto v = store.verdict(m.hash);
+      if (inj && *inj->sanitizer && v && v->symptom == "pass") late.push_back(m);
+    }
+    if (!late.empty()) {
+      log("wsfuzz: second look for " + std::to_string(late.size()) + " latent mutants judged earlier");
+      parallelFor(late.size(), o.jobs, [&](size_t i) { lateSecondLook(c, late[i]); }, [] { return g_stop.load(); });
+    }
+  }
 
   if (o.reduce && !g_stop) {
     std::vector<std::pair<MutantRow, VerdictRow>> red;

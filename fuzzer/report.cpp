@@ -9,12 +9,36 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 namespace wsr::fuzz {
 
 std::string classOf(const std::string &d) { return d.substr(0, d.find('/')); }
+
+std::optional<bool> sanitizerSaw(const std::string &out, std::string *summary) {
+  static const std::regex err(R"(ERROR SUMMARY:\s*(\d+) error)");
+  static const std::regex haz(R"((\w+) SUMMARY:\s*(\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\))");
+  static const std::regex fail(R"((CUDA error[^\n]*|Target application returned an error))");
+  std::smatch m;
+  std::optional<bool> saw;
+  if (std::regex_search(out, m, err)) {
+    *summary = m[0];
+    saw = std::stoi(m[1]) > 0;
+  } else if (std::regex_search(out, m, haz)) {
+    *summary = m[0];
+    saw = std::stoi(m[2]) > 0 || std::stoi(m[3]) > 0 || std::stoi(m[4]) > 0;
+  }
+  std::smatch f;
+  if (saw && !*saw && std::regex_search(out, f, fail)) {
+    *summary += "; no hazard, but the program failed under the tool (" + f[0].str() + ")";
+    saw = true;
+  }
+  if (!saw) *summary = out.substr(0, std::min<size_t>(out.size(), 200));
+  return saw;
+}
 
 namespace {
 
@@ -184,9 +208,41 @@ std::string renderHtml(const std::string &title, const std::vector<Block> &bs) {
 
 }  // namespace
 
-ReportText buildReport(Store &store, const std::string &title) {
+std::vector<Explanation> parseExplanations(const std::string &text) {
+  std::vector<Explanation> out;
+  std::istringstream in(text);
+  std::string line;
+  auto trim = [](std::string x) {
+    size_t a = x.find_first_not_of(" \t"), b = x.find_last_not_of(" \t\r");
+    return a == std::string::npos ? std::string() : x.substr(a, b - a + 1);
+  };
+  while (std::getline(in, line)) {
+    if (trim(line).empty() || trim(line)[0] == '#') continue;
+    std::vector<std::string> f;
+    size_t at = 0;
+    for (int i = 0; i < 3; ++i) {
+      size_t bar = line.find('|', at);
+      if (bar == std::string::npos) break;
+      f.push_back(trim(line.substr(at, bar - at)));
+      at = bar + 1;
+    }
+    if (f.size() != 3) continue;
+    out.push_back({f[0], f[1], f[2], trim(line.substr(at))});
+  }
+  return out;
+}
+
+static std::string explain(const std::vector<Explanation> &ex, const std::string &kernel, const std::string &injector,
+                           const std::string &detail) {
+  for (auto &e : ex)
+    if ((e.kernel == "*" || e.kernel == kernel) && e.injector == injector && detail.rfind(e.observed, 0) == 0) return e.text;
+  return "";
+}
+
+ReportText buildReport(Store &store, const std::string &title, const std::vector<Explanation> &ex) {
   sqlite3 *db = store.db();
   std::vector<Row> rows;
+  long refined = 0;  // mutants whose injector's expectation list changed since they were planned
   {
     Q q(db, "SELECT m.hash, m.kernel, m.injector, m.site, m.note, m.expected, m.arch, m.runtime, v.hash IS NOT NULL, "
             "v.symptom, v.detail, v.signature, v.expected_match, v.infra, v.site_executed, v.static_check, v.static_why, "
@@ -216,6 +272,22 @@ ReportText buildReport(Store &store, const std::string &title) {
       r.wall_ms = q.d(18);
       r.gpu = q.t(19);
       if (r.infra) r.evidence = firstEvidence(q.t(20));
+      // The catalogue's expectations as this build's injectors state them: a finding that refined
+      // an injector's list (e.g. a trap the hardware turned out to give) applies to old campaigns too.
+      if (auto *inj = inject::findInjector(r.injector); inj && r.runtime) {
+        std::vector<std::string> now(inj->expected.begin(), inj->expected.end());
+        if (now != r.expected) {
+          ++refined;
+          r.expected = now;
+          llvm::json::Array a;
+          for (auto &e : now) a.push_back(e);
+          std::string js;
+          llvm::raw_string_ostream os(js);
+          os << llvm::json::Value(std::move(a));
+          r.expected_json = os.str();
+          if (r.judged && !r.infra) r.expected_match = inject::expects(*inj, r.detail);
+        }
+      }
       rows.push_back(r);
     }
   }
@@ -253,6 +325,9 @@ ReportText buildReport(Store &store, const std::string &title) {
                   (store.meta("gpu_present") == "yes" ? "present" : "absent") + "; repeat " + store.meta("repeat") +
                   ", timeout " + store.meta("timeout_s") + " s.";
   p(s);
+  if (refined)
+    p(std::to_string(refined) + " mutants are judged against their injector's current expectation list, refined since "
+      "the campaign planned them (the findings in mutators/inject/injectors.def).");
   std::string syms;
   for (auto &[k, v] : by_sym) syms += (syms.empty() ? "" : ", ") + k + " " + std::to_string(v);
   if (!syms.empty()) p("Observed classes: " + syms + ".");
@@ -329,18 +404,24 @@ ReportText buildReport(Store &store, const std::string &title) {
   std::vector<std::vector<std::string>> dis;
   for (auto &r : rows)
     if (shows(r) && !r.expected_match)
-      dis.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, r.expected_json, r.detail, r.signature});
-  table({"kernel", "mutant", "site", "expected", "observed", "signature"}, dis);
+      dis.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, r.expected_json, r.detail, r.signature,
+                     explain(ex, r.kernel, r.injector, r.detail)});
+  table({"kernel", "mutant", "site", "expected", "observed", "signature", "explanation"}, dis);
 
   // ---- latent + sanitizer ----
   h2("Latent mutants (bug present, observed pass)");
   std::map<std::string, std::pair<std::string, int>> san;  // hash -> (tool, saw)
   std::map<std::string, std::string> san_summary;
   {
-    Q q(db, "SELECT hash, tool, saw, summary FROM sanitizer");
+    Q q(db, "SELECT hash, tool, saw, summary, output FROM sanitizer");
     while (q.step()) {
       san[q.t(0)] = {q.t(1), q.null(2) ? -1 : (int)q.n(2)};
       san_summary[q.t(0)] = q.t(3);
+      std::string sum;  // read again from the tool's output with this build's parser
+      if (auto saw = sanitizerSaw(q.t(4), &sum)) {
+        san[q.t(0)].second = *saw;
+        san_summary[q.t(0)] = sum;
+      }
     }
   }
   std::vector<std::vector<std::string>> lat;
@@ -359,11 +440,11 @@ ReportText buildReport(Store &store, const std::string &title) {
     } else {
       ++notrun;
     }
-    lat.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, tool, res});
+    lat.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, tool, res, explain(ex, r.kernel, r.injector, "pass")});
   }
   p(std::to_string(lat.size()) + " latent mutants: a tool saw " + std::to_string(seen) + ", nothing sees " +
     std::to_string(unseen) + ", no tool evidence for " + std::to_string(notrun) + ".");
-  table({"kernel", "mutant", "site", "tool (seed 000)", "tool result"}, lat);
+  table({"kernel", "mutant", "site", "tool (seed 000)", "tool result", "explanation"}, lat);
 
   // ---- flaky ----
   h2("Flaky mutants");
@@ -445,10 +526,19 @@ ReportText buildReport(Store &store, const std::string &title) {
   return rt;
 }
 
-bool writeReport(const std::string &dbpath, const std::string &prefix, std::string *err) {
+bool writeReport(const std::string &dbpath, const std::string &prefix, std::string *err, const std::string &explain_path) {
+  std::vector<Explanation> ex;
+  if (!explain_path.empty()) {
+    auto t = readFile(explain_path);
+    if (!t) {
+      *err = explain_path + " cannot be read";
+      return false;
+    }
+    ex = parseExplanations(*t);
+  }
   try {
     Store store(dbpath);
-    auto r = buildReport(store, "wsfuzz campaign report: " + dbpath);
+    auto r = buildReport(store, "wsfuzz campaign report: " + dbpath, ex);
     if (!writeFileAtomic(prefix + ".md", r.markdown, err)) return false;
     if (!writeFileAtomic(prefix + ".html", r.html, err)) return false;
     return true;

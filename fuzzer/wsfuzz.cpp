@@ -25,7 +25,7 @@ namespace cl = llvm::cl;
 namespace fs = std::filesystem;
 
 static cl::OptionCategory Cat("wsfuzz options");
-static cl::list<std::string> Positional(cl::Positional, cl::desc("[report <campaign.sqlite>]"), cl::cat(Cat));
+static cl::list<std::string> Positional(cl::Positional, cl::desc("[report <campaign.sqlite> | compare <a.sqlite> <b.sqlite>]"), cl::cat(Cat));
 static cl::list<std::string> Kernels("kernels", cl::CommaSeparated, cl::desc("Reference kernels: a directory of .cu files or files"), cl::cat(Cat));
 static cl::list<std::string> Injectors("injectors", cl::CommaSeparated, cl::desc("Injectors to run (default all; see --list-injectors)"), cl::cat(Cat));
 static cl::opt<int> Repeat("repeat", cl::init(3), cl::desc("Fresh runs per mutant"), cl::cat(Cat));
@@ -52,6 +52,8 @@ static cl::opt<std::string> Policy("policy", cl::init("eager"), cl::desc("emu: a
 static cl::opt<bool> NoWatchdog("no-watchdog", cl::desc("Do not bound mbarrier waits (hangs then cost the full timeout)"), cl::cat(Cat));
 static cl::opt<double> WatchdogMs("watchdog-ms", cl::init(200), cl::desc("Watchdog bound on a wait without progress, ms"), cl::cat(Cat));
 static cl::opt<bool> NoCalibrate("no-calibrate", cl::desc("Every run gets --timeout instead of 10 x the reference kernel's run (2 s at least)"), cl::cat(Cat));
+static cl::opt<std::string> Explain("explain", cl::desc("report: explanations file (kernel|injector|observed|why per line) for the disagreements"), cl::cat(Cat));
+static cl::opt<std::string> Labels("labels", cl::desc("compare: names of the two databases, e.g. gpu,emu"), cl::cat(Cat));
 static cl::opt<std::string> Output("o", cl::desc("report: output prefix (writes PREFIX.md and PREFIX.html)"), cl::cat(Cat));
 
 static int fail(const std::string &s, int code = 2) {
@@ -77,15 +79,36 @@ int main(int argc, char **argv) {
     }
     return 0;
   }
+  if (!Positional.empty() && Positional[0] == "compare") {
+    if (Positional.size() != 3) return fail("usage: wsfuzz compare <a.sqlite> <b.sqlite> [--labels A,B] [-o FILE.md]");
+    for (int i = 1; i <= 2; ++i) {
+      std::error_code ec;
+      if (!fs::exists(Positional[i], ec)) return fail(Positional[i] + " does not exist");
+    }
+    std::string la = "A", lb = "B";
+    if (!Labels.empty()) {
+      auto c = Labels.find(',');
+      if (c == std::string::npos) return fail("--labels needs two names, e.g. --labels gpu,emu");
+      la = Labels.substr(0, c);
+      lb = Labels.substr(c + 1);
+    }
+    std::string md, err;
+    if (!wsr::fuzz::writeComparison(Positional[1], Positional[2], la, lb, &md, &err)) return fail(err);
+    if (Output.empty()) llvm::outs() << md;
+    else if (!wsr::writeFileAtomic(Output, md, &err)) return fail(err);
+    else llvm::outs() << "wsfuzz: comparison " << Output << "\n";
+    return 0;
+  }
   if (!Positional.empty()) {
-    if (Positional[0] != "report") return fail("unknown command '" + Positional[0] + "' (the only one is `report <campaign.sqlite>`)");
+    if (Positional[0] != "report") return fail("unknown command '" + Positional[0] + "' (the commands are `report <campaign.sqlite>` and `compare <a.sqlite> <b.sqlite>`)");
     if (Positional.size() != 2) return fail("usage: wsfuzz report <campaign.sqlite> [-o PREFIX]");
     std::string db = Positional[1];
     std::error_code ec;
     if (!fs::exists(db, ec)) return fail(db + " does not exist");
     std::string prefix = Output.empty() ? (fs::path(db).parent_path() / (fs::path(db).stem().string() + "-report")).string() : Output.getValue();
     std::string err;
-    if (!wsr::fuzz::writeReport(db, prefix, &err)) return fail(err);
+    if (!Explain.empty() && !fs::exists(Explain.getValue())) return fail("--explain " + Explain + " does not exist");
+    if (!wsr::fuzz::writeReport(db, prefix, &err, Explain)) return fail(err);
     llvm::outs() << "wsfuzz: report " << prefix << ".md and " << prefix << ".html\n";
     return 0;
   }
@@ -167,7 +190,7 @@ int main(int argc, char **argv) {
   wsr::OracleOptions probe;
   probe.backend = o.backend;
   probe.emu_build = o.emu_build;
-  if (wsr::resolveBackend(probe) == "gpu" && wsr::findNvcc(o.nvcc).empty()) return fail("nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass --nvcc");
+  if ((wsr::resolveBackend(probe) == "gpu" || !o.nvcc.empty()) && wsr::findNvcc(o.nvcc).empty()) return fail("nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass --nvcc");
   std::string err;
   if (!wsr::prepareCacheDir(o.cache_dir, &err)) return fail(err);
   std::signal(SIGINT, onSignal);

@@ -205,8 +205,16 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   std::string cache = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
   std::error_code mk;
   fs::create_directories(cache, mk);
+  // The program's own directory is a private temp dir for every reducer or fuzzer candidate: the key
+  // names it "<srcdir>" (what it holds that matters, its local headers, goes in by content below).
+  const std::string srcdir = fs::absolute(source_path).parent_path().string();
+  auto norm = [&](std::string x) {
+    for (size_t at = x.find(srcdir); !srcdir.empty() && at != std::string::npos; at = x.find(srcdir, at + 8))
+      x.replace(at, srcdir.size(), "<srcdir>");
+    return x;
+  };
   std::string material = compilerVersion(nvcc, cache) + "\n#nvcc " + nvcc + "\n";
-  for (auto &a : args) material += "\n#arg " + a;
+  for (auto &a : args) material += "\n#arg " + norm(a);
   material += "\n#ext " + fs::path(source_path).extension().string();
   material += "\n#source\n" + *src;
   if (watchdog) {
@@ -217,7 +225,9 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   std::set<std::string> seen;
   std::vector<std::string> dirs = o.includes;
   if (auto h = harnessIncludeDir(); !h.empty()) dirs.push_back(h);
-  localIncludes(fs::absolute(source_path), dirs, seen, material);
+  std::string headers;
+  localIncludes(fs::absolute(source_path), dirs, seen, headers);
+  material += norm(headers);
   b.key = hex(llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(material.data()), material.size())));
 
   fs::path final_dir = fs::path(cache) / "build" / b.key;

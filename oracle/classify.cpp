@@ -1,7 +1,8 @@
-#include <llvm/ADT/StringExtras.h>
 #include "classify.h"
 
 #include "include/wswatch_abi.h"
+
+#include <llvm/ADT/StringExtras.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -234,6 +235,10 @@ WatchReport parseWatchRecords(const std::string &text) {
       si.role = f["role"];
       si.ran = num(f, "ran", 0) != 0;
       w.sites.push_back(si);
+    } else if (s.rfind("WSWATCH-BAR ", 0) == 0) {
+      WatchInBar ib{(unsigned)num(f, "block", 0), (unsigned)num(f, "warp", 0), (unsigned)num(f, "line", 0)};
+      // the watch file and the program's own stderr print the same slots: once each
+      if (seen_rec.insert("bar|" + f["block"] + "|" + f["warp"]).second) w.in_bar.push_back(ib);
     } else if (s.rfind("WSWATCH ", 0) == 0) {
       WatchRecord r;
       std::string b = f["block"];
@@ -288,6 +293,13 @@ std::string decodeWatchBuffer(const std::string &bytes) {
                   r.block[0], r.block[1], r.block[2], r.warp, r.lane, r.lanes, r.site, file.c_str(), st ? st->line : 0,
                   r.wait_line, st ? cstr(st->role, sizeof st->role).c_str() : "", r.bar_smem, (uint64_t)r.bar_generic,
                   name.empty() ? "-" : name.c_str(), r.idx, (int)r.parity, (int)r.iter, r.waited_ns / 1e6);
+    out += buf;
+  }
+  for (unsigned i = 0; i < WSWATCH_MAX_BAR_SLOTS; ++i) {
+    const wswatch_bar_t &e = b->in_bar[i];
+    if (!(e.line & WSWATCH_IN_BAR)) continue;
+    std::snprintf(buf, sizeof buf, "WSWATCH-BAR block=%u warp=%u line=%u file=%s\n", e.block, e.warp, e.line & ~WSWATCH_IN_BAR,
+                  file.c_str());
     out += buf;
   }
   for (unsigned i = 0; i < nsites; ++i) {
@@ -534,6 +546,44 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     v.evidence.push_back("watchdog: " + std::to_string(watch.sites.size()) + " wait sites, " +
                          (n ? "never completed at lines " + never : std::string("all completed at least once")));
   };
+  // Warps inside a CTA barrier at the end, by warpgroup. A warpgroup found only there (none of its
+  // warps parked on an mbarrier) is where the hang starts: the others wait on mbarriers that it
+  // would have fed (the seeds' "__syncthreads in a role branch").
+  std::map<unsigned, std::set<std::string>> bar_wg;  // warpgroup -> "line L"
+  std::map<unsigned, unsigned> bar_wg_warps;
+  for (auto &ib : watch.in_bar) {
+    bar_wg[ib.warp / 4].insert(std::to_string(ib.line));
+    bar_wg_warps[ib.warp / 4]++;
+  }
+  std::set<unsigned> mbar_wg;
+  for (auto &rec : watch.records) mbar_wg.insert(rec.warp / 4);
+  std::set<unsigned> only_bar;
+  for (auto &[wg, l] : bar_wg)
+    if (!mbar_wg.count(wg)) only_bar.insert(wg);
+  auto barEvidence = [&](Verdict &v) {
+    for (auto &[wg, ls] : bar_wg) {
+      std::string lines;
+      for (auto &l : ls) lines += (lines.empty() ? "" : ",") + l;
+      v.evidence.push_back("warpgroup " + std::to_string(wg) + ", " + std::to_string(bar_wg_warps[wg]) +
+                           " warp(s) inside bar.sync / __syncthreads at line " + lines +
+                           (only_bar.count(wg) ? " (none of its warps waits on an mbarrier: the hang starts here)" : ""));
+    }
+  };
+  auto barSignature = [&]() {
+    std::string sig = "hang:barrier:";
+    std::string sep;
+    for (unsigned wg : only_bar.empty() ? std::set<unsigned>() : only_bar) { sig += sep + "bar.sync role=warpgroup" + std::to_string(wg); sep = "; "; }
+    if (only_bar.empty())
+      for (auto &[wg, l] : bar_wg) { sig += sep + "bar.sync role=warpgroup" + std::to_string(wg); sep = "; "; }
+    return sig;
+  };
+  if (!only_bar.empty() && !watch.records.empty()) {  // the watchdog fired: a hang, not a fault
+    Verdict v = make("hang/barrier", barSignature());
+    barEvidence(v);
+    for (auto &e : watchEvidence(watch)) v.evidence.push_back(e);
+    coverage(v);
+    return finish(v);
+  }
   if (!watch.records.empty()) {
     // A parked warp was recorded: the program hung on an mbarrier (the trap that ended it, error
     // 719, is the watchdog's). Still hung at the host timeout: the rest sat where the watchdog
@@ -553,6 +603,13 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
                   watch.dropped ? ", some records dropped" : "");
     v.evidence.push_back(b);
     coverage(v);
+    return finish(v);
+  }
+  if (r.timed_out && !bar_wg.empty()) {
+    Verdict v = make("hang/barrier", barSignature());
+    v.evidence.push_back("killed after the timeout (" + std::to_string((long)r.wall_ms) +
+                         " ms) with warps inside CTA barriers (no mbarrier wait expired)");
+    barEvidence(v);
     return finish(v);
   }
   if (r.timed_out) {

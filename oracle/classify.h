@@ -54,8 +54,12 @@ struct WatchSiteInfo {
   std::string file, kind, role;
   bool ran = false;
 };
+struct WatchInBar {  // a warp that was inside a CTA barrier (bar.sync / __syncthreads) at the end
+  unsigned block = 0, warp = 0, line = 0;
+};
 struct WatchReport {
   std::vector<WatchRecord> records;  // one per (block, warp, site)
+  std::vector<WatchInBar> in_bar;    // warps inside bar.sync / __syncthreads when it ended
   std::vector<WatchSiteInfo> sites;  // every instrumented site, when the program reported them
   std::string mode;                  // file | poll | pinned
   double bound_ms = 0;

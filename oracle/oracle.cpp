@@ -148,7 +148,9 @@ static Verdict judgeBuiltOn(const BuildRecord &b, const OracleOptions &opt) {
     argv.insert(argv.end(), opt.program_args.begin(), opt.program_args.end());
     for (int i = 0; i < std::max(1, opt.repeat); ++i) {
       RunRecord r = runOnce(b, argv, ro);
-      if (r.timed_out && opt.retry_timeout && parseWatchRecords(r.watch + "\n" + r.err).records.empty()) {
+      auto seen = parseWatchRecords(r.watch + "\n" + r.err);
+      // Retried unless the watchdog saw where it stopped (parked warps, or warps inside a CTA barrier).
+      if (r.timed_out && opt.retry_timeout && seen.records.empty() && seen.in_bar.empty()) {
         RunOptions twice = ro;
         twice.timeout_s = 2 * ro.timeout_s;
         record(opt, r, i + 1, "timedout-");

@@ -428,6 +428,12 @@ struct Ins {
   unsigned seq = 0;
 };
 
+// bar.sync / barrier.sync / bar.red / barrier.cta.sync (not bar.arrive: it does not block).
+bool isCtaBarrierAsm(const std::string &t) {
+  static const std::regex re(R"((^|[\s;{}])(bar|barrier)(\.cta)?\.(sync|red)\b)");
+  return std::regex_search(t, re);
+}
+
 bool isWaitAsm(const std::string &t) {
   return t.find("mbarrier.try_wait") != std::string::npos || t.find("mbarrier.test_wait") != std::string::npos;
 }
@@ -663,8 +669,12 @@ class Rewriter {
     std::vector<const clang::GCCAsmStmt *> asms;
     std::vector<const clang::CallExpr *> calls;
     explicit Finder(Rewriter &r) : rw(r) {}
+    std::vector<const clang::GCCAsmStmt *> bar_asms;  // bar.sync / barrier.sync: bracketed, not bounded
     bool VisitGCCAsmStmt(clang::GCCAsmStmt *a) {
-      if (rw.inMainFile(a->getBeginLoc()) && isWaitAsm(a->getAsmString())) asms.push_back(a);
+      if (!rw.inMainFile(a->getBeginLoc())) return true;
+      std::string t = a->getAsmString();
+      if (isWaitAsm(t)) asms.push_back(a);
+      else if (isCtaBarrierAsm(t)) bar_asms.push_back(a);
       return true;
     }
     bool VisitCallExpr(clang::CallExpr *c) {
@@ -687,9 +697,44 @@ class Rewriter {
     return f;
   }
 
+  // CTA barriers cannot be bounded: each one is bracketed by __wsw_bar_enter(line) / __wsw_bar_leave()
+  // so that a warp still inside one at the end is seen (hang/barrier). The asm statements get the
+  // calls around them; a __syncthreads() call becomes a comma expression.
+  void bracketBarriers(const Finder &fd) {
+    for (auto *a : fd.bar_asms) {
+      auto r = rangeSemi(a);
+      if (!r) continue;
+      std::string enter = "__wsw_bar_enter(" + std::to_string(lineOfStmt(a)) + "u);";
+      const clang::Stmt *p = parentStmt(a);
+      if (p && llvm::isa<clang::CompoundStmt>(p)) {
+        add(r->begin, 0, enter + " ");
+        add(r->end, 0, " __wsw_bar_leave();");
+      } else {
+        add(r->begin, 0, "{ " + enter + " ");
+        add(r->end, 0, " __wsw_bar_leave(); }");
+      }
+      ++bar_sites_;
+    }
+    for (auto *c : fd.calls) {
+      auto *f = c->getDirectCallee();
+      if (!f || f->getName() != "__syncthreads" || c->getNumArgs() != 0) continue;
+      auto *fn = enclosingFunction(c);
+      if (!fn || !(fn->hasAttr<clang::CUDAGlobalAttr>() || fn->hasAttr<clang::CUDADeviceAttr>())) continue;
+      auto r = range(c);
+      if (!r) continue;
+      if (!bar_calls_.insert(r->begin).second) continue;
+      add(r->begin, 0, "(__wsw_bar_enter(" + std::to_string(lineOfStmt(c)) + "u), ");
+      add(r->end, 0, ", __wsw_bar_leave())");
+      ++bar_sites_;
+    }
+  }
+  unsigned bar_sites_ = 0;
+  std::set<unsigned> bar_calls_;
+
   void collect() {
     Finder fd(*this);
     fd.TraverseDecl(ctx_->getTranslationUnitDecl());
+    bracketBarriers(fd);
     calls_ = fd.calls;
     // single-shot try helpers: a user function with a wait asm that is not inside a loop
     for (auto *a : fd.asms) {

@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
   o.build.libs.assign(Libs.begin(), Libs.end());
   o.build.cache_dir = CacheDir.empty() ? wsr::defaultCacheDir() : CacheDir.getValue();
   o.build.use_cache = !NoCache;
-  if (!emu && wsr::findNvcc(o.build.nvcc).empty())
+  if ((!emu || !Nvcc.empty()) && wsr::findNvcc(o.build.nvcc).empty())
     return fail(Nvcc.empty() ? "nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass --nvcc"
                              : "--nvcc " + Nvcc + " is not an executable");
   std::string err;

@@ -161,7 +161,7 @@ int main(int argc, char **argv) {
   t.parse.cuda_path = CudaPath;
   t.parse.includes.assign(Includes.begin(), Includes.end());
   t.parse.defines.assign(Defines.begin(), Defines.end());
-  if (TestScript.empty() && backend == "gpu" && wsr::findNvcc(o.build.nvcc).empty())
+  if (TestScript.empty() && (backend == "gpu" || !Nvcc.empty()) && wsr::findNvcc(o.build.nvcc).empty())
     return fail("nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass --nvcc");
   std::string err;
   if (!wsr::prepareCacheDir(o.build.cache_dir, &err)) return fail(err);
@@ -180,7 +180,12 @@ int main(int argc, char **argv) {
   // 1. The original must show the symptom: nothing to reduce otherwise.
   llvm::errs() << "wsreduce: judging the original " << src << " ...\n";
   wsr::TestResult orig;
+  // On the emulator, the original (and at the end the result) is built by nvcc first when nvcc is
+  // here: a program nvcc rejects is a compile error, whatever g++ makes of the translation.
+  const bool nvcc_check = backend == "emu" && TestScript.empty() && !wsr::findNvcc(o.build.nvcc).empty();
+  tester.oracleOptions().emu_nvcc_first = nvcc_check;
   wsr::Verdict ov = tester.judgeOriginal(*text, &orig);
+  tester.oracleOptions().emu_nvcc_first = false;
   if (orig.infra) {
     llvm::errs() << wsr::renderHuman(ov);
     return fail("the oracle could not judge the original (" + ov.detail + "): " + (ov.evidence.empty() ? "" : ov.evidence.front()), 3);
@@ -305,7 +310,9 @@ int main(int argc, char **argv) {
   ri.original_text = *text;
   ri.reduced_text = best;
   ri.original = ov;
+  tester.oracleOptions().emu_nvcc_first = nvcc_check;
   ri.reduced = TestScript.empty() ? tester.judgeOriginal(best) : ov;
+  tester.oracleOptions().emu_nvcc_first = false;
   ri.build = t.oracle.build;
   ri.backend = backend;
   if (backend == "emu") ri.policies = t.oracle.policies;

@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
-# The main job on a bundled example: reduce a failing CUDA program and print the result.
-# Without a GPU, the example is one a CPU can judge (a 300-line program with one ptxas
-# error); with a GPU, a reference kernel with a hang injected by hand.
+# The main job on a bundled example: reduce a warp-specialized kernel that hangs and print the
+# result. corpus/examples/pipeline_arrival_count.cu is the reference TMA pipeline with one bug
+# (its empty[] barriers expect one arrival more than the consumers give: seed 000 class 1).
+# With a GPU the candidates run there (the watchdog turns each hang into a verdict in about a
+# second); without one, --backend auto runs them on the CPU emulator (emu/), which names the
+# deadlock exactly. Either way: build/demo/pipeline_arrival_count.min.cu and .min.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build/demo
 mkdir -p "$out"
-if [ -e /dev/nvidia0 ] && [ -f corpus/examples/gemm_arrival_count.cu ]; then
-  src=corpus/examples/gemm_arrival_count.cu
-  cp "$src" "$out/"
-  build/reducer/wsreduce "$out/$(basename "$src")" --symptom hang --timeout 5
-  echo "== reduced program:"; cat "$out/gemm_arrival_count.min.cu"
+name=pipeline_arrival_count
+cp corpus/examples/$name.cu "$out/"
+if [ -e /dev/nvidia0 ]; then
+  echo "demo: a GPU is here: the candidates run on it"
 else
-  echo "demo: no GPU here: reducing a program whose failure the CPU can judge (a ptxas error)"
-  cp tests/fixtures/reduce/ptxas_error.cu "$out/"
-  build/reducer/wsreduce "$out/ptxas_error.cu" --symptom compile-error
-  echo "== reduced program ($out/ptxas_error.min.cu):"; cat "$out/ptxas_error.min.cu"
-  echo "== issue report: $out/ptxas_error.min.md"
+  echo "demo: no GPU here: the candidates run on the CPU emulator (--backend auto)"
 fi
+build/reducer/wsreduce "$out/$name.cu" --symptom hang
+echo "== reduced program ($out/$name.min.cu):"
+cat "$out/$name.min.cu"
+echo "== issue report: $out/$name.min.md"

@@ -147,6 +147,16 @@ TEST(FuzzReport, ConfusionMatrixLatentAndDisagreementsFromRecordedRows) {
   EXPECT_NE(md.find("wrong/scattered, pass"), std::string::npos) << "flaky runs listed";
   EXPECT_NE(rep.html.find("<table>"), std::string::npos);
   EXPECT_EQ(rep.html.find("<script"), std::string::npos) << "self-contained, static";
+
+  // Explanations kept with the campaign land next to the disagreement and the latent mutant they name.
+  auto ex = parseExplanations("# kernel | injector | observed | why\n"
+                              "* | expect-tx-bytes | crash/launch | 719: the extra bytes never arrive; a finding\n"
+                              "k.cu | missing-proxy-fence | pass | the H200 orders these writes anyway\n"
+                              "malformed line without bars\n");
+  ASSERT_EQ(ex.size(), 2u);
+  auto rx = buildReport(st, "t", ex).markdown;
+  EXPECT_NE(rx.find("| crash/launch-failure | sig-e1 | 719: the extra bytes never arrive; a finding |"), std::string::npos) << rx;
+  EXPECT_NE(rx.find("the H200 orders these writes anyway"), std::string::npos) << rx;
 }
 
 // ---- the reducer's ground truth: did the injected edit survive? -------------------------------
@@ -227,7 +237,7 @@ TEST(FuzzCampaign, WrongArchHostProgramsBlackwellStaticCorpusAndReport) {
   std::string k = std::string(WSREDUCE_SOURCE_DIR) + "/kernels/";
   std::string out;
   int rc = runWsfuzz({"--kernels", k + "tma_pipeline_sm90.cu," + k + "ws_gemm_sm100.cu," + hosts, "--injectors",
-                      "wrong-arch,commit-outside-elect", "--repeat", "1", "-j", "2", "--gpus", "0,1", "--db", db,
+                      "wrong-arch,commit-outside-elect", "--repeat", "1", "-j", "2", "--gpus", "0,1", "--backend", "gpu", "--db", db,
                       "--corpus", corpus, "--cache-dir", kCache, "--timeout", "30"},
                      &out);
   ASSERT_EQ(rc, 0) << out;
@@ -259,7 +269,7 @@ TEST(FuzzCampaign, WrongArchHostProgramsBlackwellStaticCorpusAndReport) {
 
   // Run again: nothing left to judge.
   rc = runWsfuzz({"--kernels", k + "tma_pipeline_sm90.cu," + k + "ws_gemm_sm100.cu," + hosts, "--injectors",
-                  "wrong-arch,commit-outside-elect", "--repeat", "1", "-j", "2", "--db", db, "--corpus", corpus,
+                  "wrong-arch,commit-outside-elect", "--repeat", "1", "-j", "2", "--backend", "gpu", "--db", db, "--corpus", corpus,
                   "--cache-dir", kCache},
                  &out);
   ASSERT_EQ(rc, 0) << out;
@@ -288,7 +298,7 @@ TEST(FuzzCampaign, KilledThenResumedJudgesEachMutantOnce) {
   const int n = 6;
   for (int i = 0; i < n; ++i) write(hosts + "/slow" + std::to_string(i) + ".cpp", hostProgram(100 + i, 700));
   std::string db = d.path + "/c.sqlite";
-  std::vector<std::string> args = {kWsfuzz, "--kernels", hosts, "--injectors", "wrong-arch", "--repeat", "2", "-j", "1",
+  std::vector<std::string> args = {kWsfuzz, "--kernels", hosts, "--injectors", "wrong-arch", "--backend", "gpu", "--repeat", "2", "-j", "1",
                                    "--db", db, "--corpus", "", "--cache-dir", kCache};
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
@@ -328,3 +338,31 @@ TEST(FuzzCampaign, KilledThenResumedJudgesEachMutantOnce) {
 }
 
 }  // namespace
+
+// ---- a campaign on the emulator: real kernel mutants judged on the CPU ------------------------
+TEST(FuzzCampaign, EmulatorJudgesRealMutantsOnTheCpu) {
+  if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed (wrong-arch is nvcc's)";
+  Dir d;
+  std::string db = d.path + "/e.sqlite";
+  std::string k = std::string(WSREDUCE_SOURCE_DIR) + "/kernels/tma_pipeline_sm90.cu";
+  std::string out;
+  int rc = runWsfuzz({"--kernels", k, "--injectors", "arrival-count,wrong-arch", "--backend", "emu", "-DPIPE_ROWS=512",
+                      "--repeat", "1", "-j", "2", "--db", db, "--corpus", "", "--cache-dir", kCache},
+                     &out);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM kernels WHERE baseline_detail = 'pass'"), 1) << out;
+  long n = count(db, "SELECT COUNT(*) FROM mutants");
+  EXPECT_GE(n, 3) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts"), n) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts WHERE infra = 1"), 0) << out;
+  // Every runtime verdict came from the emulator; wrong-arch is nvcc's compile error.
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.injector = 'arrival-count' "
+                      "AND v.verdict_json NOT LIKE '%\"backend\":\"emu\"%'"), 0) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.injector = 'wrong-arch' "
+                      "AND v.detail = 'compile-error/ptxas' AND v.expected_match = 1"), 1) << out;
+  // Deterministic deadlock reports: every arrival-count mutant that hangs names the mbarrier.
+  EXPECT_GE(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.injector = 'arrival-count' "
+                      "AND v.detail = 'hang/mbarrier'"), 1) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.injector = 'arrival-count' "
+                      "AND v.symptom = 'hang' AND v.detail != 'hang/mbarrier'"), 0) << out;
+}

@@ -73,7 +73,7 @@ TEST(Reducer, PtxasErrorIn300LinesShrinksToAHandfulWithTheSameError) {
 TEST(Reducer, HostHangIsReducedToTheWaitThatNeverEnds) {
   Work w;
   std::string src = w.copy("reduce/host_hang.cu");
-  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "-j2", "--passes",
+  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "-j2", "--backend", "gpu", "--passes",
                      "remove-stmt,remove-function,unwrap-branch,remove-decl,cleanup"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto min = readFile(minOf(src));
@@ -130,8 +130,8 @@ TEST(Reducer, KilledMidwayLosesNothingAndResumes) {
     setenv("WSREDUCE_CACHE", (std::string(WSR_BUILD_DIR) + "/test-cache").c_str(), 1);
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 2);
-    execl(tool().c_str(), tool().c_str(), src.c_str(), "--symptom", "hang", "--timeout", "1", "-j2", "--passes",
-          "remove-stmt,remove-function", (char *)nullptr);
+    execl(tool().c_str(), tool().c_str(), src.c_str(), "--symptom", "hang", "--timeout", "1", "-j2", "--backend", "gpu",
+          "--passes", "remove-stmt,remove-function", (char *)nullptr);
     _exit(127);
   }
   std::string seen;
@@ -149,11 +149,33 @@ TEST(Reducer, KilledMidwayLosesNothingAndResumes) {
   EXPECT_LT(countNonBlankLines(*atKill), countNonBlankLines(original)) << "the best so far is on disk";
   EXPECT_NE(atKill->find("while (!ready)"), std::string::npos) << "and it is a program that still hangs";
 
-  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "-j2", "--resume", "--passes",
+  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "-j2", "--backend", "gpu", "--resume", "--passes",
                      "remove-stmt,remove-function"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("resuming from"), std::string::npos) << r.err;
   auto fin = readFile(best);
   EXPECT_LE(countNonBlankLines(*fin), countNonBlankLines(*atKill));
   EXPECT_NE(fin->find("while (!ready)"), std::string::npos);
+}
+
+// The emulator backend end to end, no GPU: a kernel hang (an mbarrier initialised for two
+// arrivals, one arrives) reduced on the CPU emulator to the handoff that deadlocks.
+TEST(Reducer, KernelHangIsReducedOnTheEmulator) {
+  Work w;
+  std::string src = w.copy("reduce/kernel_hang.cu");
+  auto r = wsreduce({src, "--symptom", "hang", "--backend", "emu", "-j2", "--passes",
+                     "remove-function,remove-stmt,unwrap-branch,remove-decl,inline-call,simplify-expr,cleanup"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("signature hang:mbarrier:warpgroup0 (backend emu)"), std::string::npos) << r.err;
+  auto min = readFile(minOf(src));
+  ASSERT_TRUE(min);
+  EXPECT_NE(min->find("mbarrier.init"), std::string::npos) << *min;
+  EXPECT_NE(min->find("mbarrier.try_wait"), std::string::npos) << *min;
+  EXPECT_EQ(min->find("scale_kernel"), std::string::npos) << "the unrelated kernel is gone:\n" << *min;
+  EXPECT_EQ(min->find("check_scaled"), std::string::npos) << *min;
+  EXPECT_LE(countNonBlankLines(*min), 30u) << *min;
+  auto md = readFile(w.dir + "/kernel_hang.min.md");
+  ASSERT_TRUE(md);
+  EXPECT_NE(md->find("judged on: **emu**"), std::string::npos) << *md;
+  EXPECT_NE(md->find("hang/mbarrier"), std::string::npos) << *md;
 }

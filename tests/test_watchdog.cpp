@@ -215,6 +215,25 @@ TEST_F(Watchdog, CopiesCompileForSm90aThroughTheOraclesBuild) {
   EXPECT_FALSE(p.instrumented);
 }
 
+// A reducer's or fuzzer's candidate lives in a fresh temp dir each time: the same text must still
+// hit the cache (the key names the program's directory by what it holds, not by its path).
+TEST_F(Watchdog, TheSameProgramInAnotherDirectoryIsACacheHit) {
+  if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed on this machine";
+  std::string text = slurp(std::string(WSR_FIXTURES) + "/gpu/mbarrier_hang.cu");
+  std::string common = slurp(std::string(WSR_FIXTURES) + "/gpu/common.h");
+  std::vector<BuildRecord> bs;
+  for (int i = 0; i < 2; ++i) {
+    std::string dir = makeTempDir("wsr-cand.");
+    ASSERT_TRUE(writeFileAtomic(dir + "/k.cu", text) && writeFileAtomic(dir + "/common.h", common));
+    bs.push_back(buildWatched(dir + "/k.cu", "sm_90a", cache));
+    removeTree(dir);
+  }
+  ASSERT_TRUE(bs[0].ok && bs[0].instrumented) << bs[0].log;
+  EXPECT_FALSE(bs[0].cache_hit);
+  EXPECT_TRUE(bs[1].cache_hit) << "keys " << bs[0].key << " vs " << bs[1].key;
+  EXPECT_EQ(bs[0].key, bs[1].key);
+}
+
 TEST_F(Watchdog, AFileThatDoesNotParseIsBuiltPlain) {
   if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed on this machine";
   auto b = buildWatched(std::string(WSR_FIXTURES) + "/cuda/syntax_error.cu", "sm_90a", cache);
@@ -431,6 +450,89 @@ TEST(WatchRecords, TheWatchFileDecodesIntoTheSameLines) {
   EXPECT_EQ(decodeWatchBuffer("garbage"), "");
   bytes[0] ^= 1;
   EXPECT_EQ(decodeWatchBuffer(bytes), "");
+}
+
+// CTA barriers cannot be bounded: the copy brackets each so that a warp still inside one is seen.
+TEST_F(Watchdog, CtaBarriersAreBracketedNotBounded) {
+  const std::string path = kKernels + "/ws_gemm_sm90.cu";
+  std::string text = slurp(path);
+  auto r = instrumentWatchdog(text, path, watchOptions());
+  ASSERT_TRUE(r.ok) << r.error;
+  // the named barrier helper's asm (bar.sync id, count) and every __syncthreads() of device code
+  std::regex enter(R"(__wsw_bar_enter\((\d+)u\))");
+  size_t n = 0;
+  for (std::sregex_iterator it(r.text.begin(), r.text.end(), enter), end; it != end; ++it) ++n;
+  size_t syncs = 0;
+  for (size_t at = text.find("__syncthreads()"); at != std::string::npos; at = text.find("__syncthreads()", at + 1)) ++syncs;
+  size_t bar_asm = 0;
+  for (size_t at = text.find("\"bar.sync"); at != std::string::npos; at = text.find("\"bar.sync", at + 1)) ++bar_asm;
+  EXPECT_EQ(n, syncs + bar_asm) << "every CTA barrier, once";
+  EXPECT_GT(n, 0u);
+  EXPECT_NE(r.text.find(", __syncthreads(), __wsw_bar_leave())"), std::string::npos);
+  if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed: bracketed, not compiled";
+  auto b = buildWatched(path, "sm_90a", cache);
+  EXPECT_TRUE(b.ok && b.instrumented) << b.log;
+}
+
+// A role stuck in a CTA barrier while the others park on mbarriers it would have fed: hang/barrier,
+// the role in bar.sync named as where it starts; warps in a barrier of a role that also waits on an
+// mbarrier are downstream (hang/mbarrier stays).
+TEST(WatchRecords, ARoleInsideACtaBarrierIsWhereTheHangStarts) {
+  RunRecord r;
+  r.exit_code = 1;
+  for (auto &l : linesOf(kRecorded))  // the consumers parked on full[]; the producer's record left out
+    if (l.find("role=\"producer") == std::string::npos) r.err += l + "\n";
+  r.watch = "WSWATCH-BAR block=0 warp=0 line=335 file=ws_gemm_sm90.cu\n";
+  Verdict v = classifyRun(r, {});
+  EXPECT_EQ(v.detail, "hang/barrier");
+  EXPECT_EQ(v.signature, "hang:barrier:bar.sync role=warpgroup0");
+  ASSERT_FALSE(v.evidence.empty());
+  EXPECT_NE(v.evidence[0].find("warpgroup 0, 1 warp(s) inside bar.sync / __syncthreads at line 335"), std::string::npos)
+      << v.evidence[0];
+  EXPECT_NE(v.evidence[0].find("the hang starts here"), std::string::npos);
+
+  auto w = parseWatchRecords(r.err);
+  ASSERT_FALSE(w.records.empty());
+  unsigned parked_warp = w.records[0].warp;
+  RunRecord d = r;
+  d.watch = "WSWATCH-BAR block=0 warp=" + std::to_string(parked_warp) + " line=420 file=ws_gemm_sm90.cu\n";
+  EXPECT_EQ(classifyRun(d, {}).detail, "hang/mbarrier") << "the same warpgroup waits on an mbarrier: downstream";
+
+  // killed at the host timeout with warps in a CTA barrier and no record at all
+  RunRecord k;
+  k.timed_out = true;
+  k.exit_code = 137;
+  k.watch = "WSWATCH-BAR block=3 warp=4 line=99 file=k.cu\nWSWATCH-BAR block=3 warp=5 line=99 file=k.cu\n";
+  k.err = k.watch;  // the same slots printed twice count once
+  Verdict vk = classifyRun(k, {});
+  EXPECT_EQ(vk.detail, "hang/barrier");
+  EXPECT_EQ(vk.signature, "hang:barrier:bar.sync role=warpgroup1");
+  bool two = false;
+  for (auto &e : vk.evidence) two |= e.find("warpgroup 1, 2 warp(s) inside") != std::string::npos;
+  EXPECT_TRUE(two);
+
+  // a crash with warps inside a barrier at that moment is still the crash
+  RunRecord c;
+  c.exit_code = 1;
+  c.err = "CUDA error: an illegal memory access was encountered (700) at k.cu:10\n";
+  c.watch = "WSWATCH-BAR block=0 warp=0 line=335 file=k.cu\n";
+  EXPECT_EQ(classifyRun(c, {}).symptom, "crash");
+}
+
+TEST(WatchRecords, TheWatchFileCarriesTheBarrierSlots) {
+  auto b = std::make_unique<wswatch_buf_t>();
+  std::memset(b.get(), 0, sizeof(wswatch_buf_t));
+  b->magic = WSWATCH_MAGIC;
+  b->version = WSWATCH_VERSION;
+  std::strcpy(b->file, "k.cu");
+  b->in_bar[17] = {WSWATCH_IN_BAR | 193u, 2u, 0u, 0u};
+  b->in_bar[18] = {193u, 2u, 1u, 0u};  // left the barrier: not reported
+  std::string text = decodeWatchBuffer(std::string(reinterpret_cast<const char *>(b.get()), sizeof(wswatch_buf_t)));
+  auto w = parseWatchRecords(text);
+  ASSERT_EQ(w.in_bar.size(), 1u) << text;
+  EXPECT_EQ(w.in_bar[0].block, 2u);
+  EXPECT_EQ(w.in_bar[0].warp, 0u);
+  EXPECT_EQ(w.in_bar[0].line, 193u);
 }
 
 TEST(Timeouts, CalibratedIsClampedKTimesObserved) {

@@ -70,8 +70,28 @@ TEST(WsoracleCli, VerdictAsJsonAndExitStatusOne) {
 
 TEST(WsoracleCli, NoGpuIsInfraErrorWithExitThree) {
   if (::access("/dev/nvidia0", F_OK) == 0) GTEST_SKIP() << "this machine has a GPU";
-  auto r = wsoracle({fixture("cuda/needs_gpu.cu")});
+  auto r = wsoracle({fixture("cuda/needs_gpu.cu"), "--backend", "gpu"});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("infra-error"), std::string::npos);
   EXPECT_EQ(r.out.find("crash"), std::string::npos);
+}
+
+// auto without a GPU: nvcc builds first (its compile errors stand), the emulator runs the program.
+TEST(WsoracleCli, AutoWithoutAGpuRunsOnTheEmulator) {
+  if (::access("/dev/nvidia0", F_OK) == 0) GTEST_SKIP() << "this machine has a GPU: auto means the GPU";
+  auto r = wsoracle({fixture("gpu/mbarrier_hang.cu"), "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("\"backend\": \"emu\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"detail\": \"hang/mbarrier\""), std::string::npos) << r.out;
+  auto c = wsoracle({fixture("reduce/ptxas_error.cu")});
+  EXPECT_NE(c.out.find("compile-error/ptxas"), std::string::npos) << "nvcc's verdict stands:\n" << c.out;
+}
+
+TEST(WsoracleCli, PolicyMatrixRecordsEveryPolicy) {
+  auto r = wsoracle({fixture("gpu/stripes.cu"), "--backend", "emu", "--policy", "matrix", "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  for (const char *p : {"eager", "reads-late", "completions-late"})
+    EXPECT_NE(r.out.find(std::string("\"policy\": \"") + p + "\""), std::string::npos) << p << "\n" << r.out;
+  auto bad = wsoracle({fixture("gpu/stripes.cu"), "--backend", "emu", "--policy", "late"});
+  expectOneSentence(bad, "--policy must be");
 }

@@ -24,6 +24,7 @@ now_ns() { date +%s%N; }
 secs() { local d=$(( $2 - $1 )); printf "%d.%03d" $(( d / 1000000000 )) $(( d / 1000000 % 1000 )); }
 T_START=$(now_ns)
 over_budget() { (( ($(now_ns) - T_START) / 1000000000 > BUDGET_S )); }
+want() { [[ " ${SKIP:-} " != *" $1 "* ]]; }  # SKIP="0 1" leaves sections out
 
 # ---- the one-bug variants: kernel|name|sed program (line-anchored patterns, checked below) ----
 VARIANTS=(
@@ -95,6 +96,7 @@ wait
 echo "== builds done at $(secs $T_START $(now_ns)) s"
 
 # ---- 0. buffer modes, and the records surviving a kill ----
+if want 0; then
 echo "== 0. modes"
 for m in file poll pinned; do
   judge "mbarrier_hang mode=$m" $V/mbarrier_hang.cu --timeout 10 --no-retry --env WSWATCH_MODE=$m
@@ -111,7 +113,9 @@ if command -v cuda-gdb >/dev/null; then
   judge "mbarrier_hang no-watchdog + cuda-gdb" $V/mbarrier_hang.cu --no-watchdog --timeout 4 --no-retry --forensics cuda-gdb
 fi
 
+fi
 # ---- 1. the one-bug variants ----
+if want 1; then
 echo "== 1. one-bug variants with the watchdog (200 ms bound, 10 s host timeout)"
 judge "mbarrier_hang" $V/mbarrier_hang.cu --timeout 10 --no-retry
 for c in "${VARIANTS[@]}"; do
@@ -125,7 +129,9 @@ for f in mbarrier_hang ws_gemm_sm90_expect_tx ws_attention_sm90_kshort; do
   judge "$f (no watchdog)" $V/$f.cu --no-watchdog --timeout 10 --no-retry
 done
 
+fi
 # ---- 2. no false hangs ----
+if want 2; then
 echo "== 2. $REPEAT runs of each passing kernel at its largest shape, watchdog on"
 for c in "${PASSING[@]}"; do
   k=${c%%|*}; d=${c#*|}
@@ -140,9 +146,10 @@ for c in "${PASSING[@]}"; do
   echo "    watchdog off ($REPEAT runs): $(sed -n 's/^verdict: *//p' <<<"$out" | head -1); $(sed -n 's/^timings: *//p' <<<"$out")"
 done
 
+fi
 # ---- 3. overhead on the kernels' own time (cuda events in the benches) ----
 echo "== 3. overhead: bench/gemm_vs_cublas.cu and bench/attention_vs_naive.cu, original vs instrumented kernel"
-if ! over_budget; then
+if want 3 && ! over_budget; then
   B=/tmp/wdbench; rm -rf $B; mkdir -p $B/kernels $B/bench
   for k in ws_gemm_sm90 ws_attention_sm90; do
     wsoracle kernels/$k.cu --instrument-only $B/kernels/$k.cu -DWS_NO_MAIN || echo "instrument-only failed for $k"

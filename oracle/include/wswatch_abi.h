@@ -10,10 +10,12 @@
 #include <stdint.h>
 
 #define WSWATCH_MAGIC 0x48435457u  // "WTCH"
-#define WSWATCH_VERSION 1u
+#define WSWATCH_VERSION 2u
 #define WSWATCH_MAX_SITES 256
 #define WSWATCH_MAX_RECS 2048
 #define WSWATCH_REC_VALID 0x52454344u  // "DCER": written last, after the record's fields
+#define WSWATCH_MAX_BAR_SLOTS 4096     // warps tracked inside bar.sync / __syncthreads (slot = warp % this)
+#define WSWATCH_IN_BAR 0x80000000u     // set in wswatch_bar_t.line while the warp is inside
 
 // One wait site of the instrumented program, filled in by the host before the first launch.
 typedef struct {
@@ -43,6 +45,16 @@ typedef struct {
   uint64_t waited_ns;  // how long it had waited
 } wswatch_rec_t;
 
+// A warp inside a CTA barrier (bar.sync / barrier.sync / __syncthreads), which cannot be bounded:
+// its leading lane sets the slot before the barrier and clears it after. A warp still inside when
+// the watchdog fires or the host kills the program is where that role stopped.
+typedef struct {
+  uint32_t line;       // WSWATCH_IN_BAR | the barrier's source line while inside; 0 outside
+  uint32_t block;      // linear block index
+  uint32_t warp;       // warp index in the CTA
+  uint32_t pad;
+} wswatch_bar_t;
+
 typedef struct {
   uint32_t magic, version;
   uint32_t nsites, cap;
@@ -54,6 +66,7 @@ typedef struct {
   uint32_t ran[WSWATCH_MAX_SITES];  // 1 once a wait at the site completed (the site executed)
   wswatch_site_t sites[WSWATCH_MAX_SITES];
   wswatch_rec_t recs[WSWATCH_MAX_RECS];
+  wswatch_bar_t in_bar[WSWATCH_MAX_BAR_SLOTS];  // version 2
 } wswatch_buf_t;
 
 #endif  // WSWATCH_ABI_H

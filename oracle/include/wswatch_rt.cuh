@@ -135,6 +135,32 @@ __device__ __forceinline__ void __wsw_done(unsigned site, unsigned *it) {
   }
 }
 
+// CTA barriers (bar.sync, barrier.sync, __syncthreads) cannot be bounded; the copy brackets each
+// with these so that a warp still inside one when the watchdog fires, or when the host kills the
+// program, shows where that role stopped (hang/barrier). The leading lane of the warp writes its
+// slot: plain stores into host-visible memory, posted, no round trip.
+__device__ __forceinline__ volatile wswatch_bar_t *__wsw_bar_slot() {
+  wswatch_buf_t *b = *(wswatch_buf_t *volatile *)&__wsw_buf;
+  if (!b) return nullptr;
+  unsigned lane;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  if (lane != (unsigned)(__ffs(__activemask()) - 1)) return nullptr;
+  unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  unsigned blk = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  unsigned wpb = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
+  return &b->in_bar[(blk * wpb + tid / 32) % WSWATCH_MAX_BAR_SLOTS];
+}
+__device__ __forceinline__ void __wsw_bar_enter(unsigned line) {
+  if (volatile wswatch_bar_t *e = __wsw_bar_slot()) {
+    e->block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    e->warp = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 32;
+    e->line = WSWATCH_IN_BAR | line;
+  }
+}
+__device__ __forceinline__ void __wsw_bar_leave() {
+  if (volatile wswatch_bar_t *e = __wsw_bar_slot()) e->line = 0;
+}
+
 // A generic pointer as the fire path wants it.
 template <class T>
 __device__ __forceinline__ unsigned long long __wsw_ptr(T *p) {
@@ -235,6 +261,11 @@ static void __wsw_print() {
   for (unsigned s = 0; s < b->nsites; ++s)
     std::fprintf(stderr, "WSWATCH-SITE site=%u file=%s line=%u wait_line=%u kind=%s ran=%u role=\"%s\"\n", s, b->file,
                  b->sites[s].line, b->sites[s].wait_line, b->sites[s].kind, b->ran[s], b->sites[s].role);
+  for (unsigned i = 0; i < WSWATCH_MAX_BAR_SLOTS; ++i) {
+    const volatile wswatch_bar_t *e = &b->in_bar[i];
+    if (e->line & WSWATCH_IN_BAR)
+      std::fprintf(stderr, "WSWATCH-BAR block=%u warp=%u line=%u file=%s\n", e->block, e->warp, e->line & ~WSWATCH_IN_BAR, b->file);
+  }
   std::fflush(stderr);
 }
 
