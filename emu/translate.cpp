@@ -22,6 +22,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <unistd.h>
@@ -941,6 +942,44 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
     b.tool_error = source_path + " cannot be read";
     return done();
   }
+  // A first key from what the translation depends on, taken before any parse: the source, its local
+  // headers (by content: a candidate's directory is a fresh temp dir each time), -I/-D, the runtime
+  // library and this executable (the translator). It names the final cache entry, so a program
+  // built before costs no Clang parse at all.
+  const std::string srcdir = fs::absolute(source_path).parent_path().string();
+  std::string pre_material = *text + "\n#defines";
+  for (auto &d : o.defines) pre_material += " " + d;
+  pre_material += "\n#includes";
+  for (auto &i : o.includes) pre_material += " " + i;
+  {
+    static const std::regex inc(R"(^\s*#\s*include\s*\"([^\"]+)\")", std::regex::multiline);
+    for (std::sregex_iterator it(text->begin(), text->end(), inc), end; it != end; ++it)
+      if (auto h = readFile(srcdir + "/" + (*it)[1].str())) pre_material += "\n#header " + (*it)[1].str() + "\n" + *h;
+  }
+  std::error_code pec;
+  pre_material += "\n#lib " + lib + " " + std::to_string(fs::last_write_time(lib, pec).time_since_epoch().count());
+  pre_material += "\n#self " + std::to_string(fs::last_write_time("/proc/self/exe", pec).time_since_epoch().count());
+  char pre_key[32];
+  std::snprintf(pre_key, sizeof pre_key, "%016llx", (unsigned long long)llvm::xxh3_64bits(llvm::StringRef(pre_material)));
+  const std::string cache_root = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
+  const fs::path pre_file = fs::path(cache_root) / "emu" / (std::string("pre-") + pre_key);
+  if (o.use_cache) {
+    if (auto k = readFile(pre_file.string())) {
+      fs::path bin = fs::path(cache_root) / "emu" / *k / "prog";
+      if (!k->empty() && fs::exists(bin)) {
+        b.ok = true;
+        b.cache_hit = true;
+        b.key = *k;
+        b.binary = bin.string();
+        if (translated_path) {
+          for (auto &e : fs::directory_iterator(bin.parent_path(), pec))
+            if (e.path().string().size() > 8 && e.path().string().rfind(".emu.cpp") == e.path().string().size() - 8)
+              *translated_path = e.path().string();
+        }
+        return done();
+      }
+    }
+  }
   TranslateOptions topt;
   topt.parse.includes = o.includes;
   topt.parse.defines = o.defines;
@@ -963,7 +1002,7 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
   cmd.insert(cmd.end(), {"-I", fs::absolute(source_path).parent_path().string()});
   for (auto &d : o.defines) cmd.push_back("-D" + d);
   std::string material = tr.text + "\n#cmd";
-  for (auto &c : cmd) material += " " + c;
+  for (auto &c : cmd) material += " " + (c == srcdir ? std::string("<srcdir>") : c);
   material += "\n#lib " + lib;
   if (auto st = fs::last_write_time(lib); true)
     material += " " + std::to_string(st.time_since_epoch().count());
@@ -986,6 +1025,7 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
     b.cache_hit = true;
     b.binary = bin.string();
     b.log = notes;
+    writeFileAtomic(pre_file.string(), b.key);
     return done();
   }
   fs::path tmp = dir / (".prog-" + std::to_string(::getpid()));
@@ -1006,6 +1046,7 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
   if (b.ok) {
     fs::rename(tmp, bin, ec);
     b.binary = bin.string();
+    writeFileAtomic(pre_file.string(), b.key);
   } else {
     fs::remove(tmp, ec);
   }

@@ -230,3 +230,28 @@ TEST(EmuBackend, CatalogueExamplesGetTheirVerdicts) {
   auto init = judgeEmu(ex("pipeline_init_in_role.cu"), {"PIPE_ROWS=512"});
   EXPECT_EQ(init.detail, "crash/ub-use-before-init") << dump(init);
 }
+
+// The emu build's cache is keyed before any parse, by content: the same program in a fresh
+// directory (every reducer candidate lives in one) is a hit that costs no translation; a change is not.
+TEST(EmuBackend, CacheHitsAcrossDirectoriesWithoutTranslating) {
+  std::string cache = wsr::makeTempDir("wsr-emu-cache.");
+  wsr::BuildOptions o;
+  o.cache_dir = cache;
+  std::string text = *wsr::readFile(fixture("pass.cu"));
+  std::string common = *wsr::readFile(fixture("common.h"));
+  std::vector<wsr::BuildRecord> bs;
+  for (int i = 0; i < 3; ++i) {
+    std::string dir = wsr::makeTempDir("wsr-emu-cand.");
+    wsr::writeFileAtomic(dir + "/p.cu", i < 2 ? text : text + "\n// changed\n");
+    wsr::writeFileAtomic(dir + "/common.h", common);
+    bs.push_back(wsr::emu::buildEmu(dir + "/p.cu", o));
+    wsr::removeTree(dir);
+  }
+  wsr::removeTree(cache);
+  ASSERT_TRUE(bs[0].ok) << bs[0].log;
+  EXPECT_FALSE(bs[0].cache_hit);
+  EXPECT_TRUE(bs[1].cache_hit);
+  EXPECT_EQ(bs[0].key, bs[1].key);
+  EXPECT_LT(bs[1].wall_ms, 200) << "a hit must not parse";
+  EXPECT_FALSE(bs[2].cache_hit) << "a changed program is built again";
+}
