@@ -97,14 +97,16 @@ int Search::firstInteresting(const std::vector<std::string> &cands, const std::s
 // ddmin over the plain (ungrouped) sites of one level: try removing (applying) chunks,
 // from all of them down to one at a time; after an accepted chunk the AST is rebuilt and
 // the level goes on at the same chunk size and about the same position.
+std::vector<PassSite> Search::plainSites(const PassInfo &p, int level) {
+  std::vector<PassSite> v;
+  for (auto &s : enumerate(p))
+    if (s.group < 0 && s.level == level) v.push_back(s);
+  return v;
+}
+
 bool Search::ddminLevel(const PassInfo &p, int level) {
   bool changed = false;
-  auto plain = [&] {
-    std::vector<PassSite> v;
-    for (auto &s : enumerate(p))
-      if (s.group < 0 && s.level == level) v.push_back(s);
-    return v;
-  };
+  auto plain = [&] { return plainSites(p, level); };
   auto sites = plain();
   size_t k = sites.size();
   // One sweep over the list in chunks of k; true when some chunk was accepted.
@@ -143,6 +145,80 @@ bool Search::ddminLevel(const PassInfo &p, int level) {
     bool hit = sweep();
     if (k == 1 && !hit) break;
     if (k > 1) k = std::max<size_t>(1, k / 2);
+  }
+  return changed;
+}
+
+// Probabilistic delta debugging over the plain sites of one level. Each site i has p_i, the
+// probability that it is needed (starts at 0.1). The next try removes the prefix of the sites
+// sorted by p that maximises the expected gain |S| x prod(1 - p_i); with -j N the N prefixes
+// around it (sizes best, best/2, best/4, ...) are judged at once and the largest interesting one
+// wins. A failed try S multiplies each p_i in S by 1 / (1 - prod(1 - p_j)); an accepted one
+// removes S (the sites are listed again: the others keep their p by note). A site with p >= 0.99
+// counts as needed; the level ends when every remaining site is needed.
+bool Search::pddLevel(const PassInfo &p, int level) {
+  bool changed = false;
+  auto plain = [&] { return plainSites(p, level); };
+  auto sites = plain();
+  std::map<std::string, double> prob;  // by note: survives re-enumeration after an accepted step
+  auto keyOf = [](const PassSite &s) { return s.note + "@" + std::to_string(s.line); };
+  auto pOf = [&](const PassSite &s) {
+    auto it = prob.find(keyOf(s));
+    return it == prob.end() ? 0.1 : it->second;
+  };
+  for (int guard = 0; guard < 100000 && !sites.empty(); ++guard) {
+    checkStop();
+    std::vector<size_t> order(sites.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pOf(sites[a]) < pOf(sites[b]); });
+    // the prefix with the largest expected gain, among the sites not yet known to be needed
+    size_t best_n = 0;
+    double best_gain = 0, keep = 1;
+    for (size_t n = 1; n <= order.size(); ++n) {
+      double pi = pOf(sites[order[n - 1]]);
+      if (pi >= 0.99) break;
+      keep *= 1 - pi;
+      if (n * keep > best_gain) { best_gain = n * keep; best_n = n; }
+    }
+    if (best_n == 0) break;
+    std::vector<size_t> sizes;
+    for (size_t n = best_n; n >= 1 && sizes.size() < (size_t)std::max(1, opt_.jobs); n /= 2) {
+      sizes.push_back(n);
+      if (n == 1) break;
+    }
+    std::vector<std::string> cands;
+    std::vector<size_t> cand_n;
+    for (size_t n : sizes) {
+      std::vector<const Site *> chunk;
+      for (size_t j = 0; j < n; ++j) chunk.push_back(&sites[order[j]]);
+      std::string c = applySites(best_, chunk);
+      if (c == best_) continue;
+      cands.push_back(std::move(c));
+      cand_n.push_back(n);
+    }
+    if (cands.empty()) {  // these edits change nothing: mark them needed
+      for (size_t j = 0; j < best_n; ++j) prob[keyOf(sites[order[j]])] = 1.0;
+      continue;
+    }
+    auto res = evaluate(cands, p.name);
+    int win = -1;
+    for (size_t i = 0; i < res.size(); ++i)
+      if (res[i].interesting) { win = (int)i; break; }  // the largest interesting prefix
+    // every failed prefix raises the probabilities of what it held
+    for (size_t i = 0; i < res.size(); ++i) {
+      if (res[i].interesting) continue;
+      double none = 1;
+      for (size_t j = 0; j < cand_n[i]; ++j) none *= 1 - pOf(sites[order[j]]);
+      for (size_t j = 0; j < cand_n[i]; ++j) {
+        auto &s = sites[order[j]];
+        prob[keyOf(s)] = std::min(1.0, pOf(s) / std::max(1e-9, 1 - none));
+      }
+    }
+    if (win < 0) continue;
+    size_t n = cand_n[(size_t)win];
+    accept(cands[(size_t)win], p.name, n == 1 ? sites[order[0]].note : std::to_string(n) + " sites (pdd)");
+    changed = true;
+    sites = plain();
   }
   return changed;
 }
@@ -245,7 +321,7 @@ bool Search::runPass(const PassInfo &p, int cap, bool *deeper) {
   for (auto &s : enumerate(p)) maxLevel = std::max(maxLevel, s.level);
   for (int level = 0; level <= std::min(maxLevel, cap); ++level) {
     checkStop();
-    changed |= ddminLevel(p, level);
+    changed |= opt_.algorithm == "pdd" ? pddLevel(p, level) : ddminLevel(p, level);
     for (auto &s : enumerate(p)) maxLevel = std::max(maxLevel, s.level);
   }
   if (maxLevel > cap) *deeper = true;

@@ -19,6 +19,11 @@ struct SearchOptions {
   std::string trace_path;           // JSON lines, one per test (appended)
   int max_consecutive_infra = 3;
   int max_rounds = 40;              // full passes over the schedule (round r reaches level r)
+  // How the plain sites of one level are searched: "ddmin" (chunks halving, Zeller) or "pdd"
+  // (probabilistic delta debugging, Wang et al. 2021: each site has a probability of being needed;
+  // the subset with the largest expected gain is tried next, and a failed try raises the
+  // probabilities of what it held). Measured side by side in bench/cpu/cvise_vs_wsreduce.sh.
+  std::string algorithm = "ddmin";
 };
 
 struct SearchStats {
@@ -46,6 +51,8 @@ class Search {
  private:
   bool runPass(const PassInfo &p, int cap, bool *deeper);
   bool ddminLevel(const PassInfo &p, int level);
+  bool pddLevel(const PassInfo &p, int level);
+  std::vector<PassSite> plainSites(const PassInfo &p, int level);  // ungrouped sites of one level
   bool groups(const PassInfo &p);
   std::vector<PassSite> enumerate(const PassInfo &p);
   // Judges one batch (at most `jobs`) in parallel, traced; every result.

@@ -56,6 +56,7 @@ static cl::opt<std::string> Backend("backend", cl::init("auto"),
                                     cl::cat(Cat));
 static cl::opt<std::string> Policy("policy", cl::init("eager"), cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or matrix"), cl::cat(Cat));
 static cl::opt<std::string> Confirm("confirm", cl::desc("gpu: judge the reduced program on the GPU at the end and put that verdict in the report"), cl::cat(Cat));
+static cl::opt<std::string> Algorithm("algorithm", cl::init("ddmin"), cl::desc("Search over each pass's sites: ddmin (default) | pdd (probabilistic delta debugging)"), cl::cat(Cat));
 static cl::opt<bool> NoCalibrate("no-calibrate", cl::desc("Keep --timeout for every candidate instead of calibrating it from the original's run"), cl::cat(Cat));
 
 static int fail(const std::string &s, int code = 2) {
@@ -104,6 +105,7 @@ int main(int argc, char **argv) {
 #ifndef WSR_HAVE_EMU
   if (Backend == "emu") return fail("the emulation backend (--backend emu) is not built into this wsreduce; use --backend gpu");
 #endif
+  if (Algorithm != "ddmin" && Algorithm != "pdd") return fail("--algorithm must be ddmin or pdd");
   if (!Confirm.empty() && Confirm != "gpu") return fail("--confirm takes gpu (the only backend to confirm on)");
 
   wsr::TestOptions t;
@@ -259,6 +261,7 @@ int main(int argc, char **argv) {
   // 3. The search.
   wsr::SearchOptions so;
   so.passes.assign(Passes.begin(), Passes.end());
+  so.algorithm = Algorithm;
   so.jobs = Jobs ? (int)Jobs : (int)std::max(1u, std::thread::hardware_concurrency());
   so.best_path = out;
   so.trace_path = tracePath;

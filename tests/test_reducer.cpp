@@ -83,17 +83,26 @@ TEST(Reducer, HostHangIsReducedToTheWaitThatNeverEnds) {
   EXPECT_LE(countNonBlankLines(*min), 15u) << *min;
 }
 
+// A C-Reduce-style script instead of the oracle; both search algorithms (ddmin and probabilistic
+// delta debugging) reach the same minimum (bench/cpu measures which needs fewer tests on real cases).
 TEST(Reducer, InterestingnessScriptInsteadOfTheOracle) {
-  Work w;
-  std::string src = w.copy("reduce/ptxas_error.cu");
-  auto r = wsreduce({src, "--test", fixture("reduce/grep_test.sh"), "-j2", "--no-parse-check", "--passes",
-                     "remove-function,remove-stmt,lines"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto min = readFile(minOf(src));
-  ASSERT_TRUE(min);
-  EXPECT_NE(min->find("tcgen05.fence"), std::string::npos) << *min;
-  EXPECT_NE(min->find("int main"), std::string::npos);
-  EXPECT_LE(countNonBlankLines(*min), 4u) << *min;
+  for (const char *algo : {"ddmin", "pdd"}) {
+    Work w;
+    std::string src = w.copy("reduce/ptxas_error.cu");
+    auto r = wsreduce({src, "--test", fixture("reduce/grep_test.sh"), "-j2", "--no-parse-check", "--algorithm", algo,
+                       "--passes", "remove-function,remove-stmt,lines"});
+    ASSERT_EQ(r.exit_code, 0) << algo << ": " << r.err;
+    auto min = readFile(minOf(src));
+    ASSERT_TRUE(min);
+    EXPECT_NE(min->find("tcgen05.fence"), std::string::npos) << algo << ": " << *min;
+    EXPECT_NE(min->find("int main"), std::string::npos) << algo;
+    EXPECT_LE(countNonBlankLines(*min), 4u) << algo << ": " << *min;
+    if (std::string(algo) == "pdd") {
+      auto bad = wsreduce({src, "--test", fixture("reduce/grep_test.sh"), "--algorithm", "bisect"});
+      EXPECT_EQ(bad.exit_code, 2);
+      EXPECT_NE(bad.err.find("--algorithm must be ddmin or pdd"), std::string::npos) << bad.err;
+    }
+  }
 }
 
 TEST(Reducer, RefusesAnInputWithoutTheSymptomAndSaysItsVerdict) {

@@ -34,13 +34,15 @@ for c in ${CASES:-ptxas_error host_hang kernel_hang}; do
   IFS='|' read -r sym wargs pat <<<"$(case_def $c)"
   src=$R/tests/fixtures/reduce/$c.cu
   printf "%-12s %-9s %6s %7s %6s\n" $c input $(nb $src) $(tokens $src) -
-  # wsreduce
-  mkdir -p $W/ws-$c && cp $src $W/ws-$c/
-  t=$(now)
-  $B/reducer/wsreduce $W/ws-$c/$c.cu $wargs -j$J > $W/ws-$c/log 2>&1
-  rc=$?
-  printf "%-12s %-9s %6s %7s %6s  (rc=%s, %s)\n" $c wsreduce $(nb $W/ws-$c/$c.min.cu) $(tokens $W/ws-$c/$c.min.cu) $(el $t) $rc \
-    "$(grep -o '[0-9]* tests' $W/ws-$c/log | tail -1)"
+  # wsreduce, with each search algorithm
+  for algo in ddmin pdd; do
+    mkdir -p $W/ws-$algo-$c && cp $src $W/ws-$algo-$c/
+    t=$(now)
+    $B/reducer/wsreduce $W/ws-$algo-$c/$c.cu $wargs -j$J --algorithm $algo > $W/ws-$algo-$c/log 2>&1
+    rc=$?
+    printf "%-12s %-9s %6s %7s %6s  (rc=%s, %s)\n" $c ws-$algo $(nb $W/ws-$algo-$c/$c.min.cu) $(tokens $W/ws-$algo-$c/$c.min.cu) $(el $t) $rc \
+      "$(grep -o '[0-9]* tests' $W/ws-$algo-$c/log | tail -1)"
+  done
   # C-Vise with a script around the same judge
   mkdir -p $W/cv-$c && cp $src $W/cv-$c/
   extra=""
@@ -55,7 +57,7 @@ EOS
   (cd $W/cv-$c && timeout ${CVISE_BUDGET:-1800} cvise -n $J --timeout 120 ./test.sh $c.cu > log 2>&1)
   rc=$?
   printf "%-12s %-9s %6s %7s %6s  (rc=%s)\n" $c cvise $(nb $W/cv-$c/$c.cu) $(tokens $W/cv-$c/$c.cu) $(el $t) $rc
-  cp $W/ws-$c/$c.min.cu "$OUT/$c.wsreduce.cu"; cp $W/cv-$c/$c.cu "$OUT/$c.cvise.cu"
+  cp $W/ws-ddmin-$c/$c.min.cu "$OUT/$c.wsreduce.cu"; cp $W/ws-pdd-$c/$c.min.cu "$OUT/$c.wsreduce-pdd.cu"; cp $W/cv-$c/$c.cu "$OUT/$c.cvise.cu"
 done
 } 2>&1 | tee "$OUT/cvise_vs_wsreduce.log"
 rm -rf $W
