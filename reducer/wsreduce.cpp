@@ -57,6 +57,7 @@ static cl::opt<std::string> Backend("backend", cl::init("auto"),
 static cl::opt<std::string> Policy("policy", cl::init("eager"), cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or matrix"), cl::cat(Cat));
 static cl::opt<std::string> Confirm("confirm", cl::desc("gpu: judge the reduced program on the GPU at the end and put that verdict in the report"), cl::cat(Cat));
 static cl::opt<std::string> Algorithm("algorithm", cl::init("ddmin"), cl::desc("Search over each pass's sites: ddmin (default) | pdd (probabilistic delta debugging)"), cl::cat(Cat));
+static cl::opt<bool> NoRetry("no-retry", cl::desc("A run killed at the timeout is a hang at once (default: retried once with twice the timeout)"), cl::cat(Cat));
 static cl::opt<bool> NoCalibrate("no-calibrate", cl::desc("Keep --timeout for every candidate instead of calibrating it from the original's run"), cl::cat(Cat));
 
 static int fail(const std::string &s, int code = 2) {
@@ -126,6 +127,7 @@ int main(int argc, char **argv) {
   o.run.timeout_s = Timeout;
   if (!Gpu.empty()) o.run.env_set["CUDA_VISIBLE_DEVICES"] = Gpu;
   o.repeat = Repeat;
+  o.retry_timeout = !NoRetry;
   o.classify.match = Match;
   o.backend = Backend;
 #ifdef WSR_HAVE_EMU

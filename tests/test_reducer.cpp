@@ -73,7 +73,7 @@ TEST(Reducer, PtxasErrorIn300LinesShrinksToAHandfulWithTheSameError) {
 TEST(Reducer, HostHangIsReducedToTheWaitThatNeverEnds) {
   Work w;
   std::string src = w.copy("reduce/host_hang.cu");
-  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "-j2", "--backend", "gpu", "--passes",
+  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend", "gpu", "--passes",
                      "remove-stmt,remove-function,unwrap-branch,remove-decl,cleanup"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto min = readFile(minOf(src));
@@ -139,7 +139,7 @@ TEST(Reducer, KilledMidwayLosesNothingAndResumes) {
     setenv("WSREDUCE_CACHE", (std::string(WSR_BUILD_DIR) + "/test-cache").c_str(), 1);
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 2);
-    execl(tool().c_str(), tool().c_str(), src.c_str(), "--symptom", "hang", "--timeout", "1", "-j2", "--backend", "gpu",
+    execl(tool().c_str(), tool().c_str(), src.c_str(), "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend", "gpu",
           "--passes", "remove-stmt,remove-function", (char *)nullptr);
     _exit(127);
   }
@@ -158,7 +158,7 @@ TEST(Reducer, KilledMidwayLosesNothingAndResumes) {
   EXPECT_LT(countNonBlankLines(*atKill), countNonBlankLines(original)) << "the best so far is on disk";
   EXPECT_NE(atKill->find("while (!ready)"), std::string::npos) << "and it is a program that still hangs";
 
-  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "-j2", "--backend", "gpu", "--resume", "--passes",
+  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend", "gpu", "--resume", "--passes",
                      "remove-stmt,remove-function"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("resuming from"), std::string::npos) << r.err;
