@@ -313,15 +313,17 @@ std::string decodeWatchBuffer(const std::string &bytes) {
   return out;
 }
 
-// "The same hang" for the reducer: which barrier each role is parked on. Lines move and
-// the iteration changes as the reducer shrinks the program and its shape, so both stay in
-// the evidence, not in the signature.
+// "The same hang" for the reducer: which roles (warpgroups) are parked. Lines move and the
+// iteration changes as the reducer shrinks the program and its shape, and a barrier's name is what
+// the source shows at the wait (a helper's parameter), so all of those stay in the evidence. The
+// emulator's signatures have the same shape (oracle/classify.cpp, the WSEMU branch), so a reduction
+// made on one backend can be confirmed on the other.
 std::string watchSignature(const WatchReport &w, const std::string &kind) {
-  std::set<std::string> tuples;
-  for (auto &r : w.records) tuples.insert((r.name.empty() ? "?" : r.name) + " role=" + r.role);
+  std::set<unsigned> wgs;
+  for (auto &r : w.records) wgs.insert(r.warp / 4);
   std::string sig = "hang:" + kind + ":";
   std::string sep;
-  for (auto &t : tuples) { sig += sep + t; sep = "; "; }
+  for (unsigned g : wgs) { sig += sep + "warpgroup" + std::to_string(g); sep = ";"; }
   return sig;
 }
 
@@ -569,12 +571,12 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
                            (only_bar.count(wg) ? " (none of its warps waits on an mbarrier: the hang starts here)" : ""));
     }
   };
-  auto barSignature = [&]() {
+  auto barSignature = [&]() {  // every parked role, in a barrier or on an mbarrier (the emulator's shape)
+    std::set<unsigned> all = mbar_wg;
+    for (auto &[wg, l] : bar_wg) all.insert(wg);
     std::string sig = "hang:barrier:";
     std::string sep;
-    for (unsigned wg : only_bar.empty() ? std::set<unsigned>() : only_bar) { sig += sep + "bar.sync role=warpgroup" + std::to_string(wg); sep = "; "; }
-    if (only_bar.empty())
-      for (auto &[wg, l] : bar_wg) { sig += sep + "bar.sync role=warpgroup" + std::to_string(wg); sep = "; "; }
+    for (unsigned g : all) { sig += sep + "warpgroup" + std::to_string(g); sep = ";"; }
     return sig;
   };
   if (!only_bar.empty() && !watch.records.empty()) {  // the watchdog fired: a hang, not a fault
