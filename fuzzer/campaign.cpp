@@ -407,16 +407,7 @@ Verdict judgeText(Ctx &c, const std::string &text, const std::string &kernel, Or
     removeTree(dir);
     return v;
   }
-  if (oo.emu_nvcc_first && resolveBackend(oo) == "emu") {  // compile errors are nvcc's
-    BuildRecord n = buildProgram(file, oo.build);
-    if (!n.ok) {
-      v = judgeBuilt(n, oo);
-      if (build_out) *build_out = n;
-      removeTree(dir);
-      return v;
-    }
-  }
-  BuildRecord b = buildFor(file, oo);
+  BuildRecord b = buildFor(file, oo);  // emu: nvcc first when the injector expects a compile error
   if (b.ok && b.backend == "gpu") {  // the emulator needs no GPU slot
     std::string slot = c.slots.acquire();
     if (!slot.empty()) oo.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;

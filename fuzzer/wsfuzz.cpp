@@ -12,7 +12,6 @@
 #include "translate.h"
 #endif
 
-#include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/Format.h>
 #include <llvm/Support/raw_ostream.h>
@@ -148,14 +147,9 @@ int main(int argc, char **argv) {
   o.emu_build = wsr::emu::emuBuilder();
 #endif
   o.backend = Backend;
-  if (Policy == "matrix") o.policies = wsr::emuPolicies();
-  else {
-    o.policies.clear();
-    for (llvm::StringRef p : llvm::split(llvm::StringRef(Policy.getValue()), ',')) {
-      if (std::find(wsr::emuPolicies().begin(), wsr::emuPolicies().end(), p.str()) == wsr::emuPolicies().end())
-        return fail("--policy must be matrix or a list of eager, reads-late, completions-late; got '" + p.str() + "'");
-      o.policies.push_back(p.str());
-    }
+  {
+    std::string perr;
+    if (!wsr::parsePolicies(Policy, &o.policies, &perr)) return fail(perr);
   }
   if (WatchdogMs <= 0) return fail("--watchdog-ms must be a positive number of milliseconds");
   o.watchdog = !NoWatchdog;

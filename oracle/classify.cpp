@@ -318,13 +318,16 @@ std::string decodeWatchBuffer(const std::string &bytes) {
 // the source shows at the wait (a helper's parameter), so all of those stay in the evidence. The
 // emulator's signatures have the same shape (oracle/classify.cpp, the WSEMU branch), so a reduction
 // made on one backend can be confirmed on the other.
+static std::string warpgroupList(const std::set<unsigned> &wgs) {  // "warpgroup0;warpgroup2"
+  std::string out;
+  for (unsigned g : wgs) out += (out.empty() ? "" : ";") + std::string("warpgroup") + std::to_string(g);
+  return out;
+}
+
 std::string watchSignature(const WatchReport &w, const std::string &kind) {
   std::set<unsigned> wgs;
   for (auto &r : w.records) wgs.insert(r.warp / 4);
-  std::string sig = "hang:" + kind + ":";
-  std::string sep;
-  for (unsigned g : wgs) { sig += sep + "warpgroup" + std::to_string(g); sep = ";"; }
-  return sig;
+  return "hang:" + kind + ":" + warpgroupList(wgs);
 }
 
 std::string watchSiteKey(const WatchReport &w) {
@@ -574,10 +577,7 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
   auto barSignature = [&]() {  // every parked role, in a barrier or on an mbarrier (the emulator's shape)
     std::set<unsigned> all = mbar_wg;
     for (auto &[wg, l] : bar_wg) all.insert(wg);
-    std::string sig = "hang:barrier:";
-    std::string sep;
-    for (unsigned g : all) { sig += sep + "warpgroup" + std::to_string(g); sep = ";"; }
-    return sig;
+    return "hang:barrier:" + warpgroupList(all);
   };
   if (!only_bar.empty() && !watch.records.empty()) {  // the watchdog fired: a hang, not a fault
     Verdict v = make("hang/barrier", barSignature());

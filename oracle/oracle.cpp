@@ -4,6 +4,7 @@
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -59,7 +60,33 @@ const std::vector<std::string> &emuPolicies() {
   return p;
 }
 
+bool parsePolicies(const std::string &arg, std::vector<std::string> *out, std::string *err) {
+  if (arg == "matrix") {
+    *out = emuPolicies();
+    return true;
+  }
+  std::vector<std::string> ps;
+  size_t at = 0;
+  for (;;) {
+    size_t c = arg.find(',', at);
+    std::string p = arg.substr(at, c == std::string::npos ? std::string::npos : c - at);
+    if (std::find(emuPolicies().begin(), emuPolicies().end(), p) == emuPolicies().end()) {
+      *err = "--policy must be matrix or a list of eager, reads-late, completions-late; got '" + p + "'";
+      return false;
+    }
+    ps.push_back(p);
+    if (c == std::string::npos) break;
+    at = c + 1;
+  }
+  *out = std::move(ps);
+  return true;
+}
+
 BuildRecord buildFor(const std::string &source, const OracleOptions &opt) {
+  if (opt.emu_nvcc_first && resolveBackend(opt) == "emu" && !opt.build_only) {
+    BuildRecord n = buildProgram(source, opt.build);  // compile errors are nvcc's
+    if (!n.ok) return n;
+  }
   if (resolveBackend(opt) == "emu") {
     if (!opt.emu_build) {
       BuildRecord b;
@@ -195,16 +222,11 @@ static Verdict judgeBuiltOn(const BuildRecord &b, const OracleOptions &opt) {
 }
 
 Verdict judge(const std::string &source, const OracleOptions &opt) {
-  if (opt.emu_nvcc_first && resolveBackend(opt) == "emu" && !opt.build_only) {
-    BuildRecord n = buildProgram(source, opt.build);
-    if (!n.ok) {
-      Verdict v = judgeBuilt(n, opt);
-      v.evidence.push_back("nvcc built the program first (emu backend): its verdict stands, the emulator did not run it");
-      return v;
-    }
-  }
   BuildRecord b = buildFor(source, opt);
-  return judgeBuilt(b, opt);
+  Verdict v = judgeBuilt(b, opt);
+  if (b.backend == "gpu" && resolveBackend(opt) == "emu")  // buildFor's nvcc-first build failed
+    v.evidence.push_back("nvcc built the program first (emu backend): its verdict stands, the emulator did not run it");
+  return v;
 }
 
 }  // namespace wsr

@@ -59,11 +59,15 @@ bool gpuPresent();
 // "gpu" or "emu": what `opt.backend` means on this machine.
 std::string resolveBackend(const OracleOptions &opt);
 
-// The build stage of the resolved backend (nvcc, or the emulator's translate + g++).
+// The build stage of the resolved backend (nvcc, or the emulator's translate + g++). With
+// emu_nvcc_first, a program nvcc rejects comes back as nvcc's failed record (backend "gpu").
 BuildRecord buildFor(const std::string &source, const OracleOptions &opt);
 
 // The emulator's async timing policies, in matrix order.
 const std::vector<std::string> &emuPolicies();
+
+// A --policy argument ("matrix" or a comma list of policies); false with the sentence in *err.
+bool parsePolicies(const std::string &arg, std::vector<std::string> *out, std::string *err);
 
 // Builds and judges `source`; never throws for anything the program does.
 Verdict judge(const std::string &source, const OracleOptions &opt);

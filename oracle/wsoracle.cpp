@@ -7,7 +7,6 @@
 #include "translate.h"
 #endif
 
-#include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -127,14 +126,9 @@ int main(int argc, char **argv) {
   // would not see them.
   o.emu_nvcc_first = Backend == "auto" && !wsr::findNvcc(o.build.nvcc).empty();
 #endif
-  if (Policy == "matrix") o.policies = wsr::emuPolicies();
-  else {
-    o.policies.clear();
-    for (llvm::StringRef p : llvm::split(llvm::StringRef(Policy.getValue()), ',')) {
-      if (std::find(wsr::emuPolicies().begin(), wsr::emuPolicies().end(), p.str()) == wsr::emuPolicies().end())
-        return fail("--policy must be matrix or a list of eager, reads-late, completions-late; got '" + p.str() + "'");
-      o.policies.push_back(p.str());
-    }
+  {
+    std::string perr;
+    if (!wsr::parsePolicies(Policy, &o.policies, &perr)) return fail(perr);
   }
   o.program_args.assign(ProgramArgs.begin(), ProgramArgs.end());
   o.sanitizer = Sanitizer;

@@ -9,7 +9,6 @@
 #include "translate.h"
 #endif
 
-#include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
@@ -133,14 +132,9 @@ int main(int argc, char **argv) {
 #ifdef WSR_HAVE_EMU
   o.emu_build = wsr::emu::emuBuilder();
 #endif
-  if (Policy == "matrix") o.policies = wsr::emuPolicies();
-  else {
-    o.policies.clear();
-    for (llvm::StringRef p : llvm::split(llvm::StringRef(Policy.getValue()), ',')) {
-      if (std::find(wsr::emuPolicies().begin(), wsr::emuPolicies().end(), p.str()) == wsr::emuPolicies().end())
-        return fail("--policy must be matrix or a list of eager, reads-late, completions-late; got '" + p.str() + "'");
-      o.policies.push_back(p.str());
-    }
+  {
+    std::string perr;
+    if (!wsr::parsePolicies(Policy, &o.policies, &perr)) return fail(perr);
   }
   if (Symptom == "compile-error" && TestScript.empty()) {
     // A compile error needs no device: nvcc judges it (the emulator's g++ never sees ptxas), and a
