@@ -7,6 +7,7 @@
 // user's line (the translated file keeps the user's line numbers).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -255,6 +256,35 @@ inline cudaError_t &lastError() {
   static cudaError_t e = cudaSuccess;
   return e;
 }
+// A kernel runs when it is launched, but its failure (a hang, UB) is shown where the GPU's would
+// show: at the host's next synchronizing call (cudaDeviceSynchronize, cudaMemcpy, cudaFree, ...).
+// A program that never synchronizes never sees it, on the GPU as here: it exits normally and the
+// kernel is abandoned. (A reduction judged on the emulator once dropped the only synchronizing
+// call after a hanging launch; the H200 then passed the program: bench/results/2026-11-29-h200-session4/.)
+struct Pending {
+  bool set = false;
+  ::wsemu::Verdict v;
+  ::wsemu::SrcLoc loc;
+};
+inline Pending &pending() {
+  static Pending p;
+  return p;
+}
+inline void syncPoint() {
+  auto &p = pending();
+  if (!p.set) return;
+  p.v.print(stderr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(p.v.exitStatus());
+}
+inline void exitUnsynchronized() {
+  auto &p = pending();
+  if (p.set)
+    std::fprintf(stderr, "[wsemu] the kernel launched at %s:%d failed (%s), but the program never synchronized with it "
+                 "before exiting: on the GPU it is abandoned at exit and nothing is seen\n",
+                 p.loc.file, p.loc.line, p.v.detail.c_str());
+}
 }  // namespace wsemu_shim
 
 inline const char *cudaGetErrorString(cudaError_t e) {
@@ -279,10 +309,12 @@ inline cudaError_t cudaMalloc(void **p, size_t bytes) {
   return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 inline cudaError_t cudaFree(void *p) {
+  wsemu_shim::syncPoint();
   if (p) ::wsemu::emuFree(p);
   return cudaSuccess;
 }
 inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind = cudaMemcpyDefault) {
+  wsemu_shim::syncPoint();
   ::wsemu::emuMemcpy(dst, src, bytes);
   return cudaSuccess;
 }
@@ -295,15 +327,24 @@ inline cudaError_t cudaMemset(void *dst, int v, size_t bytes) {
   return cudaSuccess;
 }
 inline cudaError_t cudaMemsetAsync(void *dst, int v, size_t bytes, cudaStream_t = nullptr) { return cudaMemset(dst, v, bytes); }
-inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
-inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaDeviceSynchronize() {
+  wsemu_shim::syncPoint();
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  wsemu_shim::syncPoint();
+  return cudaSuccess;
+}
 inline cudaError_t cudaGetLastError() {
   cudaError_t e = wsemu_shim::lastError();
   wsemu_shim::lastError() = cudaSuccess;
   return e;
 }
 inline cudaError_t cudaPeekAtLastError() { return wsemu_shim::lastError(); }
-inline cudaError_t cudaDeviceReset() { return cudaSuccess; }
+inline cudaError_t cudaDeviceReset() {
+  wsemu_shim::syncPoint();
+  return cudaSuccess;
+}
 inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
 inline cudaError_t cudaGetDevice(int *d) {
   *d = 0;
@@ -329,8 +370,25 @@ inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int) {
   }
   return cudaSuccess;
 }
+namespace wsemu_shim {
+// The largest cudaFuncAttributeMaxDynamicSharedMemorySize the program set (on any kernel: the
+// launch below does not know which function its body calls). A launch asking for more than
+// 48 KiB of dynamic shared memory without that opt-in fails on the GPU, the kernel never runs
+// and cudaGetLastError says "invalid argument": found when a reduction judged on the emulator
+// dropped the opt-in and the GPU then ran nothing (bench/results/2026-11-29-h200-session4/).
+inline int &maxDynamicSmemOptin() {
+  static int v = 0;
+  return v;
+}
+}  // namespace wsemu_shim
 template <class F>
-inline cudaError_t cudaFuncSetAttribute(F *, cudaFuncAttribute, int) { return cudaSuccess; }
+inline cudaError_t cudaFuncSetAttribute(F *, cudaFuncAttribute a, int v) {
+  if (a == cudaFuncAttributeMaxDynamicSharedMemorySize) {
+    if (v < 0 || (size_t)v > cudaDeviceProp{}.sharedMemPerBlockOptin) return wsemu_shim::lastError() = cudaErrorInvalidValue;
+    wsemu_shim::maxDynamicSmemOptin() = std::max(wsemu_shim::maxDynamicSmemOptin(), v);
+  }
+  return cudaSuccess;
+}
 inline cudaError_t cudaStreamCreate(cudaStream_t *s) {
   *s = nullptr;
   return cudaSuccess;
@@ -348,7 +406,10 @@ inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t = nullptr) {
   *reinterpret_cast<double *>(e) = (double)::wsemu::globaltimer() / 1e6;
   return cudaSuccess;
 }
-inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+inline cudaError_t cudaEventSynchronize(cudaEvent_t) {
+  wsemu_shim::syncPoint();
+  return cudaSuccess;
+}
 inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b) {
   *ms = (float)(*reinterpret_cast<double *>(b) - *reinterpret_cast<double *>(a));
   return cudaSuccess;
@@ -371,19 +432,33 @@ inline cudaError_t cudaGetDriverEntryPointByVersion(const char *sym, void **fn, 
 
 namespace wsemu_shim {
 // kernel<<<g, b, smem, stream>>>(args) -> wsemu_shim::launch(g, b, smem, [&]{ kernel(args); }, WSEMU_HERE)
-// A failing launch prints its WSEMU lines and exits 86/87/88 (configFromEnv sets exit_on_failure).
+// A failing launch prints its WSEMU lines and exits 86/87/88 (configFromEnv sets exit_on_failure) at the
+// host's next synchronizing call (Pending above).
 inline const ::wsemu::Config &config() {
   static ::wsemu::Config c = ::wsemu::configFromEnv();
   return c;
 }
 template <class F>
 inline void launch(::wsemu::Dim3 g, ::wsemu::Dim3 b, size_t smem, const F &body, ::wsemu::SrcLoc loc) {
-  ::wsemu::Verdict v = ::wsemu::launch(g, b, smem, std::function<void()>(body), config(), loc);
+  if (smem > cudaDeviceProp{}.sharedMemPerBlock && smem > (size_t)maxDynamicSmemOptin()) {
+    lastError() = cudaErrorInvalidValue;  // as on the GPU: not launched, the error is not sticky
+    std::fprintf(stderr, "[wsemu] launch at %s:%d not run: %zu bytes of dynamic shared memory > 48 KiB without "
+                 "cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize) (the GPU refuses it: invalid argument)\n",
+                 loc.file, loc.line, smem);
+    return;
+  }
+  if (pending().set) return;  // queued behind a kernel that never finished (or faulted): never runs
+  static const ::wsemu::Config deferred = [] {
+    ::wsemu::Config c = config();
+    c.exit_on_failure = false;
+    return c;
+  }();
+  ::wsemu::Verdict v = ::wsemu::launch(g, b, smem, std::function<void()>(body), deferred, loc);
   if (!v.pass()) {
-    v.print(stderr);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::_Exit(v.exitStatus());
+    if (!config().exit_on_failure) return;
+    pending() = Pending{true, v, loc};
+    static const bool registered = (std::atexit(exitUnsynchronized), true);
+    (void)registered;
   }
 }
 template <class F>

@@ -901,7 +901,20 @@ std::function<BuildRecord(const std::string &, const BuildOptions &)> emuBuilder
   return [](const std::string &path, const BuildOptions &o) { return buildEmu(path, o); };
 }
 
+// An install tree (scripts/device-pack.sh: the GPU machine has no build tree) keeps the runtime
+// beside the tools: <bin>/../lib/libwsr_emu_runtime.a, <bin>/../lib/libboost_context.a and
+// <bin>/../share/wsreduce/emu-root/{emu,boost}/ (the runtime's headers and the Boost headers they
+// include). A build tree's own paths come second.
+static std::string installed(const std::string &rel) {
+  std::string self = selfDir();
+  if (self.empty()) return "";
+  fs::path p = fs::path(self) / ".." / rel;
+  std::error_code ec;
+  return fs::exists(p, ec) ? fs::weakly_canonical(p, ec).string() : "";
+}
+
 std::string emuRuntimeLibrary() {
+  if (auto p = installed("lib/libwsr_emu_runtime.a"); !p.empty()) return p;
 #ifdef WSEMU_RUNTIME_LIB
   if (::access(WSEMU_RUNTIME_LIB, R_OK) == 0) return WSEMU_RUNTIME_LIB;
 #endif
@@ -909,6 +922,7 @@ std::string emuRuntimeLibrary() {
 }
 
 std::string emuIncludeRoot() {
+  if (auto p = installed("share/wsreduce/emu-root"); !p.empty() && ::access((p + "/emu/ptx.h").c_str(), R_OK) == 0) return p;
 #ifdef WSEMU_INCLUDE_ROOT_DIR
   if (::access(WSEMU_INCLUDE_ROOT_DIR "/emu/ptx.h", R_OK) == 0) return WSEMU_INCLUDE_ROOT_DIR;
 #endif
@@ -916,11 +930,35 @@ std::string emuIncludeRoot() {
 }
 
 static std::string boostContextLibrary() {
+  if (auto p = installed("lib/libboost_context.a"); !p.empty()) return p;
 #ifdef WSEMU_BOOST_CONTEXT_LIB
   return WSEMU_BOOST_CONTEXT_LIB;
 #else
   return "-lboost_context";
 #endif
+}
+
+// The text of the runtime's headers (emu/*.h, emu/shim/*), hashed once per process: they are
+// compiled into every translated program, so a change to them (a new launch rule in the shim)
+// must miss the cache even when neither the tool nor the runtime library was rebuilt.
+static std::string runtimeHeadersKey(const std::string &root) {
+  static std::mutex m;
+  static std::map<std::string, std::string> memo;
+  std::lock_guard<std::mutex> lock(m);
+  if (auto it = memo.find(root); it != memo.end()) return it->second;
+  std::string material;
+  std::error_code ec;
+  for (auto sub : {"/emu", "/emu/shim"}) {
+    std::vector<fs::path> files;
+    for (auto &e : fs::directory_iterator(root + sub, ec))
+      if (e.is_regular_file(ec) && (e.path().extension() == ".h" || e.path().extension().empty())) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (auto &f : files)
+      if (auto t = readFile(f.string())) material += "\n#" + f.filename().string() + "\n" + *t;
+  }
+  char key[32];
+  std::snprintf(key, sizeof key, "%016llx", (unsigned long long)llvm::xxh3_64bits(llvm::StringRef(material)));
+  return memo[root] = key;
 }
 
 // <cache>/emu/pch-<key>/ holding emu/cuda_shim.h.gch (and a link to the header, which later
@@ -997,6 +1035,7 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
   std::error_code pec;
   pre_material += "\n#lib " + lib + " " + std::to_string(fs::last_write_time(lib, pec).time_since_epoch().count());
   pre_material += "\n#self " + std::to_string(fs::last_write_time("/proc/self/exe", pec).time_since_epoch().count());
+  pre_material += "\n#runtime-headers " + runtimeHeadersKey(root);  // the shim is compiled into every program
   char pre_key[32];
   std::snprintf(pre_key, sizeof pre_key, "%016llx", (unsigned long long)llvm::xxh3_64bits(llvm::StringRef(pre_material)));
   const std::string cache_root = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;

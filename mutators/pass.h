@@ -22,8 +22,11 @@ class SourceLocation;
 namespace wsr {
 
 // DESIGN.md, reducer rules: shape first (seed step 1), then structure, then
-// expressions, then cosmetics.
-enum class Phase { Shape, Structure, Expression, Cosmetic };
+// expressions, then cosmetics. The language-blind passes (lines, tokens) are the fallback: they
+// run only once the AST passes have nothing more to take (C-Reduce runs them with the rest,
+// and on a 300-line kernel they cost half the tests while the AST passes would take the same
+// code in a few large steps), and the AST passes run again after anything they take.
+enum class Phase { Shape, Structure, Expression, Fallback, Cosmetic };
 const char *phaseName(Phase p);
 
 // What a pass returns. `level` orders hierarchical sites (outer blocks are level 0 and

@@ -20,6 +20,7 @@ const char *phaseName(Phase p) {
     case Phase::Shape: return "shape";
     case Phase::Structure: return "structure";
     case Phase::Expression: return "expression";
+    case Phase::Fallback: return "fallback";
     case Phase::Cosmetic: return "cosmetic";
   }
   return "?";

@@ -30,7 +30,7 @@ std::string defaultCacheDir() {
   return "/tmp/wsreduce-cache";
 }
 
-static std::string selfDir() {
+std::string selfDir() {
   std::error_code ec;
   auto p = fs::read_symlink("/proc/self/exe", ec);
   return ec ? std::string() : p.parent_path().string();
@@ -309,6 +309,12 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
     b.tool_missing = true;
     b.tool_error = r.spawn_error;
     removeTree(staging.string());
+    return b;
+  }
+  if (r.cancelled) {  // the caller gave up on this candidate: nothing to publish
+    removeTree(staging.string());
+    b.timed_out = true;
+    b.log = "[wsreduce] build cancelled";
     return b;
   }
   b.ok = !r.timed_out && r.signal == 0 && r.exit_code == 0 && fs::exists(staging / "prog");

@@ -34,6 +34,8 @@ struct BuildOptions {
 std::string defaultCacheDir();
 // The directory holding wscheck.h for this installation or build tree.
 std::string harnessIncludeDir();
+// The directory of the running executable (install trees are found relative to it).
+std::string selfDir();
 // Checks that the cache dir can be created and written; a sentence when it cannot.
 bool prepareCacheDir(const std::string &dir, std::string *err);
 // nvcc's path, or empty when it cannot be found.

@@ -131,7 +131,7 @@ std::vector<CheckLine> parseCheckLines(const std::string &text) {
 std::vector<CudaError> findCudaErrors(const std::string &text) {
   std::vector<CudaError> out;
   for (auto &l : lines(text)) {
-    if (contains(l, "WSCHECK ") || contains(l, "WSWATCH")) continue;
+    if (contains(l, "WSCHECK ") || contains(l, "WSWATCH") || contains(l, "[wsemu] ")) continue;  // not the program's own words
     for (auto &e : kErrors) {
       bool hit = contains(l, e.runtime_name) || contains(l, e.driver_name);
       if (!hit && contains(l, e.text)) {
@@ -481,6 +481,13 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
   }
   auto finish = [&](Verdict v) {
     v.matched = matched;
+    // The emulator's notes (a launch it refused as the GPU would, a failed kernel the host never
+    // waited for): what a user needs when a bug seems to have gone away or turned into another.
+    for (size_t at = 0; (at = r.err.find("[wsemu] ", at)) != std::string::npos;) {
+      size_t e = r.err.find('\n', at);
+      if (at == 0 || r.err[at - 1] == '\n') v.evidence.push_back(r.err.substr(at, e == std::string::npos ? std::string::npos : e - at));
+      at = e == std::string::npos ? r.err.size() : e;
+    }
     v.timings.run_ms.push_back(r.wall_ms);
     RunSummary s{v.symptom, v.detail, v.signature, r.exit_code, r.signal, r.timed_out, r.wall_ms};
     v.runs.push_back(s);

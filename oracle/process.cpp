@@ -110,7 +110,12 @@ void unregisterGroup(pid_t g) {
   }
 }
 
+thread_local const std::atomic<bool> *t_cancel = nullptr;
+
 }  // namespace
+
+void setThreadCancelFlag(const std::atomic<bool> *flag) { t_cancel = flag; }
+bool threadCancelled() { return t_cancel && t_cancel->load(); }
 
 void killAllRunning() {
   for (auto &slot : g_running) {
@@ -194,6 +199,10 @@ std::optional<std::string> readFile(const std::string &path) {
 RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt) {
   RunRecord rec;
   rec.timeout_s = opt.timeout_s;
+  if (threadCancelled()) {
+    rec.cancelled = rec.timed_out = true;
+    return rec;
+  }
   if (argv.empty()) {
     rec.spawn_failed = true;
     rec.spawn_error = "no program given";
@@ -260,6 +269,22 @@ RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt
     }
     ::kill(-pgid, SIGKILL);
   });
+  // The caller's cancel flag, polled: a cancelled candidate frees its slot at once.
+  const std::atomic<bool> *cancel = t_cancel;
+  asio::steady_timer poll(ctx);
+  std::function<void()> watchCancel = [&] {
+    poll.expires_after(std::chrono::milliseconds(50));
+    poll.async_wait([&](bp::error_code e) {
+      if (e || exited) return;
+      if (cancel->load()) {
+        rec.cancelled = rec.timed_out = true;
+        ::kill(-pgid, SIGKILL);
+        return;
+      }
+      watchCancel();
+    });
+  };
+  if (cancel) watchCancel();
   // A process that left its group (setsid) may still hold our pipes after the kill:
   // give the pipes a short grace period after the program ends, then stop reading.
   asio::steady_timer grace(ctx);
@@ -274,6 +299,7 @@ RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt
     // the pipes a grandchild may still hold.
     ::kill(-pgid, SIGKILL);
     timer.cancel();
+    poll.cancel();
     if (out.done && err.done) return;
     grace.expires_after(std::chrono::seconds(2));
     grace.async_wait([&](bp::error_code e) {

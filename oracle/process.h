@@ -4,6 +4,8 @@
 // bound (head and tail kept, the middle counted); no shell in between.
 #pragma once
 
+#include <atomic>
+
 #include "verdict.h"
 
 #include <functional>
@@ -27,6 +29,12 @@ struct RunOptions {
 
 // Runs `argv[0]` (a path, or a name looked up in PATH) with the rest as arguments.
 RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt);
+
+// Cancellation of the runs one thread starts (the reducer's speculative candidates): while the
+// flag set here for the calling thread is true, every runProcess that thread calls is killed
+// within ~50 ms (or not started) and comes back with RunRecord::cancelled (and timed_out) set.
+void setThreadCancelFlag(const std::atomic<bool> *flag);
+bool threadCancelled();
 
 // Kills (SIGKILL) the process group of every run still in progress in this process:
 // what an interrupted reducer calls so that no candidate outlives it. Signal-safe.

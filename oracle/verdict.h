@@ -15,6 +15,7 @@ struct RunRecord {
   int exit_code = 0;        // valid when !signaled && !timed_out
   int signal = 0;           // terminating signal, 0 if none
   bool timed_out = false;   // killed by the oracle at its timeout
+  bool cancelled = false;   // killed because the caller no longer needed it (timed_out is set too)
   bool spawn_failed = false;  // could not start the program at all (infra)
   std::string spawn_error;
   double wall_ms = 0;

@@ -50,48 +50,157 @@ void Search::accept(const std::string &text, const std::string &pass, const std:
   if (progress_) progress_(stats_, "accepted " + pass + ": " + what);
 }
 
-std::vector<TestResult> Search::evaluate(const std::vector<std::string> &cands, const std::string &pass) {
-  std::vector<TestResult> res(cands.size());
-  // Each candidate in its own thread (compiles and runs are separate processes, so the
-  // threads mostly wait); the caller keeps a batch within `jobs`.
-  std::vector<std::future<TestResult>> fut;
-  for (size_t i = 0; i < cands.size(); ++i)
-    fut.push_back(std::async(std::launch::async, [&, i] { return tester_.test(cands[i]); }));
-  for (size_t i = 0; i < cands.size(); ++i) res[i] = fut[i].get();
-  for (size_t i = 0; i < cands.size(); ++i) {
-    auto &r = res[i];
-    if (!opt_.trace_path.empty()) {
-      llvm::json::Object o{{"pass", pass}, {"hash", contentHash(cands[i]).substr(0, 16)},
-                           {"cached", r.cached}, {"parse_failed", r.parse_failed},
-                           {"detail", r.detail}, {"signature", r.signature},
-                           {"interesting", r.interesting}, {"ms", (long)r.ms},
-                           {"lines", (long)countNonBlankLines(cands[i])}};
-      if (!r.note.empty()) o["note"] = r.note;
-      std::string s;
-      llvm::raw_string_ostream os(s);
-      os << llvm::json::Value(std::move(o));
-      std::ofstream(opt_.trace_path, std::ios::app) << os.str() << "\n";
-    }
-    if (r.infra) { ++infra_run_; last_infra_ = r.detail + (r.note.empty() ? "" : ": " + r.note); }
-    else if (!r.cached) infra_run_ = 0;
+WorkerPool::WorkerPool(int n) {
+  for (int i = 0; i < n; ++i)
+    threads_.emplace_back([this] {
+      for (;;) {
+        std::function<void()> t;
+        {
+          std::unique_lock<std::mutex> l(m_);
+          cv_.wait(l, [&] { return stop_ || !q_.empty(); });
+          if (stop_) return;
+          t = std::move(q_.front());
+          q_.pop_front();
+        }
+        t();
+      }
+    });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> l(m_);
+    stop_ = true;
+    q_.clear();
   }
-  stats_.tests = tester_.tests();
-  stats_.cache_hits = tester_.cacheHits();
-  stats_.parse_skips = tester_.parseSkips();
-  stats_.elapsed_s = now_s() - t0_;
-  if (progress_) progress_(stats_, "");
-  checkStop();  // before trusting results: an interrupt kills runs in flight
+  cv_.notify_all();
+  for (auto &t : threads_) t.join();
+}
+
+void WorkerPool::post(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> l(m_);
+    q_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+}
+
+void Search::trace(const std::string &cand, const TestResult &r, const std::string &pass) {
+  if (opt_.trace_path.empty() || r.cancelled) return;
+  llvm::json::Object o{{"pass", pass}, {"hash", contentHash(cand).substr(0, 16)},
+                       {"cached", r.cached}, {"parse_failed", r.parse_failed},
+                       {"detail", r.detail}, {"signature", r.signature},
+                       {"interesting", r.interesting}, {"ms", (long)r.ms},
+                       {"t", (long)((now_s() - t0_) * 1000)},
+                       {"lines", (long)countNonBlankLines(cand)}};
+  if (!r.note.empty()) o["note"] = r.note;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::json::Value(std::move(o));
+  std::ofstream(opt_.trace_path, std::ios::app) << os.str() << "\n";
+}
+
+namespace {
+// What the tasks of one stream share with it; a task that finishes after the stream returned
+// (a cancelled one winding down) still has it.
+struct StreamState {
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<std::optional<TestResult>> res;
+  std::vector<std::unique_ptr<std::atomic<bool>>> cancel;
+  size_t finished = 0;
+};
+}  // namespace
+
+int Search::stream(const std::function<std::optional<std::string>()> &next, const std::string &pass, bool first,
+                   std::vector<TestResult> *all) {
+  if (!pool_) pool_ = std::make_unique<WorkerPool>(opt_.jobs);
+  auto st = std::make_shared<StreamState>();
+  std::vector<std::string> texts;  // the candidates submitted, by index (for the trace)
+  size_t done_seen = 0, prefix = 0, inflight = 0;
+  bool exhausted = false;
+  int winner = -1;
+  std::vector<char> traced;
+  for (;;) {
+    // Keep every slot busy: take candidates from the generator while fewer than `jobs` run.
+    while (!exhausted && inflight < (size_t)opt_.jobs) {
+      auto c = next();
+      if (!c) { exhausted = true; break; }
+      size_t i = texts.size();
+      texts.push_back(std::move(*c));
+      traced.push_back(0);
+      {
+        std::lock_guard<std::mutex> l(st->m);
+        st->res.emplace_back();
+        st->cancel.push_back(std::make_unique<std::atomic<bool>>(false));
+      }
+      ++inflight;
+      const std::atomic<bool> *flag = st->cancel.back().get();
+      pool_->post([this, st, i, flag, text = texts[i]] {
+        setThreadCancelFlag(flag);
+        TestResult r = tester_.test(text);
+        setThreadCancelFlag(nullptr);
+        std::lock_guard<std::mutex> l(st->m);
+        st->res[i] = std::move(r);
+        ++st->finished;
+        st->cv.notify_all();
+      });
+    }
+    std::vector<std::pair<size_t, TestResult>> fresh;
+    {
+      std::unique_lock<std::mutex> l(st->m);
+      if (inflight > 0) st->cv.wait_for(l, std::chrono::milliseconds(100), [&] { return st->finished > done_seen || g_stop; });
+      inflight -= st->finished - done_seen;
+      done_seen = st->finished;
+      for (size_t i = 0; i < texts.size(); ++i)
+        if (!traced[i] && st->res[i]) { traced[i] = 1; fresh.push_back({i, *st->res[i]}); }
+      // The first candidate, in order, that is interesting once all before it were judged.
+      while (prefix < texts.size() && st->res[prefix] && !(first && st->res[prefix]->interesting)) ++prefix;
+      if (first && prefix < texts.size() && st->res[prefix] && st->res[prefix]->interesting) winner = (int)prefix;
+    }
+    for (auto &[i, r] : fresh) {
+      trace(texts[i], r, pass);
+      if (r.infra) { ++infra_run_; last_infra_ = r.detail + (r.note.empty() ? "" : ": " + r.note); }
+      else if (!r.cached && !r.cancelled) infra_run_ = 0;
+    }
+    if (!fresh.empty()) {
+      stats_.tests = tester_.tests();
+      stats_.cache_hits = tester_.cacheHits();
+      stats_.parse_skips = tester_.parseSkips();
+      stats_.cancelled = tester_.cancelled();
+      stats_.elapsed_s = now_s() - t0_;
+      if (progress_) progress_(stats_, "");
+    }
+    bool finished = winner >= 0 || (exhausted && prefix == texts.size() && inflight == 0);
+    if (g_stop || infra_run_ >= opt_.max_consecutive_infra || finished) {
+      // What is still queued or running is not needed any more.
+      std::lock_guard<std::mutex> l(st->m);
+      for (size_t i = 0; i < st->cancel.size(); ++i)
+        if (!st->res[i]) st->cancel[i]->store(true);
+    }
+    checkStop();  // before trusting results: an interrupt kills runs in flight
+    if (finished) break;
+  }
+  if (all) {
+    std::lock_guard<std::mutex> l(st->m);
+    all->clear();
+    for (auto &r : st->res) all->push_back(r ? *r : TestResult{});
+  }
+  return winner;
+}
+
+std::vector<TestResult> Search::evaluate(const std::vector<std::string> &cands, const std::string &pass) {
+  size_t i = 0;
+  std::vector<TestResult> res;
+  stream([&]() -> std::optional<std::string> { return i < cands.size() ? std::optional<std::string>(cands[i++]) : std::nullopt; },
+         pass, false, &res);
   return res;
 }
 
 int Search::firstInteresting(const std::vector<std::string> &cands, const std::string &pass) {
-  for (size_t b = 0; b < cands.size(); b += (size_t)opt_.jobs) {
-    size_t e = std::min(cands.size(), b + (size_t)opt_.jobs);
-    auto res = evaluate(std::vector<std::string>(cands.begin() + (long)b, cands.begin() + (long)e), pass);
-    for (size_t i = 0; i < res.size(); ++i)
-      if (res[i].interesting) return (int)(b + i);
-  }
-  return -1;
+  size_t i = 0;
+  return stream([&]() -> std::optional<std::string> { return i < cands.size() ? std::optional<std::string>(cands[i++]) : std::nullopt; },
+                pass, true, nullptr);
 }
 
 // ddmin over the plain (ungrouped) sites of one level: try removing (applying) chunks,
@@ -106,45 +215,80 @@ std::vector<PassSite> Search::plainSites(const PassInfo &p, int level) {
 
 bool Search::ddminLevel(const PassInfo &p, int level) {
   bool changed = false;
-  auto plain = [&] { return plainSites(p, level); };
-  auto sites = plain();
-  size_t k = sites.size();
-  // One sweep over the list in chunks of k; true when some chunk was accepted.
-  auto sweep = [&] {
-    bool hit = false;
-    size_t pos = 0;
-    while (pos < sites.size() && k > 0) {
-      std::vector<std::string> cands;
-      std::vector<std::pair<size_t, size_t>> spans;
-      for (size_t i = pos; i < sites.size() && cands.size() < (size_t)opt_.jobs; i += k) {
+  auto sites = plainSites(p, level);
+  // The whole of ddmin as one stream: chunks of k from `pos` to the end, then k/2 from the
+  // start, ... down to single sites (a sweep at 1 that took something is run again). The
+  // stream's first interesting candidate is the one serial ddmin would have taken; the slots
+  // judge the candidates after it speculatively. Those of them that were interesting too are
+  // not thrown away: the next stream starts with all of them applied together on top of the
+  // winner (one more candidate, judged beside the rest), so that independent removals found in
+  // one round trip are taken in one step when they also hold together.
+  size_t k = sites.size(), pos = 0;
+  bool hit = false;  // the current sweep at k == 1 took something
+  std::string bonus;      // the winner and the other interesting chunks together
+  size_t bonus_count = 0;
+  struct Chunk { size_t k, b, e; };
+  for (;;) {
+    std::vector<Chunk> meta;
+    std::vector<std::string> texts;
+    size_t gk = k, gpos = pos;
+    bool ghit = hit;
+    bool bonus_first = !bonus.empty() && bonus != best_;
+    auto next = [&]() -> std::optional<std::string> {
+      if (bonus_first && texts.empty()) {
+        meta.push_back({0, 0, 0});
+        texts.push_back(bonus);
+        return bonus;
+      }
+      for (;;) {
+        if (gk == 0) return std::nullopt;
+        if (gpos >= sites.size()) {
+          if (gk > 1) { gk = std::max<size_t>(1, gk / 2); gpos = 0; continue; }
+          if (!ghit) return std::nullopt;
+          ghit = false;
+          gpos = 0;
+          continue;
+        }
+        size_t b = gpos, e = std::min(sites.size(), gpos + gk);
+        gpos += gk;
         std::vector<const Site *> chunk;
-        size_t e = std::min(sites.size(), i + k);
-        for (size_t j = i; j < e; ++j) chunk.push_back(&sites[j]);
+        for (size_t j = b; j < e; ++j) chunk.push_back(&sites[j]);
         std::string c = applySites(best_, chunk);
         if (c == best_) continue;
-        cands.push_back(std::move(c));
-        spans.push_back({i, e});
+        meta.push_back({gk, b, e});
+        texts.push_back(c);
+        return c;
       }
-      if (cands.empty()) break;
-      int w = firstInteresting(cands, p.name);
-      if (w < 0) {
-        pos = spans.back().first + k;
-        continue;
-      }
-      auto [b, e] = spans[(size_t)w];
-      accept(cands[(size_t)w], p.name,
+    };
+    std::vector<TestResult> all;
+    int w = stream(next, p.name, true, &all);
+    if (w < 0) break;
+    auto [wk, b, e] = meta[(size_t)w];
+    bonus.clear();
+    if (wk == 0) {  // the bonus: several chunks at once
+      accept(texts[(size_t)w], p.name, std::to_string(bonus_count) + " chunks together (found interesting side by side)");
+      // go on where the first of them was
+    } else {
+      // The other chunks judged interesting beside the winner, with the winner: the next bonus.
+      std::vector<const Site *> together;
+      for (size_t j = b; j < e; ++j) together.push_back(&sites[j]);
+      bonus_count = 1;
+      for (size_t i = (size_t)w + 1; i < all.size() && i < meta.size(); ++i)
+        if (all[i].interesting && meta[i].k > 0) {
+          for (size_t j = meta[i].b; j < meta[i].e; ++j) together.push_back(&sites[j]);
+          ++bonus_count;
+        }
+      if (bonus_count > 1) bonus = applySites(best_, together);
+      accept(texts[(size_t)w], p.name,
              e - b == 1 ? sites[b].note : std::to_string(e - b) + " sites from line " + std::to_string(sites[b].line));
-      changed = hit = true;
-      sites = plain();  // offsets moved: the AST is rebuilt and the sites listed again
-      pos = b;          // same place: the chunks before it were not interesting
-      k = std::min(k, sites.size());
+      k = wk;
+      pos = b;  // same place: the chunks before it were not interesting
+      hit = wk == 1;
     }
-    return hit;
-  };
-  while (!sites.empty() && k > 0) {
-    bool hit = sweep();
-    if (k == 1 && !hit) break;
-    if (k > 1) k = std::max<size_t>(1, k / 2);
+    changed = true;
+    sites = plainSites(p, level);  // offsets moved: the AST is rebuilt and the sites listed again
+    k = std::min(k, sites.size());
+    if (sites.empty()) break;
   }
   return changed;
 }
@@ -232,6 +376,25 @@ bool Search::groups(const PassInfo &p) {
   bool changed = false;
   std::set<std::string> settled;  // keyed places already decided
   size_t g = 0;                   // unkeyed places: how many were decided
+  {
+    // Every keyed place at its first alternative, in one test (the shape pass: every knob at
+    // its smallest value; when the program still fails so, the minimum shape costs one test).
+    std::vector<Site> firsts;
+    std::set<int> seen;
+    std::string what;
+    for (auto &s : enumerate(p))
+      if (s.group >= 0 && !s.place.empty() && seen.insert(s.group).second) {
+        firsts.push_back(s);
+        if (firsts.size() <= 3) what += (what.empty() ? "" : ", ") + s.note;
+      }
+    if (firsts.size() > 1) {
+      std::string c = applySites(best_, firsts);
+      if (c != best_ && firstInteresting({c}, p.name) == 0) {
+        accept(c, p.name, "all " + std::to_string(firsts.size()) + " places at their first alternative (" + what + ", ...)");
+        changed = true;
+      }
+    }
+  }
   for (;;) {
     std::map<int, std::vector<PassSite>> byGroup;
     std::vector<int> order;
@@ -270,12 +433,7 @@ bool Search::groups(const PassInfo &p) {
         who.push_back({gid, i});
       }
     }
-    std::vector<TestResult> res;
-    for (size_t b = 0; b < cands.size(); b += (size_t)opt_.jobs) {
-      auto part = evaluate(std::vector<std::string>(cands.begin() + (long)b,
-                                                    cands.begin() + (long)std::min(cands.size(), b + (size_t)opt_.jobs)), p.name);
-      res.insert(res.end(), part.begin(), part.end());
-    }
+    std::vector<TestResult> res = evaluate(cands, p.name);  // streamed: -j at a time
     std::vector<size_t> winners;  // index into cands: the first interesting alternative per place
     std::set<int> won;
     for (size_t i = 0; i < cands.size(); ++i)
@@ -333,22 +491,38 @@ std::string Search::run(const std::string &start) {
   best_ = start;
   stats_.start_lines = stats_.lines = countNonBlankLines(start);
   stats_.start_tokens = stats_.tokens = countTokens(start);
-  std::vector<const PassInfo *> schedule;
+  // Rounds of the AST passes (round r reaches level r) to a fixpoint; then the fallback and
+  // cosmetic passes once, at every depth; when those took anything, the AST passes again.
+  // With --passes, the given passes in the given order, in rounds.
+  std::vector<const PassInfo *> main, tail;
   if (opt_.passes.empty()) {
-    for (auto phase : {Phase::Shape, Phase::Structure, Phase::Expression, Phase::Cosmetic})
+    for (auto phase : {Phase::Shape, Phase::Structure, Phase::Expression})
       for (auto &p : allPasses())
-        if (p.phase == phase) schedule.push_back(&p);
+        if (p.phase == phase) main.push_back(&p);
+    for (auto phase : {Phase::Fallback, Phase::Cosmetic})
+      for (auto &p : allPasses())
+        if (p.phase == phase) tail.push_back(&p);
   } else {
     for (auto &n : opt_.passes)
-      if (auto *p = findPass(n)) schedule.push_back(p);
+      if (auto *p = findPass(n)) main.push_back(p);
   }
-  for (int round = 0; round < opt_.max_rounds; ++round) {
-    bool changed = false, deeper = false;
-    for (auto *p : schedule) {
-      checkStop();
-      changed |= runPass(*p, round, &deeper);
+  int round = 0;
+  for (;;) {
+    for (; round < opt_.max_rounds; ++round) {
+      bool changed = false, deeper = false;
+      for (auto *p : main) {
+        checkStop();
+        changed |= runPass(*p, round, &deeper);
+      }
+      if (!changed && !deeper) break;  // a fixpoint: no pass found anything more, at any depth
     }
-    if (!changed && !deeper) break;  // a fixpoint: no pass found anything more, at any depth
+    bool changed = false, deeper = false;
+    for (auto *p : tail) {
+      checkStop();
+      changed |= runPass(*p, 1 << 20, &deeper);
+    }
+    if (!changed || round >= opt_.max_rounds) break;
+    round = 0;  // the fallback changed the program: the AST passes from the top again
   }
   stats_.elapsed_s = now_s() - t0_;
   return best_;

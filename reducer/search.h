@@ -6,8 +6,14 @@
 #include "pass.h"
 #include "tester.h"
 
+#include <condition_variable>
+#include <deque>
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace wsr {
@@ -26,8 +32,24 @@ struct SearchOptions {
   std::string algorithm = "ddmin";
 };
 
+// N worker threads that judge candidates (the compiles and runs are child processes; the
+// threads mostly wait on them). A task that was cancelled before it started returns at once.
+class WorkerPool {
+ public:
+  explicit WorkerPool(int n);
+  ~WorkerPool();  // waits for the tasks in hand; the queued ones are dropped
+  void post(std::function<void()> task);
+
+ private:
+  std::vector<std::thread> threads_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> q_;
+  bool stop_ = false;
+};
+
 struct SearchStats {
-  long tests = 0, cache_hits = 0, parse_skips = 0, accepted = 0;
+  long tests = 0, cache_hits = 0, parse_skips = 0, accepted = 0, cancelled = 0;
   unsigned start_lines = 0, start_tokens = 0, lines = 0, tokens = 0;
   std::string pass;
   double elapsed_s = 0;
@@ -55,10 +77,17 @@ class Search {
   std::vector<PassSite> plainSites(const PassInfo &p, int level);  // ungrouped sites of one level
   bool groups(const PassInfo &p);
   std::vector<PassSite> enumerate(const PassInfo &p);
-  // Judges one batch (at most `jobs`) in parallel, traced; every result.
+  // The streaming judge: candidates come from `next` (nullopt: no more) in order and are judged
+  // `jobs` at a time; a slot that frees up (a parse skip, a quick verdict) takes the next
+  // candidate at once, so one slow run never idles the other slots. With `first`, it returns
+  // the index of the first interesting candidate in order (every earlier one judged and not
+  // interesting: the result does not depend on timing) and cancels what it started after it;
+  // otherwise it judges all. Every result in `all` (when given), traced as it comes in.
+  int stream(const std::function<std::optional<std::string>()> &next, const std::string &pass, bool first,
+             std::vector<TestResult> *all);
   std::vector<TestResult> evaluate(const std::vector<std::string> &cands, const std::string &pass);
-  // Judges candidates in batches; returns the index of the first interesting one or -1.
   int firstInteresting(const std::vector<std::string> &cands, const std::string &pass);
+  void trace(const std::string &cand, const TestResult &r, const std::string &pass);
   void accept(const std::string &text, const std::string &pass, const std::string &what);
   void checkStop();
 
@@ -71,6 +100,7 @@ class Search {
   int infra_run_ = 0;
   std::string last_infra_;
   double t0_ = 0;
+  std::unique_ptr<WorkerPool> pool_;  // last: destroyed (joined) before what its tasks use
 };
 
 }  // namespace wsr

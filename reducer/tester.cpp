@@ -105,8 +105,18 @@ TestResult Tester::test(const std::string &text) {
       return c;
     }
   }
-  ++tests_;
-  TestResult r = run(text, opt_.parse_check);
+  TestResult r;
+  if (!threadCancelled()) {
+    ++tests_;
+    r = run(text, opt_.parse_check);
+  }
+  if (threadCancelled()) {  // cut short (or never started): not a verdict, not cached
+    ++cancelled_;
+    r = TestResult{};
+    r.cancelled = true;
+    r.detail = "cancelled";
+    return r;
+  }
   if (!r.infra) remember(h, r);  // an infra error says nothing about the candidate
   return r;
 }

@@ -33,6 +33,7 @@ struct TestResult {
   bool cached = false;
   bool parse_failed = false;
   bool infra = false;
+  bool cancelled = false;  // the search stopped needing it before it finished: says nothing
   std::string detail, signature, note;  // the verdict's (or "script exit N")
   double ms = 0;
 };
@@ -56,6 +57,7 @@ class Tester {
   long tests() const { return tests_; }
   long cacheHits() const { return hits_; }
   long parseSkips() const { return parse_skips_; }
+  long cancelled() const { return cancelled_; }
 
  private:
   TestResult run(const std::string &text, bool check_parse);
@@ -63,7 +65,7 @@ class Tester {
   std::unique_ptr<ParseCheckerPool> checker_;
   std::mutex m_;
   std::unordered_map<std::string, TestResult> cache_;
-  std::atomic<long> tests_{0}, hits_{0}, parse_skips_{0};
+  std::atomic<long> tests_{0}, hits_{0}, parse_skips_{0}, cancelled_{0};
 };
 
 }  // namespace wsr

@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
   if (!cl::ParseCommandLineOptions(argc, argv, "wsreduce: reduce a failing CUDA program, keeping its failure\n", &llvm::errs()))
     return 2;
   if (ListPasses) {
-    for (auto phase : {wsr::Phase::Shape, wsr::Phase::Structure, wsr::Phase::Expression, wsr::Phase::Cosmetic})
+    for (auto phase : {wsr::Phase::Shape, wsr::Phase::Structure, wsr::Phase::Expression, wsr::Phase::Fallback, wsr::Phase::Cosmetic})
       for (auto &p : wsr::allPasses())
         if (p.phase == phase) llvm::outs() << llvm::format("%-22s %-10s ", p.name, wsr::phaseName(p.phase)) << p.description << "\n";
     return 0;
@@ -265,9 +265,9 @@ int main(int argc, char **argv) {
   std::signal(SIGTERM, onSignal);
   auto progress = [&](const wsr::SearchStats &s, const std::string &event) {
     char line[256];
-    std::snprintf(line, sizeof line, "[%s] lines %u -> %u, tokens %u -> %u, tests %ld (cache %ld, parse-skip %ld), %.0fs",
+    std::snprintf(line, sizeof line, "[%s] lines %u -> %u, tokens %u -> %u, tests %ld (cache %ld, parse-skip %ld, cancelled %ld), %.0fs",
                   s.pass.c_str(), s.start_lines, s.lines, s.start_tokens, s.tokens, s.tests, s.cache_hits,
-                  s.parse_skips, s.elapsed_s);
+                  s.parse_skips, s.cancelled, s.elapsed_s);
     if (tty) {
       llvm::errs() << "\r\033[K" << line;
       if (!event.empty() && event.rfind("accepted", 0) == 0) llvm::errs() << "\n  " << event << "\n";

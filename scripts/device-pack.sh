@@ -4,6 +4,9 @@
 #   bin/            the tools
 #   share/wsreduce/include/   the harness header (found relative to the executables)
 #   lib/clang/22/include/     Clang's builtin headers (found relative to the executables)
+#   lib/libwsr_emu_runtime.a, lib/libboost_context.a, share/wsreduce/emu-root/emu/
+#                             the CPU emulator's runtime and headers (--backend emu there too;
+#                             the candidates are compiled by the GPU machine's own g++)
 # Carry `.device/wsreduce.txz` with the working tree; scripts/device-run.sh unpacks it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +14,7 @@ prefix="$PWD/.device/wsreduce"
 cmake -S . -B build-static -G Ninja -DWSREDUCE_STATIC=ON -DWSREDUCE_TESTS=OFF \
       -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
 tools="oracle/wsoracle reducer/wsreduce fuzzer/wsfuzz"
-ninja -C build-static $(for t in $tools; do basename $t; done)
+ninja -C build-static $(for t in $tools; do basename $t; done) wsr_emu_runtime
 rm -rf "$prefix"
 mkdir -p "$prefix/bin" "$prefix/share/wsreduce/include" "$prefix/lib/clang/22"
 for t in $tools; do cp build-static/$t "$prefix/bin/"; done
@@ -21,5 +24,10 @@ for b in "$prefix"/bin/*; do  # the GPU machine has no Clang or LLVM libraries
   [ -z "$extra" ] || { echo "device-pack: $b needs shared libraries the GPU machine lacks:"; echo "$extra"; exit 1; }
 done
 cp -r /usr/lib/llvm-22/lib/clang/22/include "$prefix/lib/clang/22/"
+mkdir -p "$prefix/share/wsreduce/emu-root/emu/shim"
+cp emu/*.h "$prefix/share/wsreduce/emu-root/emu/"
+cp emu/shim/* "$prefix/share/wsreduce/emu-root/emu/shim/"
+cp build-static/emu/libwsr_emu_runtime.a "$prefix/lib/"
+cp /usr/lib/x86_64-linux-gnu/libboost_context.a "$prefix/lib/"
 tar -C .device -cJf .device/wsreduce.txz wsreduce
 ls -la .device/wsreduce.txz

@@ -184,6 +184,49 @@ TEST(EmuBackend, UnknownInstructionIsInfraError) {
   EXPECT_TRUE(named) << dump(v);
 }
 
+// More than 48 KiB of dynamic shared memory needs the opt-in, as on the GPU: without
+// cudaFuncSetAttribute the launch is refused ("invalid argument") and the kernel never runs.
+// (A reduction judged on the emulator once dropped the opt-in and the H200 then ran nothing.)
+TEST(EmuBackend, DynamicSharedMemoryOver48KiBNeedsTheOptIn) {
+  fs::path dir = fs::path(WSR_BUILD_DIR) / "emu-test-src";
+  fs::create_directories(dir);
+  fs::path f = dir / "smem_optin.cu";
+  std::ofstream(f) << "#include <cstdio>\n#include <cstdint>\n"
+                      "__global__ void k(int *out) { extern __shared__ uint8_t s[]; s[threadIdx.x] = 1; out[threadIdx.x] = s[threadIdx.x]; }\n"
+                      "int main() {\n  int *d = nullptr;\n  cudaMalloc(&d, 32 * sizeof(int));\n"
+                      "#ifdef OPTIN\n  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024);\n#endif\n"
+                      "  k<<<1, 32, 64 * 1024>>>(d);\n  cudaError_t e = cudaGetLastError();\n"
+                      "  int h[32] = {};\n  cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);\n"
+                      "  std::printf(\"CUDA launch: %s, out[31] = %d\\n\", cudaGetErrorString(e), h[31]);\n"
+                      "  return e == cudaSuccess && h[31] == 1 ? 0 : 3;\n}\n";
+  auto with = judgeEmu(f.string(), {"OPTIN"});
+  EXPECT_EQ(with.symptom, "pass") << dump(with);
+  auto without = judgeEmu(f.string());
+  EXPECT_EQ(without.detail, "crash/invalid-argument") << dump(without);  // what the GPU says of the same program
+  EXPECT_TRUE(evidenceHas(without, "48 KiB")) << dump(without);
+}
+
+// A launch is asynchronous: its hang shows at the host's next synchronizing call. A program that
+// exits without one is not seen to hang on the GPU (the kernel is abandoned at exit), so not here
+// either: the verdict is the program's, with a note saying what was left running.
+TEST(EmuBackend, HangIsSeenOnlyWhenTheHostSynchronizes) {
+  auto text = wsr::readFile(repo() + "/tests/fixtures/gpu/mbarrier_hang.cu");
+  ASSERT_TRUE(text);
+  fs::path dir = fs::path(WSR_BUILD_DIR) / "emu-test-src";
+  fs::create_directories(dir);
+  fs::copy_file(repo() + "/tests/fixtures/gpu/common.h", dir / "common.h", fs::copy_options::overwrite_existing);
+  std::string nosync = *text;
+  auto at = nosync.find("  CHECK(cudaDeviceSynchronize());\n");
+  ASSERT_NE(at, std::string::npos);
+  nosync.erase(at, std::string("  CHECK(cudaDeviceSynchronize());\n").size());
+  std::ofstream(dir / "hang_nosync.cu") << nosync;
+  auto v = judgeEmu((dir / "hang_nosync.cu").string());
+  EXPECT_EQ(v.symptom, "pass") << dump(v);
+  EXPECT_TRUE(evidenceHas(v, "never synchronized")) << dump(v);
+  std::ofstream(dir / "hang_sync.cu") << *text;
+  EXPECT_EQ(judgeEmu((dir / "hang_sync.cu").string()).detail, "hang/mbarrier");
+}
+
 TEST(EmuBackend, TmaPipelinePassesAtASmallShape) {
   auto v = judgeEmu(repo() + "/kernels/tma_pipeline_sm90.cu", {"PIPE_ROWS=64"});
   EXPECT_EQ(v.symptom, "pass") << dump(v);

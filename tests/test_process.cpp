@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +43,32 @@ TEST(Process, ProgramThatNeverEndsIsKilledAtTheTimeoutAndCalledAHang) {
   EXPECT_EQ(r.signal, 0) << "our own SIGKILL is not the program's signal";
   EXPECT_LT(r.wall_ms, 1500) << "the verdict must come within timeout + 0.5 s";
   EXPECT_EQ(classifyRun(r, {}).detail, "hang/unknown");
+}
+
+// The reducer's speculative candidates: once the search no longer needs one, the thread that
+// runs it raises its cancel flag and the program (with its whole group) dies within ~50 ms;
+// a run asked for after the flag is up never starts.
+TEST(Process, CancelFlagKillsTheRunSoonAndMarksItCancelled) {
+  std::atomic<bool> cancel{false};
+  std::thread raiser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel = true;
+  });
+  setThreadCancelFlag(&cancel);
+  RunOptions o;
+  o.timeout_s = 30;
+  auto r = runProcess({bin("forever")}, o);
+  auto again = runProcess({bin("forever")}, o);
+  setThreadCancelFlag(nullptr);
+  raiser.join();
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_TRUE(r.timed_out) << "a cancelled run is no verdict: callers that cache skip timed-out runs";
+  EXPECT_LT(r.wall_ms, 2000) << "killed soon after the flag, not at the 30 s timeout";
+  EXPECT_GT(r.wall_ms, 250) << "not before the flag went up";
+  EXPECT_TRUE(again.cancelled);
+  EXPECT_EQ(again.wall_ms, 0) << "started although the flag was already up";
+  auto free_run = runProcess({bin("forever")}, RunOptions{.timeout_s = 0.3});
+  EXPECT_FALSE(free_run.cancelled) << "the flag belongs to the thread that set it, and it was cleared";
 }
 
 TEST(Process, GrandchildThatNeverEndsDiesWithTheHungProgram) {
