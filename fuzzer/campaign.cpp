@@ -1,4 +1,6 @@
 #include "campaign.h"
+
+#include "keeper.h"
 #include "report.h"
 
 #include "oracle.h"
@@ -705,6 +707,14 @@ int runCampaign(const CampaignOptions &o, const std::function<void(const std::st
       " to judge in shard " + std::to_string(o.shard_i) + "/" + std::to_string(o.shard_n) + " (-j " + std::to_string(o.jobs) +
       ", " + std::to_string(c.slots.size()) + " GPU slot(s), repeat " + std::to_string(o.repeat) + ")" +
       (gpuPresent() ? "" : "; no GPU here: runtime judgments will be infra-error"));
+
+  GpuKeepers keepers;
+  if (o.keepers && !todo.empty() && gpuPresent() && o.backend != "emu") {
+    BuildOptions kb;
+    kb.nvcc = o.nvcc;
+    kb.cache_dir = o.cache_dir;
+    log("wsfuzz: " + keepers.start(o.gpus, kb));
+  }
 
   // The references' own verdicts and timings first: the baseline for `slow`, and a check
   // that every kernel passes before its mutants mean anything.

@@ -27,6 +27,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -122,6 +124,52 @@ void killAllRunning() {
     pid_t g = slot.load();
     if (g > 0) ::kill(-g, SIGKILL);
   }
+}
+
+pid_t startDetached(const std::vector<std::string> &argv, const std::map<std::string, std::string> &env_set,
+                    std::string *err) {
+  auto exe = argv.empty() ? std::nullopt : findInPath(argv[0]);
+  if (!exe) {
+    if (err) *err = (argv.empty() ? std::string("no program") : argv[0]) + ": not found or not executable";
+    return -1;
+  }
+  std::vector<std::string> envs;
+  for (char **e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    if (!env_set.count(kv.substr(0, kv.find('=')))) envs.push_back(kv);
+  }
+  for (auto &[k, v] : env_set) envs.push_back(k + "=" + v);
+  std::vector<char *> av, ev;
+  for (auto &a : argv) av.push_back(const_cast<char *>(a.c_str()));
+  av.push_back(nullptr);
+  for (auto &e : envs) ev.push_back(const_cast<char *>(e.c_str()));
+  ev.push_back(nullptr);
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    if (err) *err = std::string("fork: ") + std::strerror(errno);
+    return -1;
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the tool
+    if (::getppid() != parent) ::_exit(127);
+    int dn = ::open("/dev/null", O_RDWR);
+    if (dn >= 0) { ::dup2(dn, 0); ::dup2(dn, 1); ::dup2(dn, 2); }
+    ::execve(exe->c_str(), av.data(), ev.data());
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  registerGroup(pid);
+  return pid;
+}
+
+void stopDetached(pid_t pid) {
+  if (pid <= 0) return;
+  ::kill(-pid, SIGKILL);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  unregisterGroup(pid);
 }
 
 std::optional<std::string> findInPath(const std::string &name) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <sys/types.h>
 
 #include "verdict.h"
 
@@ -35,6 +36,14 @@ RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt
 // within ~50 ms (or not started) and comes back with RunRecord::cancelled (and timed_out) set.
 void setThreadCancelFlag(const std::atomic<bool> *flag);
 bool threadCancelled();
+
+// Starts `argv` in its own process group and returns at once (its pid, or -1 with `err` set):
+// a helper that lives as long as this process needs it (a GPU keeper). It is killed by
+// killAllRunning() on Ctrl-C, and with SIGKILL if this process dies first. stdout/stderr go to
+// /dev/null. stopDetached() kills its group and reaps it.
+pid_t startDetached(const std::vector<std::string> &argv, const std::map<std::string, std::string> &env_set,
+                    std::string *err);
+void stopDetached(pid_t pid);
 
 // Kills (SIGKILL) the process group of every run still in progress in this process:
 // what an interrupted reducer calls so that no candidate outlives it. Signal-safe.

@@ -3,6 +3,7 @@
 // 3 the oracle could not judge (infra-error), 4 reduced but --confirm gpu showed another class,
 // 130 interrupted (the best so far is saved).
 #include "report.h"
+#include "keeper.h"
 #include "search.h"
 #include "watchdog.h"
 #ifdef WSR_HAVE_EMU
@@ -56,6 +57,7 @@ static cl::opt<std::string> Backend("backend", cl::init("auto"),
 static cl::opt<std::string> Policy("policy", cl::init("eager"), cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or matrix"), cl::cat(Cat));
 static cl::opt<std::string> Confirm("confirm", cl::desc("gpu: judge the reduced program on the GPU at the end and put that verdict in the report"), cl::cat(Cat));
 static cl::opt<std::string> Algorithm("algorithm", cl::init("ddmin"), cl::desc("Search over each pass's sites: ddmin (default) | pdd (probabilistic delta debugging)"), cl::cat(Cat));
+static cl::opt<bool> NoKeeper("no-keeper", cl::desc("Do not hold a CUDA context open on the GPU while the candidates run"), cl::cat(Cat));
 static cl::opt<bool> NoRetry("no-retry", cl::desc("A run killed at the timeout is a hang at once (default: retried once with twice the timeout)"), cl::cat(Cat));
 static cl::opt<bool> NoCalibrate("no-calibrate", cl::desc("Keep --timeout for every candidate instead of calibrating it from the original's run"), cl::cat(Cat));
 
@@ -176,6 +178,10 @@ int main(int argc, char **argv) {
   wsr::Tester tester(t);
 
   // 1. The original must show the symptom: nothing to reduce otherwise.
+  // A context held open on the GPU for the whole reduction: every candidate's process starts sooner.
+  wsr::GpuKeepers keeper;
+  if (!NoKeeper && backend == "gpu" && TestScript.empty() && wsr::gpuPresent())
+    llvm::errs() << "wsreduce: " << keeper.start({}, t.oracle.build) << "\n";
   llvm::errs() << "wsreduce: judging the original " << src << " ...\n";
   wsr::TestResult orig;
   // On the emulator, the original (and at the end the result) is built by nvcc first when nvcc is

@@ -1,4 +1,5 @@
 // The build stage with the real nvcc, and judge() end to end on programs a CPU can run.
+#include "keeper.h"
 #include "oracle.h"
 
 #include <gtest/gtest.h>
@@ -112,4 +113,29 @@ TEST_F(Build, RepeatRunsFreshProcessesAndRecordsEach) {
   auto v = judge(fixture("cuda/host_stripes.cu"), opt);
   EXPECT_EQ(v.detail, "wrong/row-stripe");
   EXPECT_EQ(v.runs.size(), 3u);
+}
+
+// The GPU keeper (oracle/keeper.h): built once by the real nvcc into the cache; on a GPU it holds
+// a context until stopped, without one it gives up at once (cudaFree fails) and start() says why.
+TEST_F(Build, KeeperProgramIsBuiltOnceAndHoldsAContextOnlyWhereThereIsAGpu) {
+  std::string err;
+  std::string prog = keeperProgram(opt.build, &err);
+  ASSERT_FALSE(prog.empty()) << err;
+  auto again = keeperProgram(opt.build, &err);
+  EXPECT_EQ(again, prog) << "built once per nvcc, then reused from the cache";
+  GpuKeepers k;
+  std::string line = k.start({""}, opt.build);
+  if (!gpuPresent()) {
+    EXPECT_EQ(k.running(), 0u) << line;
+    EXPECT_NE(line.find("no GPU"), std::string::npos) << line;
+    RunOptions ro;
+    ro.timeout_s = 60;
+    auto r = runProcess({prog}, ro);
+    EXPECT_FALSE(r.timed_out) << "without a device the keeper must not idle";
+    EXPECT_EQ(r.exit_code, 1);
+  } else {
+    ASSERT_EQ(k.running(), 1u) << line;
+    k.stop();
+    EXPECT_EQ(k.running(), 0u);
+  }
 }

@@ -71,6 +71,21 @@ TEST(Process, CancelFlagKillsTheRunSoonAndMarksItCancelled) {
   EXPECT_FALSE(free_run.cancelled) << "the flag belongs to the thread that set it, and it was cleared";
 }
 
+// A helper that lives beside the runs (the GPU keeper): started without waiting, in its own
+// group, and stopped (killed and reaped) on demand.
+TEST(Process, DetachedHelperRunsUntilStoppedAndIsReaped) {
+  std::string err;
+  pid_t p = startDetached({bin("forever")}, {}, &err);
+  ASSERT_GT(p, 0) << err;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(gone(p)) << "it should still run";
+  EXPECT_EQ(::getpgid(p), p) << "in its own process group";
+  stopDetached(p);
+  EXPECT_TRUE(gone(p));
+  EXPECT_LT(startDetached({"/no/such/program"}, {}, &err), 0);
+  EXPECT_NE(err.find("not found"), std::string::npos) << err;
+}
+
 TEST(Process, GrandchildThatNeverEndsDiesWithTheHungProgram) {
   std::string dir = makeTempDir("wsr-test.");
   std::string pidfile = dir + "/grandchild.pid";
