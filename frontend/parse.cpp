@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -99,12 +100,10 @@ std::unique_ptr<ParsedSource> parseSource(const std::string &text, const std::st
   auto out = std::make_unique<ParsedSource>();
   out->path = fs::absolute(path).string();
   out->text = text;
-  bool device = false;
-  for (auto &args : parseArgs(out->path, opt)) {
+  auto parseSide = [&](const std::vector<std::string> &args, bool device) {
     clang::TextDiagnosticBuffer diags;
     ParsedSide side;
     side.device = device;
-    device = true;
     side.ast = clang::tooling::buildASTFromCodeWithArgs(
         text, args, out->path, "wsreduce", std::make_shared<clang::PCHContainerOperations>(),
         clang::tooling::getClangStripDependencyFileAdjuster(), {}, &diags);
@@ -121,8 +120,16 @@ std::unique_ptr<ParsedSource> parseSource(const std::string &text, const std::st
     } else {
       side.errors.push_back("clang could not build an AST");
     }
-    out->sides.push_back(std::move(side));
-  }
+    return side;
+  };
+  // The host and device sides are independent parses: both at once (the reducer waits for this
+  // after every accepted step while its slots idle).
+  auto all = parseArgs(out->path, opt);
+  std::vector<std::future<ParsedSide>> later;
+  for (size_t i = 1; i < all.size(); ++i)
+    later.push_back(std::async(std::launch::async, parseSide, std::cref(all[i]), true));
+  if (!all.empty()) out->sides.push_back(parseSide(all[0], false));
+  for (auto &f : later) out->sides.push_back(f.get());
   return out;
 }
 
