@@ -24,6 +24,7 @@ static double now_s() {
 Search::Search(Tester &t, SearchOptions o, std::function<void(const SearchStats &, const std::string &)> progress)
     : tester_(t), opt_(std::move(o)), progress_(std::move(progress)) {
   if (opt_.jobs < 1) opt_.jobs = 1;
+  stats_.jobs = opt_.jobs;
 }
 
 void Search::checkStop() {
@@ -160,6 +161,7 @@ int Search::stream(const std::function<std::optional<std::string>()> &next, cons
     }
     for (auto &[i, r] : fresh) {
       trace(texts[i], r, pass);
+      if (!r.cached && !r.cancelled) stats_.busy_s += r.ms / 1000.0;
       if (r.infra) { ++infra_run_; last_infra_ = r.detail + (r.note.empty() ? "" : ": " + r.note); }
       else if (!r.cached && !r.cancelled) infra_run_ = 0;
     }

@@ -53,6 +53,11 @@ struct SearchStats {
   unsigned start_lines = 0, start_tokens = 0, lines = 0, tokens = 0;
   std::string pass;
   double elapsed_s = 0;
+  double busy_s = 0;  // summed wall time of the candidates judged (not cached, not cancelled)
+  int jobs = 1;
+  // The share of the slots' time spent judging: what is left is the search's own serial work
+  // (parsing the new best, listing sites) and passes too small to fill the slots.
+  double slotUse() const { return elapsed_s > 0 ? busy_s / (elapsed_s * jobs) : 0; }
 };
 
 // Stops the search: Ctrl-C, or too many infra errors in a row (the message says which).

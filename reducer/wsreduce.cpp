@@ -291,6 +291,8 @@ int main(int argc, char **argv) {
     if (tty) llvm::errs() << "\n";
     if (stop.reason == "interrupted") {
       llvm::errs() << "wsreduce: interrupted; the best program so far is in " << out << " (--resume continues)\n";
+      llvm::errs() << llvm::format("wsreduce: the %d slots were busy %.0f%% of %.0f s\n", search.stats().jobs,
+                                   100 * search.stats().slotUse(), search.stats().elapsed_s);
       return 130;
     }
     llvm::errs() << "wsreduce: stopped: " << stop.reason << "; the best program so far is in " << out << "\n";
@@ -347,7 +349,8 @@ int main(int argc, char **argv) {
   if (!wsr::writeFileAtomic(reportPath, wsr::writeReport(ri), &err)) return fail(err);
   llvm::outs() << "wsreduce: " << src << " " << wsr::countNonBlankLines(*text) << " -> " << wsr::countNonBlankLines(best)
                << " lines (" << wsr::countTokens(*text) << " -> " << wsr::countTokens(best) << " tokens), "
-               << ri.tests << " tests, " << (long)ri.wall_s << " s\n"
+               << ri.tests << " tests, " << (long)ri.wall_s << " s, the " << search.stats().jobs << " slots busy "
+               << (long)(100 * search.stats().slotUse()) << "% of the time\n"
                << "wsreduce: reduced program " << out << "\nwsreduce: issue report   " << reportPath << "\n";
   return rc;
 }
