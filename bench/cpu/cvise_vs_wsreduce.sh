@@ -6,7 +6,8 @@
 #   host_hang     host code that hangs only when one construct is present (a timeout judges it)
 #   kernel_hang   a kernel whose mbarrier never completes (the CPU emulator judges it)
 # C-Vise's interestingness scripts call the same judge wsreduce uses (wsoracle), so the two
-# differ only in the search.
+# differ only in the search. ALGOS (default "ddmin pdd") picks wsreduce's runs, CVISE=0 skips
+# C-Vise, LOG names the log (default cvise_vs_wsreduce.log).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 R=$PWD
@@ -35,7 +36,7 @@ for c in ${CASES:-ptxas_error host_hang kernel_hang}; do
   src=$R/tests/fixtures/reduce/$c.cu
   printf "%-12s %-9s %6s %7s %6s\n" $c input $(nb $src) $(tokens $src) -
   # wsreduce, with each search algorithm
-  for algo in ddmin pdd; do
+  for algo in ${ALGOS:-ddmin pdd}; do
     mkdir -p $W/ws-$algo-$c && cp $src $W/ws-$algo-$c/
     t=$(now)
     $B/reducer/wsreduce $W/ws-$algo-$c/$c.cu $wargs -j$J --algorithm $algo > $W/ws-$algo-$c/log 2>&1
@@ -43,6 +44,8 @@ for c in ${CASES:-ptxas_error host_hang kernel_hang}; do
     printf "%-12s %-9s %6s %7s %6s  (rc=%s, %s)\n" $c ws-$algo $(nb $W/ws-$algo-$c/$c.min.cu) $(tokens $W/ws-$algo-$c/$c.min.cu) $(el $t) $rc \
       "$(grep -o '[0-9]* tests' $W/ws-$algo-$c/log | tail -1)"
   done
+  for algo in ${ALGOS:-ddmin pdd}; do cp $W/ws-$algo-$c/$c.min.cu "$OUT/$c.wsreduce$([ $algo = pdd ] && echo -pdd).cu"; done
+  [ "${CVISE:-1}" = 0 ] && continue
   # C-Vise with a script around the same judge
   mkdir -p $W/cv-$c && cp $src $W/cv-$c/
   extra=""
@@ -57,7 +60,7 @@ EOS
   (cd $W/cv-$c && timeout ${CVISE_BUDGET:-1800} cvise -n $J --timeout 120 ./test.sh $c.cu > log 2>&1)
   rc=$?
   printf "%-12s %-9s %6s %7s %6s  (rc=%s)\n" $c cvise $(nb $W/cv-$c/$c.cu) $(tokens $W/cv-$c/$c.cu) $(el $t) $rc
-  cp $W/ws-ddmin-$c/$c.min.cu "$OUT/$c.wsreduce.cu"; cp $W/ws-pdd-$c/$c.min.cu "$OUT/$c.wsreduce-pdd.cu"; cp $W/cv-$c/$c.cu "$OUT/$c.cvise.cu"
+  cp $W/cv-$c/$c.cu "$OUT/$c.cvise.cu"
 done
-} 2>&1 | tee "$OUT/cvise_vs_wsreduce.log"
+} 2>&1 | tee "$OUT/${LOG:-cvise_vs_wsreduce.log}"
 rm -rf $W
