@@ -939,8 +939,9 @@ static std::string boostContextLibrary() {
 }
 
 // The text of the runtime's headers (emu/*.h, emu/shim/*), hashed once per process: they are
-// compiled into every translated program, so a change to them (a new launch rule in the shim)
-// must miss the cache even when neither the tool nor the runtime library was rebuilt.
+// compiled into every translated program (and precompiled, below), so a change to them (a new
+// launch rule in the shim) must miss the cache even when neither the tool nor the runtime
+// library was rebuilt.
 static std::string runtimeHeadersKey(const std::string &root) {
   static std::mutex m;
   static std::map<std::string, std::string> memo;
@@ -969,12 +970,8 @@ static std::string emuPrecompiledHeaderDir(const std::string &gxx, const std::st
   static std::map<std::string, std::string> memo;
   std::lock_guard<std::mutex> lock(m);
   if (auto it = memo.find(cache); it != memo.end()) return it->second;
-  std::string material = gxx;
   std::error_code ec;
-  for (auto sub : {"/emu", "/emu/shim"})
-    for (auto &e : fs::directory_iterator(root + sub, ec))
-      if (e.path().extension() == ".h" || e.path().filename().string().find('.') == std::string::npos)
-        if (auto t = readFile(e.path().string())) material += "\n#" + e.path().filename().string() + "\n" + *t;
+  std::string material = gxx + "\n#runtime-headers " + runtimeHeadersKey(root);
   char key[32];
   std::snprintf(key, sizeof key, "%016llx", (unsigned long long)llvm::xxh3_64bits(llvm::StringRef(material)));
   fs::path dir = fs::path(cache) / "emu" / (std::string("pch-") + key);

@@ -114,6 +114,21 @@ void unregisterGroup(pid_t g) {
 
 thread_local const std::atomic<bool> *t_cancel = nullptr;
 
+// The environment: the parent's, with the requested changes.
+std::vector<std::string> environmentWith(const std::map<std::string, std::string> &set,
+                                         const std::vector<std::string> &unset) {
+  std::vector<std::string> envs;
+  for (char **e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    std::string k = kv.substr(0, kv.find('='));
+    if (set.count(k)) continue;
+    if (std::find(unset.begin(), unset.end(), k) != unset.end()) continue;
+    envs.push_back(kv);
+  }
+  for (auto &[k, v] : set) envs.push_back(k + "=" + v);
+  return envs;
+}
+
 }  // namespace
 
 void setThreadCancelFlag(const std::atomic<bool> *flag) { t_cancel = flag; }
@@ -133,12 +148,7 @@ pid_t startDetached(const std::vector<std::string> &argv, const std::map<std::st
     if (err) *err = (argv.empty() ? std::string("no program") : argv[0]) + ": not found or not executable";
     return -1;
   }
-  std::vector<std::string> envs;
-  for (char **e = environ; e && *e; ++e) {
-    std::string kv(*e);
-    if (!env_set.count(kv.substr(0, kv.find('=')))) envs.push_back(kv);
-  }
-  for (auto &[k, v] : env_set) envs.push_back(k + "=" + v);
+  std::vector<std::string> envs = environmentWith(env_set, {});
   std::vector<char *> av, ev;
   for (auto &a : argv) av.push_back(const_cast<char *>(a.c_str()));
   av.push_back(nullptr);
@@ -272,16 +282,7 @@ RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt
     return rec;
   }
 
-  // The environment: the parent's, with the requested changes.
-  std::vector<std::string> envs;
-  for (char **e = environ; e && *e; ++e) {
-    std::string kv(*e);
-    std::string k = kv.substr(0, kv.find('='));
-    if (opt.env_set.count(k)) continue;
-    if (std::find(opt.env_unset.begin(), opt.env_unset.end(), k) != opt.env_unset.end()) continue;
-    envs.push_back(kv);
-  }
-  for (auto &[k, v] : opt.env_set) envs.push_back(k + "=" + v);
+  std::vector<std::string> envs = environmentWith(opt.env_set, opt.env_unset);
 
   asio::io_context ctx;
   Reader out(ctx, opt.capture_bytes), err(ctx, opt.capture_bytes);
