@@ -60,6 +60,29 @@ std::string applySites(const std::string &text, const std::vector<const Site *> 
   return out;
 }
 
+std::vector<Edit> appliedEdits(const std::string &text, const std::vector<const Site *> &sites) {
+  std::vector<size_t> applied;
+  applySites(text, sites, &applied);
+  std::vector<Edit> out;
+  for (size_t i : applied) out.insert(out.end(), sites[i]->edits.begin(), sites[i]->edits.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool rebaseSite(Site &s, const std::vector<Edit> &applied, const std::string &after) {
+  for (auto &e : s.edits) {
+    long shift = 0;
+    for (auto &a : applied) {
+      if (overlaps(e, a)) return false;
+      if (a.offset + a.length <= e.offset) shift += (long)a.replacement.size() - (long)a.length;
+    }
+    e.offset = (unsigned)((long)e.offset + shift);
+    if (e.offset + e.length > after.size()) return false;
+  }
+  if (!s.edits.empty()) s.line = lineOf(after, std::min_element(s.edits.begin(), s.edits.end())->offset);
+  return true;
+}
+
 std::string applySites(const std::string &text, const std::vector<Site> &sites) {
   std::vector<const Site *> p;
   for (auto &s : sites) p.push_back(&s);

@@ -43,6 +43,26 @@ std::string applySites(const std::string &text, const std::vector<const Site *> 
                        std::vector<size_t> *applied = nullptr);
 std::string applySites(const std::string &text, const std::vector<Site> &sites);
 
+// The edits `applySites` chose for these sites (sorted by offset): what an accepted candidate
+// changed in `text`.
+std::vector<Edit> appliedEdits(const std::string &text, const std::vector<const Site *> &sites);
+
+// Moves sites listed on `before` onto the text that `applied` (sorted, non-overlapping edits of
+// `before`) produced, without parsing it again: a site that touches an applied edit is dropped,
+// the others shift by what the edits ahead of them added or removed. `after` gives the new
+// line numbers. The search keeps going on the rebased list after an accepted step and lists a
+// pass's sites again (a full parse) only when the list runs out.
+bool rebaseSite(Site &s, const std::vector<Edit> &applied, const std::string &after);  // false: dropped
+template <class S>
+std::vector<S> rebaseSites(const std::vector<S> &sites, const std::vector<Edit> &applied, const std::string &after) {
+  std::vector<S> out;
+  for (const S &s : sites) {
+    S t = s;
+    if (rebaseSite(t, applied, after)) out.push_back(std::move(t));
+  }
+  return out;
+}
+
 // 1-based line of a byte offset.
 unsigned lineOf(const std::string &text, unsigned offset);
 

@@ -1,7 +1,10 @@
 // remove-function: delete a function, kernel or function template definition (never
-// main). Whatever still calls it stops parsing, and the parse check skips that candidate
-// before any nvcc run.
+// main), with its other declarations and every statement that uses it (a call, a launch,
+// a cudaFuncSetAttribute naming the kernel) and what those statements declare for later
+// ones (uses.h). Where a use is outside any statement (a global initializer), the function
+// alone is offered and the parse check decides.
 #include "pass.h"
+#include "uses.h"
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Decl.h>
@@ -12,6 +15,7 @@ namespace wsr {
 std::vector<PassSite> removeFunctionSites(const ParsedSource &src) {
   std::vector<PassSite> sites;
   forEachSide(src, [&](clang::ASTContext &ctx, bool) {
+    UseIndex uses(ctx, src);
     std::function<void(clang::DeclContext *)> walk = [&](clang::DeclContext *dc) {
       for (auto *d : dc->decls()) {
         if (auto *ns = llvm::dyn_cast<clang::NamespaceDecl>(d)) { walk(ns); continue; }
@@ -22,8 +26,26 @@ std::vector<PassSite> removeFunctionSites(const ParsedSource &src) {
         if (fd->isImplicit()) continue;
         auto r = mainFileRangeWithSemi(ctx, whole->getSourceRange());
         if (!r) continue;
-        sites.push_back(replaceSite("remove-function", src, widenToLines(src.text, *r), "",
-                                    "remove function " + fd->getNameAsString()));
+        Range whole_r = widenToLines(src.text, *r);
+        std::vector<Edit> edits{Edit{whole_r.begin, whole_r.size(), ""}};
+        for (auto *rd : fd->redecls()) {  // prototypes
+          if (rd == fd) continue;
+          auto pr = mainFileRangeWithSemi(ctx, rd->getSourceRange());
+          if (!pr) { edits.clear(); break; }
+          Range w = widenToLines(src.text, *pr);
+          edits.push_back(Edit{w.begin, w.size(), ""});
+        }
+        size_t own = edits.size();
+        if (!edits.empty() && uses.removeUses(fd, edits) && edits.size() > own) {
+          PassSite p;
+          p.pass = "remove-function";
+          p.edits = std::move(edits);
+          p.line = lineOf(src.text, whole_r.begin);
+          p.note = "remove function " + fd->getNameAsString() + " and the statements using it";
+          sites.push_back(std::move(p));
+        } else {
+          sites.push_back(replaceSite("remove-function", src, whole_r, "", "remove function " + fd->getNameAsString()));
+        }
       }
     };
     walk(ctx.getTranslationUnitDecl());

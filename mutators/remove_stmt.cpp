@@ -1,6 +1,9 @@
 // remove-stmt: delete one statement of a compound statement. Hierarchical: the level is
 // the nesting depth, so a whole loop or role branch goes before the statements inside it.
+// A declaration goes together with the later statements of its block that use what it
+// declares (transitively, uses.h): alone it could only fail the parse check.
 #include "pass.h"
+#include "uses.h"
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/RecursiveASTVisitor.h>
@@ -12,13 +15,29 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   clang::ASTContext &ctx;
   const ParsedSource &src;
   std::vector<PassSite> &out;
+  UseIndex uses;
   int depth = 0;
-  Visitor(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o) : ctx(c), src(s), out(o) {}
+  Visitor(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o) : ctx(c), src(s), out(o), uses(c, s) {}
 
   bool TraverseCompoundStmt(clang::CompoundStmt *cs) {
     for (auto *st : cs->body()) {
       if (llvm::isa<clang::NullStmt>(st)) continue;
       auto r = mainFileRangeWithSemi(ctx, st->getSourceRange());
+      size_t n = llvm::isa<clang::DeclStmt>(st) ? uses.dependentsCount(st) : 0;
+      if (r && r->size() > 0 && n > 1) {
+        auto edits = uses.removeWithDependents(st);
+        if (!edits.empty()) {
+          PassSite p;
+          p.pass = "remove-stmt";
+          p.edits = std::move(edits);
+          p.line = lineOf(src.text, p.edits.front().offset);
+          p.level = depth;
+          p.note = "remove the declaration at line " + std::to_string(p.line) + " and the " + std::to_string(n - 1) +
+                   " statement" + (n > 2 ? "s" : "") + " using it";
+          out.push_back(std::move(p));
+          continue;
+        }
+      }
       if (r && r->size() > 0)
         out.push_back(replaceSite("remove-stmt", src, widenToLines(src.text, *r), "",
                                   std::string("remove ") + st->getStmtClassName() + " at line " +

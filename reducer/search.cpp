@@ -218,6 +218,7 @@ std::vector<PassSite> Search::plainSites(const PassInfo &p, int level) {
 bool Search::ddminLevel(const PassInfo &p, int level) {
   bool changed = false;
   auto sites = plainSites(p, level);
+  bool fresh = true;  // `sites` come from a parse of best_ (not rebased)
   // The whole of ddmin as one stream: chunks of k from `pos` to the end, then k/2 from the
   // start, ... down to single sites (a sweep at 1 that took something is run again). The
   // stream's first interesting candidate is the one serial ddmin would have taken; the slots
@@ -225,11 +226,21 @@ bool Search::ddminLevel(const PassInfo &p, int level) {
   // not thrown away: the next stream starts with all of them applied together on top of the
   // winner (one more candidate, judged beside the rest), so that independent removals found in
   // one round trip are taken in one step when they also hold together.
+  // After an accepted step the sites are rebased onto the new text (rebaseSites: no parse), so
+  // the next stream starts at once; the program is parsed again only when the rebased list is
+  // exhausted, and the level ends when that parse offers exactly the sites just exhausted.
   size_t k = sites.size(), pos = 0;
   bool hit = false;  // the current sweep at k == 1 took something
   std::string bonus;      // the winner and the other interesting chunks together
+  std::vector<Edit> bonus_edits;
   size_t bonus_count = 0;
   struct Chunk { size_t k, b, e; };
+  auto sameSites = [](const std::vector<PassSite> &a, const std::vector<PassSite> &b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i].edits != b[i].edits) return false;
+    return true;
+  };
   for (;;) {
     std::vector<Chunk> meta;
     std::vector<std::string> texts;
@@ -264,33 +275,61 @@ bool Search::ddminLevel(const PassInfo &p, int level) {
     };
     std::vector<TestResult> all;
     int w = stream(next, p.name, true, &all);
-    if (w < 0) break;
+    if (w < 0) {
+      bonus.clear();
+      if (fresh) break;
+      // The rebased list is exhausted: list the sites again from the program as it is now.
+      auto again = plainSites(p, level);
+      if (sameSites(again, sites)) break;  // nothing new: every one of them was just tried
+      sites = std::move(again);
+      fresh = true;
+      k = sites.size();
+      pos = 0;
+      hit = false;
+      if (sites.empty()) break;
+      continue;
+    }
     auto [wk, b, e] = meta[(size_t)w];
-    bonus.clear();
+    std::vector<Edit> took;
+    std::vector<PassSite> others;  // the other chunks judged interesting beside the winner
     if (wk == 0) {  // the bonus: several chunks at once
-      accept(texts[(size_t)w], p.name, std::to_string(bonus_count) + " chunks together (found interesting side by side)");
+      took = bonus_edits;
+      accept(texts[(size_t)w], p.name, std::to_string(bonus_count) + " more sites found interesting beside the last step, together");
       // go on where the first of them was
     } else {
-      // The other chunks judged interesting beside the winner, with the winner: the next bonus.
-      std::vector<const Site *> together;
-      for (size_t j = b; j < e; ++j) together.push_back(&sites[j]);
-      bonus_count = 1;
+      std::vector<const Site *> chunk;
+      for (size_t j = b; j < e; ++j) chunk.push_back(&sites[j]);
+      took = appliedEdits(best_, chunk);
       for (size_t i = (size_t)w + 1; i < all.size() && i < meta.size(); ++i)
-        if (all[i].interesting && meta[i].k > 0) {
-          for (size_t j = meta[i].b; j < meta[i].e; ++j) together.push_back(&sites[j]);
-          ++bonus_count;
-        }
-      if (bonus_count > 1) bonus = applySites(best_, together);
+        if (all[i].interesting && meta[i].k > 0)
+          for (size_t j = meta[i].b; j < meta[i].e; ++j) others.push_back(sites[j]);
       accept(texts[(size_t)w], p.name,
              e - b == 1 ? sites[b].note : std::to_string(e - b) + " sites from line " + std::to_string(sites[b].line));
       k = wk;
       pos = b;  // same place: the chunks before it were not interesting
       hit = wk == 1;
     }
+    bonus.clear();
+    bonus_edits.clear();
+    if (!others.empty()) {  // the next bonus: the others on top of the winner
+      others = rebaseSites(others, took, best_);
+      std::vector<const Site *> ptrs;
+      for (auto &o : others) ptrs.push_back(&o);
+      bonus = applySites(best_, ptrs);
+      bonus_edits = appliedEdits(best_, ptrs);
+      bonus_count = others.size();
+    }
     changed = true;
-    sites = plainSites(p, level);  // offsets moved: the AST is rebuilt and the sites listed again
+    sites = rebaseSites(sites, took, best_);  // offsets moved: the sites follow without a parse
+    fresh = false;
     k = std::min(k, sites.size());
-    if (sites.empty()) break;
+    if (sites.empty()) {
+      sites = plainSites(p, level);
+      fresh = true;
+      k = sites.size();
+      pos = 0;
+      if (sites.empty()) break;
+    }
   }
   return changed;
 }
@@ -377,43 +416,62 @@ bool Search::pddLevel(const PassInfo &p, int level) {
 bool Search::groups(const PassInfo &p) {
   bool changed = false;
   std::set<std::string> settled;  // keyed places already decided
-  size_t g = 0;                   // unkeyed places: how many were decided
+  std::vector<PassSite> passed;   // unkeyed places decided without a take: their first alternative
+  auto grouped = [&] {
+    std::vector<PassSite> v;
+    for (auto &s : enumerate(p))
+      if (s.group >= 0) v.push_back(s);
+    return v;
+  };
+  auto cur = grouped();
+  bool dirty = false;  // `cur` was rebased since the last parse
+  // An accepted step: the remaining alternatives follow the text without a parse.
+  auto take = [&](const std::string &text, const std::vector<const Site *> &sites, const std::string &what) {
+    auto took = appliedEdits(best_, sites);
+    accept(text, p.name, what);
+    cur = rebaseSites(cur, took, best_);
+    passed = rebaseSites(passed, took, best_);
+    dirty = true;
+    changed = true;
+  };
   {
     // Every keyed place at its first alternative, in one test (the shape pass: every knob at
     // its smallest value; when the program still fails so, the minimum shape costs one test).
-    std::vector<Site> firsts;
+    std::vector<const Site *> firsts;
     std::set<int> seen;
     std::string what;
-    for (auto &s : enumerate(p))
-      if (s.group >= 0 && !s.place.empty() && seen.insert(s.group).second) {
-        firsts.push_back(s);
+    for (auto &s : cur)
+      if (!s.place.empty() && seen.insert(s.group).second) {
+        firsts.push_back(&s);
         if (firsts.size() <= 3) what += (what.empty() ? "" : ", ") + s.note;
       }
     if (firsts.size() > 1) {
       std::string c = applySites(best_, firsts);
-      if (c != best_ && firstInteresting({c}, p.name) == 0) {
-        accept(c, p.name, "all " + std::to_string(firsts.size()) + " places at their first alternative (" + what + ", ...)");
-        changed = true;
-      }
+      if (c != best_ && firstInteresting({c}, p.name) == 0)
+        take(c, firsts, "all " + std::to_string(firsts.size()) + " places at their first alternative (" + what + ", ...)");
     }
   }
+  auto isPassed = [&](const PassSite &s) {
+    for (auto &q : passed)
+      if (q.edits == s.edits) return true;
+    return false;
+  };
   for (;;) {
     std::map<int, std::vector<PassSite>> byGroup;
     std::vector<int> order;
-    for (auto &s : enumerate(p)) {
-      if (s.group < 0) continue;
+    for (auto &s : cur) {
       if (!byGroup.count(s.group)) order.push_back(s.group);
       byGroup[s.group].push_back(s);
     }
     // The next batch: open keyed places while they fit in the slots (at least one place).
     std::vector<int> batch;
-    size_t slots = 0, unkeyed_seen = 0;
+    size_t slots = 0;
     bool unkeyed_next = false;
     for (int gid : order) {
       auto &alts = byGroup[gid];
       const std::string &key = alts.front().place;
       if (key.empty()) {
-        if (unkeyed_seen++ < g) continue;
+        if (isPassed(alts.front())) continue;
         if (batch.empty()) { batch.push_back(gid); unkeyed_next = true; }
         break;
       }
@@ -422,7 +480,12 @@ bool Search::groups(const PassInfo &p) {
       batch.push_back(gid);
       slots += alts.size();
     }
-    if (batch.empty()) return changed;
+    if (batch.empty()) {
+      if (!dirty) return changed;
+      cur = grouped();  // the rebased list is used up: look at the program as it is now
+      dirty = false;
+      continue;
+    }
 
     std::vector<std::string> cands;
     std::vector<std::pair<int, size_t>> who;  // (group, alternative)
@@ -444,28 +507,26 @@ bool Search::groups(const PassInfo &p) {
     // in it was taken (when something was, the code there changed and is looked at again).
     for (int gid : batch) {
       if (!unkeyed_next) settled.insert(byGroup[gid].front().place);
-      else if (winners.empty()) ++g;
+      else if (winners.empty()) passed.push_back(byGroup[gid].front());
     }
     if (winners.empty()) continue;
     const PassSite &first = byGroup[who[winners[0]].first][who[winners[0]].second];
     if (winners.size() > 1) {
-      std::vector<Site> all;
+      std::vector<const Site *> all;
       std::string what;
       for (size_t w : winners) {
-        all.push_back(byGroup[who[w].first][who[w].second]);
-        what += (what.empty() ? "" : ", ") + all.back().note;
+        all.push_back(&byGroup[who[w].first][who[w].second]);
+        what += (what.empty() ? "" : ", ") + all.back()->note;
       }
       std::string together = applySites(best_, all);
       if (firstInteresting({together}, p.name) == 0) {
-        accept(together, p.name, what);
-        changed = true;
+        take(together, all, what);
         continue;
       }
     }
-    accept(cands[winners[0]], p.name, first.note);
-    changed = true;
     // The other winners were judged against the old program: their places open again.
     for (size_t k = 1; k < winners.size(); ++k) settled.erase(byGroup[who[winners[k]].first].front().place);
+    take(cands[winners[0]], {&first}, first.note);
   }
 }
 

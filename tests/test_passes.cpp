@@ -145,9 +145,16 @@ TEST(LoopTrips, LowersNamedAndComputedBoundsOnly) {
 TEST(RemoveFunction, EveryDefinitionButMain) {
   LOAD(p, "remove_function.cu");
   auto sites = sitesOf("remove-function", p);
-  EXPECT_EQ(notes(sites), (std::vector<std::string>{"remove function helper", "remove function scaled",
+  // helper and scaled are called by the kernel: each goes with the statement that calls it;
+  // the kernel is not used anywhere, so it goes alone.
+  EXPECT_EQ(notes(sites), (std::vector<std::string>{"remove function helper and the statements using it",
+                                                     "remove function scaled and the statements using it",
                                                      "remove function kernel"}));
   ASSERT_EQ(sites.size(), 3u);
+  EXPECT_EQ(apply(p, sites[0]), rewrite(p.text, {{"__device__ int helper(int x) { return x + 1; }\n", ""},
+                                                 {"out[0] = helper(scaled<2>(out[0])); }", " }"}}));
+  EXPECT_TRUE(parses(p, apply(p, sites[0])));
+  EXPECT_TRUE(parses(p, apply(p, sites[1])));  // a template: its specialisation's call goes too
   std::string out = apply(p, sites[2]);
   EXPECT_EQ(out, rewrite(p.text, {{"__global__ void kernel(int *out) { out[0] = helper(scaled<2>(out[0])); }\n", ""}}));
   EXPECT_TRUE(parses(p, out));
@@ -165,6 +172,81 @@ TEST(RemoveStmt, OuterBlocksBeforeTheirStatements) {
   std::string out = apply(p, sites[1]);
   EXPECT_EQ(out, rewrite(p.text, {{"  for (int i = 0; i < n; ++i) {\n    acc += i;\n    acc *= 2;\n  }\n", ""}}));
   EXPECT_TRUE(parses(p, out));
+}
+
+// A declaration goes with the later statements of its block that use it, transitively; a
+// function with every statement naming it (a launch, cudaFuncSetAttribute); a function named
+// outside any statement (a global initializer) goes alone. Every such site parses.
+TEST(RemoveUses, ADeclarationTakesItsUsersAlong) {
+  LOAD(p, "remove_uses.cu");
+  auto stmts = sitesOf("remove-stmt", p);
+  SCOPED_TRACE(listing(stmts));
+  auto *base = withNote(stmts, "declaration at line 9");
+  ASSERT_NE(base, nullptr);
+  EXPECT_EQ(base->note, "remove the declaration at line 9 and the 2 statements using it");
+  EXPECT_EQ(apply(p, *base), rewrite(p.text, {{"  int base = n * 4;\n  int step = base / 2;\n", ""},
+                                              {"  for (int i = 0; i < step; ++i) out[i] = twice(i);\n", ""}}));
+  EXPECT_TRUE(parses(p, apply(p, *base)));
+  auto *d = withNote(stmts, "declaration at line 17");
+  ASSERT_NE(d, nullptr);
+  EXPECT_TRUE(parses(p, apply(p, *d)));
+  EXPECT_EQ(apply(p, *d).find("cudaMalloc"), std::string::npos);
+  EXPECT_EQ(apply(p, *d).find("kernel<<<"), std::string::npos);
+  EXPECT_NE(apply(p, *d).find("cudaFuncSetAttribute"), std::string::npos);
+
+  auto fns = sitesOf("remove-function", p);
+  SCOPED_TRACE(listing(fns));
+  auto *k = withNote(fns, "remove function kernel");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->note, "remove function kernel and the statements using it");
+  std::string nok = apply(p, *k);
+  EXPECT_EQ(nok.find("cudaFuncSetAttribute"), std::string::npos);
+  EXPECT_EQ(nok.find("<<<"), std::string::npos);
+  EXPECT_NE(nok.find("cudaMalloc"), std::string::npos);
+  EXPECT_TRUE(parses(p, nok));
+  auto *g = withNote(fns, "remove function used_globally");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->note, "remove function used_globally");  // named by a global: alone
+}
+
+// Sites rebased onto the text an accepted step produced are the sites applied together on the
+// old text (what the search relies on when it goes on without parsing the new best), and the
+// same edits a fresh parse of the new text offers.
+TEST(Rebase, RebasedSitesAreTheSitesOfTheNewText) {
+  LOAD(p, "remove_uses.cu");
+  auto sites = sitesOf("remove-stmt", p);
+  ASSERT_GT(sites.size(), 4u);
+  for (size_t t = 0; t < sites.size(); ++t) {
+    std::string after = apply(p, sites[t]);
+    auto took = wsr::appliedEdits(p.text, {&sites[t]});
+    std::vector<PassSite> rest;
+    for (size_t i = 0; i < sites.size(); ++i)
+      if (i != t) rest.push_back(sites[i]);
+    auto moved = wsr::rebaseSites(rest, took, after);
+    size_t kept = 0;
+    for (auto &s : rest) {
+      if (wsr::overlaps(s, sites[t])) continue;
+      ASSERT_LT(kept, moved.size());
+      EXPECT_EQ(wsr::applySites(after, std::vector<wsr::Site>{moved[kept]}),
+                wsr::applySites(p.text, std::vector<wsr::Site>{sites[t], s}))
+          << "took " << sites[t].note << ", then " << s.note;
+      ++kept;
+    }
+    EXPECT_EQ(kept, moved.size());
+    if (t == 0) {  // and the same edits as listing the sites of the new text
+      Program q;
+      q.path = p.path;
+      q.text = after;
+      q.parsed = wsr::parseSource(after, p.path, wsr::ParseOptions{});
+      ASSERT_TRUE(q.parsed->ok());
+      auto fresh = sitesOf("remove-stmt", q);
+      for (auto &m : moved) {
+        bool found = false;
+        for (auto &f : fresh) found |= f.edits == m.edits;
+        EXPECT_TRUE(found) << m.note;
+      }
+    }
+  }
 }
 
 TEST(UnwrapBranch, OneArmOrTheBodyOnceAsAlternatives) {
