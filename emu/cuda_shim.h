@@ -217,7 +217,8 @@ using PFN_cuTensorMapEncodeTiled = PFN_cuTensorMapEncodeTiled_v12000;
 
 // ---- the runtime API ----
 enum cudaError_t {
-  cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2, cudaErrorInvalidDevice = 101,
+  cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2, cudaErrorInvalidConfiguration = 9,
+  cudaErrorInvalidDevice = 101,
   cudaErrorIllegalAddress = 700, cudaErrorLaunchFailure = 719, cudaErrorNotSupported = 801
 };
 using cudaError = cudaError_t;
@@ -241,15 +242,33 @@ struct CUstream_st;
 using cudaStream_t = CUstream_st *;
 struct CUevent_st;
 using cudaEvent_t = CUevent_st *;
+// A plain struct like the runtime's: `cudaDeviceProp prop;` holds nothing until
+// cudaGetDeviceProperties fills it (with default member initialisers here, a program that
+// never called it read 132 SMs on the emulator and garbage on the GPU).
 struct cudaDeviceProp {
-  char name[256] = "wsemu (CPU emulation of sm_90a)";
-  int major = 9, minor = 0;
-  int multiProcessorCount = 132;
-  size_t sharedMemPerBlock = 48 * 1024, sharedMemPerBlockOptin = 227 * 1024, sharedMemPerMultiprocessor = 228 * 1024;
-  size_t totalGlobalMem = 80ull << 30;
-  int maxThreadsPerBlock = 1024, warpSize = 32, regsPerBlock = 65536, clockRate = 1980000;
-  int l2CacheSize = 50 << 20, maxThreadsPerMultiProcessor = 2048;
+  char name[256];
+  int major, minor;
+  int multiProcessorCount;
+  size_t sharedMemPerBlock, sharedMemPerBlockOptin, sharedMemPerMultiprocessor;
+  size_t totalGlobalMem;
+  int maxThreadsPerBlock, warpSize, regsPerBlock, clockRate;
+  int l2CacheSize, maxThreadsPerMultiProcessor;
 };
+namespace wsemu_shim {
+inline const cudaDeviceProp &props() {  // the device the emulator stands for
+  static const cudaDeviceProp p = [] {
+    cudaDeviceProp q{};
+    std::snprintf(q.name, sizeof q.name, "%s", "wsemu (CPU emulation of sm_90a)");
+    q.major = 9, q.minor = 0, q.multiProcessorCount = 132;
+    q.sharedMemPerBlock = 48 * 1024, q.sharedMemPerBlockOptin = 227 * 1024, q.sharedMemPerMultiprocessor = 228 * 1024;
+    q.totalGlobalMem = 80ull << 30;
+    q.maxThreadsPerBlock = 1024, q.warpSize = 32, q.regsPerBlock = 65536, q.clockRate = 1980000;
+    q.l2CacheSize = 50 << 20, q.maxThreadsPerMultiProcessor = 2048;
+    return q;
+  }();
+  return p;
+}
+}  // namespace wsemu_shim
 
 namespace wsemu_shim {
 inline cudaError_t &lastError() {
@@ -292,6 +311,7 @@ inline const char *cudaGetErrorString(cudaError_t e) {
     case cudaSuccess: return "no error";
     case cudaErrorInvalidValue: return "invalid argument";
     case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
     case cudaErrorLaunchFailure: return "unspecified launch failure";
@@ -355,11 +375,11 @@ inline cudaError_t cudaGetDeviceCount(int *n) {
   return cudaSuccess;
 }
 inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int) {
-  *p = cudaDeviceProp{};
+  *p = wsemu_shim::props();
   return cudaSuccess;
 }
 inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int) {
-  cudaDeviceProp p;
+  const cudaDeviceProp &p = wsemu_shim::props();
   switch (a) {
     case cudaDevAttrMaxThreadsPerBlock: *v = p.maxThreadsPerBlock; break;
     case cudaDevAttrMultiProcessorCount: *v = p.multiProcessorCount; break;
@@ -384,7 +404,7 @@ inline int &maxDynamicSmemOptin() {
 template <class F>
 inline cudaError_t cudaFuncSetAttribute(F *, cudaFuncAttribute a, int v) {
   if (a == cudaFuncAttributeMaxDynamicSharedMemorySize) {
-    if (v < 0 || (size_t)v > cudaDeviceProp{}.sharedMemPerBlockOptin) return wsemu_shim::lastError() = cudaErrorInvalidValue;
+    if (v < 0 || (size_t)v > wsemu_shim::props().sharedMemPerBlockOptin) return wsemu_shim::lastError() = cudaErrorInvalidValue;
     wsemu_shim::maxDynamicSmemOptin() = std::max(wsemu_shim::maxDynamicSmemOptin(), v);
   }
   return cudaSuccess;
@@ -438,9 +458,24 @@ inline const ::wsemu::Config &config() {
   static ::wsemu::Config c = ::wsemu::configFromEnv();
   return c;
 }
+// The GPU's launch limits (sm_90): a grid of 1..2^31-1 x 1..65535 x 1..65535 blocks, a block of
+// 1..1024 threads with x, y <= 1024 and z <= 64. Outside them the kernel never runs and the launch
+// says "invalid configuration argument" (not sticky).
+inline bool validConfig(::wsemu::Dim3 g, ::wsemu::Dim3 b) {
+  if (g.x < 1 || g.x > 0x7fffffffu || g.y < 1 || g.y > 65535 || g.z < 1 || g.z > 65535) return false;
+  if (b.x < 1 || b.y < 1 || b.z < 1 || b.x > 1024 || b.y > 1024 || b.z > 64) return false;
+  return (uint64_t)b.x * b.y * b.z <= 1024;
+}
 template <class F>
 inline void launch(::wsemu::Dim3 g, ::wsemu::Dim3 b, size_t smem, const F &body, ::wsemu::SrcLoc loc) {
-  if (smem > cudaDeviceProp{}.sharedMemPerBlock && smem > (size_t)maxDynamicSmemOptin()) {
+  if (!validConfig(g, b)) {
+    lastError() = cudaErrorInvalidConfiguration;
+    std::fprintf(stderr, "[wsemu] launch at %s:%d not run: grid (%u, %u, %u) x block (%u, %u, %u) is outside the GPU's "
+                 "limits (the GPU refuses it: invalid configuration argument)\n",
+                 loc.file, loc.line, g.x, g.y, g.z, b.x, b.y, b.z);
+    return;
+  }
+  if (smem > wsemu_shim::props().sharedMemPerBlock && smem > (size_t)maxDynamicSmemOptin()) {
     lastError() = cudaErrorInvalidValue;  // as on the GPU: not launched, the error is not sticky
     std::fprintf(stderr, "[wsemu] launch at %s:%d not run: %zu bytes of dynamic shared memory > 48 KiB without "
                  "cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize) (the GPU refuses it: invalid argument)\n",

@@ -965,13 +965,20 @@ static std::string runtimeHeadersKey(const std::string &root) {
 // <cache>/emu/pch-<key>/ holding emu/cuda_shim.h.gch (and a link to the header, which later
 // #includes of it resolve to), built on first use; the key is g++ and the runtime headers' text.
 // Empty when it cannot be built (the compile then parses the headers as before).
+// Uninitialised locals get a pattern (0xFE bytes) instead of whatever the stack held: a program
+// that reads one (a reduction that dropped `cudaGetDeviceProperties(&prop)` and launched
+// min(prop.multiProcessorCount, tiles) blocks) then fails the same way every time (a negative
+// grid is an invalid configuration, a pattern pointer faults) instead of hanging on the emulator
+// by luck while the GPU, with other garbage, passed (bench/results/2026-11-29-h200-session5/).
+static const char *const kAutoVarInit = "-ftrivial-auto-var-init=pattern";
+
 static std::string emuPrecompiledHeaderDir(const std::string &gxx, const std::string &root, const std::string &cache) {
   static std::mutex m;
   static std::map<std::string, std::string> memo;
   std::lock_guard<std::mutex> lock(m);
   if (auto it = memo.find(cache); it != memo.end()) return it->second;
   std::error_code ec;
-  std::string material = gxx + "\n#runtime-headers " + runtimeHeadersKey(root);
+  std::string material = gxx + " " + kAutoVarInit + "\n#runtime-headers " + runtimeHeadersKey(root);
   char key[32];
   std::snprintf(key, sizeof key, "%016llx", (unsigned long long)llvm::xxh3_64bits(llvm::StringRef(material)));
   fs::path dir = fs::path(cache) / "emu" / (std::string("pch-") + key);
@@ -981,7 +988,7 @@ static std::string emuPrecompiledHeaderDir(const std::string &gxx, const std::st
     fs::path tmp = dir / "emu" / (".gch-" + std::to_string(::getpid()));
     RunOptions ro;
     ro.timeout_s = 300;
-    auto r = runProcess({gxx, "-std=c++20", "-O1", "-w", "-I", root, "-I", root + "/emu/shim", "-x", "c++-header",
+    auto r = runProcess({gxx, "-std=c++20", "-O1", "-w", kAutoVarInit, "-I", root, "-I", root + "/emu/shim", "-x", "c++-header",
                          root + "/emu/cuda_shim.h", "-o", tmp.string()},
                         ro);
     if (r.exit_code != 0 || r.timed_out || !fs::exists(tmp)) {
@@ -1070,7 +1077,7 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
     b.tool_error = "g++ was not found in PATH";
     return done();
   }
-  std::vector<std::string> cmd = {gxx, "-std=c++20", "-O1", "-w"};
+  std::vector<std::string> cmd = {gxx, "-std=c++20", "-O1", "-w", kAutoVarInit};
   // The runtime's headers (the shim, ptx.h, Boost.Context) precompiled once per cache: g++ finds
   // <pch>/emu/cuda_shim.h.gch before the header itself (a third of the g++ time per candidate).
   if (std::string pch = emuPrecompiledHeaderDir(gxx, root, cache_root); !pch.empty()) cmd.insert(cmd.end(), {"-I", pch});

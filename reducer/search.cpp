@@ -114,7 +114,7 @@ struct StreamState {
 }  // namespace
 
 int Search::stream(const std::function<std::optional<std::string>()> &next, const std::string &pass, bool first,
-                   std::vector<TestResult> *all) {
+                   std::vector<TestResult> *all, const std::function<void(size_t, const TestResult &)> &seen) {
   if (!pool_) pool_ = std::make_unique<WorkerPool>(opt_.jobs);
   auto st = std::make_shared<StreamState>();
   std::vector<std::string> texts;  // the candidates submitted, by index (for the trace)
@@ -161,6 +161,7 @@ int Search::stream(const std::function<std::optional<std::string>()> &next, cons
     }
     for (auto &[i, r] : fresh) {
       trace(texts[i], r, pass);
+      if (seen) seen(i, r);
       if (!r.cached && !r.cancelled) stats_.busy_s += r.ms / 1000.0;
       if (r.infra) { ++infra_run_; last_infra_ = r.detail + (r.note.empty() ? "" : ": " + r.note); }
       else if (!r.cached && !r.cancelled) infra_run_ = 0;
@@ -408,11 +409,15 @@ bool Search::pddLevel(const PassInfo &p, int level) {
   return changed;
 }
 
-// Alternatives (a group per place): the first interesting one, in the pass's order.
-// Places with a key (PassSite::place: a knob's name) are independent enough to be judged
-// several at once, filling the -j slots; the winners of one batch are then tried together,
-// and if that fails the first winner alone is taken. Places without a key (a branch that
-// changes the code around it) go one at a time, in offset order.
+// Alternatives (a group per place): per place, the first interesting alternative in the pass's
+// order. Every open place is judged at once (all alternatives of all places in one stream,
+// filling the -j slots), and the winners are then taken together as far as they hold: the
+// prefixes winner 1, 1+2, 1+2+3, ... are judged at once and the longest interesting one is taken
+// (winner 1 alone when none is). A place is open until judged; a place with a key (a knob's
+// name) is settled once judged and opens again only when its winner was judged against a program
+// that then changed; a place without one (a branch, a loop bound) is passed over while its text
+// stays as judged and looked at again in any new form (the list is rebased after each step and
+// read from a fresh parse when it runs out).
 bool Search::groups(const PassInfo &p) {
   bool changed = false;
   std::set<std::string> settled;  // keyed places already decided
@@ -457,76 +462,99 @@ bool Search::groups(const PassInfo &p) {
     return false;
   };
   for (;;) {
+    checkStop();
     std::map<int, std::vector<PassSite>> byGroup;
     std::vector<int> order;
     for (auto &s : cur) {
       if (!byGroup.count(s.group)) order.push_back(s.group);
       byGroup[s.group].push_back(s);
     }
-    // The next batch: open keyed places while they fit in the slots (at least one place).
-    std::vector<int> batch;
-    size_t slots = 0;
-    bool unkeyed_next = false;
+    std::vector<int> open;
     for (int gid : order) {
       auto &alts = byGroup[gid];
       const std::string &key = alts.front().place;
-      if (key.empty()) {
-        if (isPassed(alts.front())) continue;
-        if (batch.empty()) { batch.push_back(gid); unkeyed_next = true; }
-        break;
-      }
-      if (settled.count(key)) continue;
-      if (!batch.empty() && slots + alts.size() > (size_t)opt_.jobs) break;
-      batch.push_back(gid);
-      slots += alts.size();
+      if (key.empty() ? isPassed(alts.front()) : settled.count(key) > 0) continue;
+      open.push_back(gid);
     }
-    if (batch.empty()) {
+    if (open.empty()) {
       if (!dirty) return changed;
       cur = grouped();  // the rebased list is used up: look at the program as it is now
       dirty = false;
       continue;
     }
 
+    // Every place's first alternative, then every place's second, ...: an alternative whose place
+    // already has an interesting one before it is not judged at all.
+    std::vector<std::pair<int, size_t>> plan;
+    size_t most = 0;
+    for (int gid : open) most = std::max(most, byGroup[gid].size());
+    for (size_t i = 0; i < most; ++i)
+      for (int gid : open)
+        if (i < byGroup[gid].size()) plan.push_back({gid, i});
     std::vector<std::string> cands;
-    std::vector<std::pair<int, size_t>> who;  // (group, alternative)
-    for (int gid : batch) {
-      auto &alts = byGroup[gid];
-      for (size_t i = 0; i < alts.size(); ++i) {
-        std::string c = applySites(best_, std::vector<Site>{alts[i]});
-        if (c == best_) continue;
-        cands.push_back(std::move(c));
-        who.push_back({gid, i});
-      }
-    }
-    std::vector<TestResult> res = evaluate(cands, p.name);  // streamed: -j at a time
-    std::vector<size_t> winners;  // index into cands: the first interesting alternative per place
+    std::vector<std::pair<int, size_t>> who;  // (group, alternative) of each candidate
+    std::map<int, size_t> best_alt;           // place -> its first interesting alternative seen so far
+    size_t at = 0;
+    std::vector<TestResult> res;
+    stream(
+        [&]() -> std::optional<std::string> {
+          for (; at < plan.size(); ++at) {
+            auto [gid, i] = plan[at];
+            if (auto it = best_alt.find(gid); it != best_alt.end() && it->second < i) continue;
+            std::string c = applySites(best_, std::vector<Site>{byGroup[gid][i]});
+            if (c == best_) continue;
+            cands.push_back(std::move(c));
+            who.push_back({gid, i});
+            ++at;
+            return cands.back();
+          }
+          return std::nullopt;
+        },
+        p.name, false, &res,
+        [&](size_t k, const TestResult &r) {
+          if (!r.interesting) return;
+          auto [gid, i] = who[k];
+          auto it = best_alt.find(gid);
+          if (it == best_alt.end() || i < it->second) best_alt[gid] = i;
+        });
+    std::vector<size_t> winners;  // index into cands: the first interesting alternative per place, in place order
     std::set<int> won;
-    for (size_t i = 0; i < cands.size(); ++i)
-      if (res[i].interesting && won.insert(who[i].first).second) winners.push_back(i);
-    // Decided: a keyed place keeps its key; an unkeyed one is passed over only when nothing
-    // in it was taken (when something was, the code there changed and is looked at again).
-    for (int gid : batch) {
-      if (!unkeyed_next) settled.insert(byGroup[gid].front().place);
-      else if (winners.empty()) passed.push_back(byGroup[gid].front());
+    for (auto &[gid, i] : best_alt) won.insert(gid);
+    for (int gid : open)
+      if (won.count(gid))
+        for (size_t k = 0; k < cands.size(); ++k)
+          if (who[k].first == gid && who[k].second == best_alt[gid]) { winners.push_back(k); break; }
+    for (int gid : open) {
+      auto &front = byGroup[gid].front();
+      if (!front.place.empty()) settled.insert(front.place);
+      else if (!won.count(gid)) passed.push_back(front);
     }
     if (winners.empty()) continue;
-    const PassSite &first = byGroup[who[winners[0]].first][who[winners[0]].second];
+    auto site = [&](size_t w) -> const PassSite & { return byGroup[who[w].first][who[w].second]; };
+    size_t n = 1;  // how many winners, in order, are taken
+    std::string text = cands[winners[0]];
     if (winners.size() > 1) {
-      std::vector<const Site *> all;
-      std::string what;
-      for (size_t w : winners) {
-        all.push_back(&byGroup[who[w].first][who[w].second]);
-        what += (what.empty() ? "" : ", ") + all.back()->note;
+      std::vector<std::string> prefixes;  // winners 1..k applied together, k = 2..all
+      std::vector<const Site *> acc{&site(winners[0])};
+      for (size_t k = 1; k < winners.size(); ++k) {
+        acc.push_back(&site(winners[k]));
+        prefixes.push_back(applySites(best_, acc));
       }
-      std::string together = applySites(best_, all);
-      if (firstInteresting({together}, p.name) == 0) {
-        take(together, all, what);
-        continue;
-      }
+      auto pres = evaluate(prefixes, p.name);
+      for (size_t k = pres.size(); k-- > 0;)
+        if (pres[k].interesting) { n = k + 2; text = prefixes[k]; break; }
     }
+    std::vector<const Site *> taken;
+    std::string what;
+    for (size_t k = 0; k < n; ++k) {
+      taken.push_back(&site(winners[k]));
+      if (k < 3) what += (what.empty() ? "" : ", ") + site(winners[k]).note;
+    }
+    if (n > 3) what += " and " + std::to_string(n - 3) + " more";
     // The other winners were judged against the old program: their places open again.
-    for (size_t k = 1; k < winners.size(); ++k) settled.erase(byGroup[who[winners[k]].first].front().place);
-    take(cands[winners[0]], {&first}, first.note);
+    for (size_t k = n; k < winners.size(); ++k)
+      if (!site(winners[k]).place.empty()) settled.erase(site(winners[k]).place);
+    take(text, taken, what);
   }
 }
 

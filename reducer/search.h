@@ -88,8 +88,10 @@ class Search {
   // the index of the first interesting candidate in order (every earlier one judged and not
   // interesting: the result does not depend on timing) and cancels what it started after it;
   // otherwise it judges all. Every result in `all` (when given), traced as it comes in.
+  // `seen`, when given, hears each result as it comes in (the generator may use it to skip
+  // candidates that became pointless).
   int stream(const std::function<std::optional<std::string>()> &next, const std::string &pass, bool first,
-             std::vector<TestResult> *all);
+             std::vector<TestResult> *all, const std::function<void(size_t, const TestResult &)> &seen = nullptr);
   std::vector<TestResult> evaluate(const std::vector<std::string> &cands, const std::string &pass);
   int firstInteresting(const std::vector<std::string> &cands, const std::string &pass);
   void trace(const std::string &cand, const TestResult &r, const std::string &pass);

@@ -227,6 +227,43 @@ TEST(EmuBackend, HangIsSeenOnlyWhenTheHostSynchronizes) {
   EXPECT_EQ(judgeEmu((dir / "hang_sync.cu").string()).detail, "hang/mbarrier");
 }
 
+// A launch outside the GPU's limits never runs ("invalid configuration argument"), and a grid
+// computed from an uninitialised local is such a launch on the emulator every time (locals get a
+// pattern, not stack luck). A reduction judged on the emulator once dropped
+// cudaGetDeviceProperties(&prop) but kept min(prop.multiProcessorCount, tiles) as the grid: the
+// emulator's stack gave a positive count and the hang, the H200 ran nothing and passed.
+TEST(EmuBackend, ALaunchOutsideTheLimitsOrFromGarbageNeverRuns) {
+  auto text = wsr::readFile(repo() + "/tests/fixtures/gpu/mbarrier_hang.cu");
+  ASSERT_TRUE(text);
+  fs::path dir = fs::path(WSR_BUILD_DIR) / "emu-test-src";
+  fs::create_directories(dir);
+  fs::copy_file(repo() + "/tests/fixtures/gpu/common.h", dir / "common.h", fs::copy_options::overwrite_existing);
+  auto variant = [&](const std::string &name, const std::string &before, const std::string &after) {
+    std::string t = *text;
+    auto at = t.find("  k<<<1, 128>>>(d);\n  CHECK(cudaGetLastError());\n");
+    EXPECT_NE(at, std::string::npos);
+    t.replace(at, std::string("  k<<<1, 128>>>(d);\n  CHECK(cudaGetLastError());\n").size(), before);
+    t = after + t;
+    std::ofstream(dir / name) << t;
+    return judgeEmu((dir / name).string());
+  };
+  auto zero = variant("grid0.cu", "  k<<<0, 128>>>(d);\n  CHECK(cudaGetLastError());\n", "");
+  EXPECT_EQ(zero.detail, "crash/invalid-configuration") << dump(zero);  // CHECK exits with the GPU's error
+  EXPECT_TRUE(evidenceHas(zero, "outside the GPU's limits")) << dump(zero);
+  auto big = variant("block2048.cu", "  k<<<1, 2048>>>(d);\n  CHECK(cudaGetLastError());\n", "");
+  EXPECT_EQ(big.detail, "crash/invalid-configuration") << dump(big);
+  auto garbage = variant("grid_garbage.cu",
+                         "  cudaDeviceProp prop;\n  int grid = prop.multiProcessorCount < 1 ? prop.multiProcessorCount : 1;\n"
+                         "  k<<<grid, 128>>>(d);\n",
+                         "");
+  EXPECT_EQ(garbage.symptom, "pass") << dump(garbage);  // nothing ran, nothing checked the launch
+  auto pattern = variant("pattern.cu",
+                         "  cudaDeviceProp prop;\n  if (prop.multiProcessorCount != (int)0xFEFEFEFE) return 5;\n", "");
+  EXPECT_EQ(pattern.symptom, "pass") << dump(pattern);  // the same value every time, not stack luck
+  auto fine = variant("grid1.cu", "  int grid = 1;\n  k<<<grid, 128>>>(d);\n", "");
+  EXPECT_EQ(fine.detail, "hang/mbarrier") << dump(fine);
+}
+
 TEST(EmuBackend, TmaPipelinePassesAtASmallShape) {
   auto v = judgeEmu(repo() + "/kernels/tma_pipeline_sm90.cu", {"PIPE_ROWS=64"});
   EXPECT_EQ(v.symptom, "pass") << dump(v);

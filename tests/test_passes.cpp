@@ -2,6 +2,7 @@
 // and the program after one site is applied, written next to the input it came from
 // (clang-tidy's test style), plus the check that the result still parses. Each fixture
 // is parsed once per test (a .cu parse with the CUDA headers costs a second or two).
+#include "parse_check.h"
 #include "pass.h"
 
 #include <gtest/gtest.h>
@@ -480,3 +481,30 @@ TEST(Survey, DISABLED_ReferenceKernel) {
 }
 
 }  // namespace
+
+// The reducer's strict parse check refuses the undefined behaviour a deletion easily creates:
+// a non-void function that falls off its end (its `return` went) and a variable read before
+// anything wrote it (its initialising call went: the H200 then judged such a reduction by
+// what the stack held). The lenient check, used when the original itself has them, does not.
+TEST(ParseCheck, StrictRefusesWhatADeletionMakesUndefined) {
+  std::string path = std::string(WSR_FIXTURES) + "/passes/ub.cu";
+  const std::string ok =
+      "__global__ void k(float *p) { p[threadIdx.x] = 1.f; }\n"
+      "int grid(int n) { return n; }\n"
+      "int main() { float *d = nullptr; cudaMalloc(&d, 128); k<<<grid(1), 32>>>(d); return 0; }\n";
+  const std::string no_return = "int grid(int n) { n += 1; }\nint main() { return grid(1); }\n";
+  const std::string uninit =
+      "__global__ void k(float *p) { p[threadIdx.x] = 1.f; }\n"
+      "int main() { float *d; k<<<1, 32>>>(d); return 0; }\n";
+  wsr::ParseOptions strict;
+  strict.strict_return = true;
+  wsr::ParseChecker s(path, strict), lenient(path, wsr::ParseOptions{});
+  std::string err;
+  EXPECT_TRUE(s.check(ok, &err)) << err;
+  EXPECT_FALSE(s.check(no_return, &err));
+  EXPECT_NE(err.find("non-void function does not return a value"), std::string::npos) << err;
+  EXPECT_FALSE(s.check(uninit, &err));
+  EXPECT_NE(err.find("variable 'd' is uninitialized when used here"), std::string::npos) << err;
+  EXPECT_TRUE(lenient.check(no_return, &err)) << err;
+  EXPECT_TRUE(lenient.check(uninit, &err)) << err;
+}
