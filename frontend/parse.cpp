@@ -9,6 +9,12 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <regex>
+
+#include <unistd.h>
 #include <future>
 #include <sstream>
 
@@ -69,11 +75,64 @@ static bool isCuda(const std::string &path) {
   return ext == ".cu" || ext == ".cuh";
 }
 
+// Clang's CUDA runtime wrapper, included before the program, #includes "cuda.h" for
+// CUDA_VERSION, and so shows the whole driver API (CUtensorMap, cuTensorMapEncodeTiled, CUresult)
+// to a program that never included <cuda.h>; nvcc's implicit headers do not. A reduction judged
+// on the emulator dropped `#include <cuda.h>`, parsed here and failed in nvcc on the H200
+// ("identifier CUtensorMap is undefined"). A directory first on the include path holds a cuda.h
+// that gives the wrapper's (first) inclusion CUDA_VERSION only and hands any later one, the
+// program's own, to the real header (#include_next). Empty when the version is not found.
+static std::string cudaHOverrideDir(const std::string &cuda, std::string *version) {
+  static std::mutex m;
+  static std::map<std::string, std::pair<std::string, std::string>> memo;  // cuda -> (dir, version)
+  std::lock_guard<std::mutex> l(m);
+  if (auto it = memo.find(cuda); it != memo.end()) {
+    *version = it->second.second;
+    return it->second.first;
+  }
+  auto &slot = memo[cuda];
+  std::ifstream in(fs::path(cuda) / "include" / "cuda.h");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch mt;
+    static const std::regex re(R"(^\s*#\s*define\s+CUDA_VERSION\s+(\d+))");
+    if (std::regex_search(line, mt, re)) { slot.second = mt[1]; break; }
+  }
+  if (slot.second.empty()) return {};
+  std::error_code ec;
+  fs::path dir = fs::temp_directory_path(ec) / ("wsreduce-cuda-h-" + std::to_string(::getuid()));
+  fs::create_directories(dir, ec);
+  const std::string text =
+      "// wsreduce: clang's CUDA runtime wrapper includes cuda.h for CUDA_VERSION only (nvcc includes no\n"
+      "// cuda.h for the program); the program's own #include <cuda.h> gets the real one.\n"
+      "#ifndef WSR_CUDA_H_FROM_WRAPPER\n#define WSR_CUDA_H_FROM_WRAPPER\n#define CUDA_VERSION WSR_CUDA_VERSION\n"
+      "#include <stdint.h>\ntypedef uint32_t cuuint32_t;  // what clang's own CUDA headers use of it\ntypedef uint64_t cuuint64_t;\n"
+      "#define CU_DEVICE_INVALID ((CUdevice)-2)  // the wrapper tests it (CUDA >= 8.0.41); same tokens as cuda.h\n"
+      "#else\n#include_next <cuda.h>\n#endif\n";
+  fs::path file = dir / "cuda.h";
+  std::ifstream old(file);
+  std::stringstream have;
+  have << old.rdbuf();
+  if (have.str() != text) {
+    fs::path tmp = dir / (".cuda.h." + std::to_string(::getpid()));
+    std::ofstream(tmp) << text;
+    fs::rename(tmp, file, ec);
+    if (ec) return {};
+  }
+  slot.first = dir.string();
+  *version = slot.second;
+  return slot.first;
+}
+
 // The clang arguments of each side (without argv[0] and the file): host, then device.
 std::vector<std::vector<std::string>> parseArgs(const std::string &path, const ParseOptions &opt) {
   std::string cuda = opt.cuda_path.empty() ? detectCudaPath() : opt.cuda_path;
   std::vector<std::string> common = {"-std=c++17", "-resource-dir=" + clangResourceDir(),
                                      "-Wno-unknown-cuda-version", "-ferror-limit=5"};
+  std::string cuda_version;
+  if (isCuda(path))
+    if (auto dir = cudaHOverrideDir(cuda, &cuda_version); !dir.empty())
+      common.insert(common.end(), {"-I" + dir, "-DWSR_CUDA_VERSION=" + cuda_version});
   // strict (the reducer's parse check): besides a non-void function falling off its end, a
   // variable read before it is written is undefined behaviour a deletion easily creates (the
   // declaration stays, its initialising call goes); its verdict would be luck, not the bug.

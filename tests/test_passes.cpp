@@ -508,3 +508,23 @@ TEST(ParseCheck, StrictRefusesWhatADeletionMakesUndefined) {
   EXPECT_TRUE(lenient.check(no_return, &err)) << err;
   EXPECT_TRUE(lenient.check(uninit, &err)) << err;
 }
+
+// Like nvcc, the parse sees the driver API (CUtensorMap, ...) only where the program includes
+// <cuda.h>: Clang's CUDA wrapper includes it for its own use, and a reduction that dropped the
+// #include once parsed here and failed in nvcc on the H200.
+TEST(ParseCheck, TheDriverApiNeedsItsInclude) {
+  std::string path = std::string(WSR_FIXTURES) + "/passes/driver_api.cu";
+  const std::string use = "__global__ void k(const __grid_constant__ CUtensorMap m) {}\nint main() { return 0; }\n";
+  for (bool strict : {false, true}) {
+    wsr::ParseOptions o;
+    o.strict_return = strict;
+    wsr::ParseChecker c(path, o);
+    std::string err;
+    EXPECT_FALSE(c.check(use, &err)) << "strict " << strict;
+    EXPECT_NE(err.find("CUtensorMap"), std::string::npos) << err;
+    EXPECT_TRUE(c.check("#include <cuda.h>\n" + use, &err)) << err;
+    EXPECT_TRUE(c.check("#include <cudaTypedefs.h>\n" + use, &err)) << err;
+  }
+  EXPECT_FALSE(wsr::parseSource(use, path, wsr::ParseOptions{})->ok());
+  EXPECT_TRUE(wsr::parseSource("#include <cuda.h>\n" + use, path, wsr::ParseOptions{})->ok());
+}
