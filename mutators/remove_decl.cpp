@@ -97,6 +97,13 @@ struct Collector : clang::RecursiveASTVisitor<Collector> {
           what = llvm::isa<clang::EnumDecl>(t) ? "enum" : "type";
       } else if (llvm::isa<clang::TypedefNameDecl>(d)) {
         what = "type alias";
+      } else if (llvm::isa<clang::StaticAssertDecl>(d)) {
+        // A check, not code: it only keeps the shape pass inside the kernel's valid shapes (it
+        // runs first, with them) and then holds the constants it names.
+        if (auto r = declRange(d))
+          out.push_back(replaceSite("remove-decl", src, *r, "",
+                                    "remove static_assert at line " + std::to_string(lineOf(src.text, r->begin))));
+        continue;
       }
       if (!what || !unused(d)) continue;
       if (auto r = declRange(d)) offer(d, *r, what);

@@ -378,11 +378,11 @@ TEST(RemoveDecl, UnusedDeclarationsMacrosAndIncludes) {
   SCOPED_TRACE(listing(sites));
   for (const char *n : {"remove `#include <cstdio>`", "remove `#include <cstdint>`", "unused macro UNUSED_KNOB",
                         "unused type Unused", "unused type alias unused_t", "unused global g_unused",
-                        "unused variable unused_local"})
+                        "unused variable unused_local", "remove static_assert at line 14"})
     EXPECT_TRUE(anyNote(sites, n)) << n;
   for (const char *n : {"USED_KNOB", "type Used", "used_t at", "g_used", "variable u ", "variable v "})
     EXPECT_FALSE(anyNote(sites, std::string(" ") + n)) << n;
-  EXPECT_EQ(sites.size(), 7u);
+  EXPECT_EQ(sites.size(), 8u);
 
   std::string out = apply(p, *withNote(sites, "unused macro UNUSED_KNOB"));
   EXPECT_EQ(out, rewrite(p.text, {{"#ifndef UNUSED_KNOB\n#define UNUSED_KNOB 128\n#endif\n", ""}}));
@@ -395,6 +395,7 @@ TEST(RemoveDecl, UnusedDeclarationsMacrosAndIncludes) {
   EXPECT_EQ(out, rewrite(p.text, {{"#ifndef UNUSED_KNOB\n#define UNUSED_KNOB 128\n#endif\n", ""},
                                   {"struct Unused { int a; };\n", ""},
                                   {"typedef unsigned int unused_t;\n", ""},
+                                  {"static_assert(sizeof(Used) == 4, \"one int\");\n", ""},
                                   {"__device__ int g_unused;\n", ""},
                                   {"  int unused_local = 3;\n", ""}}));
   EXPECT_TRUE(parses(p, out));
