@@ -34,6 +34,7 @@ static cl::opt<std::string> TestScript("test", cl::desc("Interestingness script 
 static cl::opt<unsigned> Jobs("j", cl::desc("Candidates judged at once (default: all cores)"), cl::init(0), cl::Prefix, cl::cat(Cat));
 static cl::list<std::string> Passes("passes", cl::CommaSeparated, cl::desc("Only these passes, in this order"), cl::cat(Cat));
 static cl::opt<bool> ListPasses("list-passes", cl::desc("Print the passes and exit"), cl::cat(Cat));
+static cl::opt<std::string> ListSites("list-sites", cl::desc("PASS: print the sites that pass offers on the input, in the order the search takes them, and exit"), cl::cat(Cat));
 static cl::opt<bool> Resume("resume", cl::desc("Continue from <name>.min.cu of an earlier run"), cl::cat(Cat));
 static cl::opt<std::string> Output("o", cl::desc("Reduced program (default <name>.min.cu next to the input)"), cl::cat(Cat));
 static cl::opt<bool> NoParseCheck("no-parse-check", cl::desc("Send candidates to nvcc even when Clang cannot parse them"), cl::cat(Cat));
@@ -88,6 +89,22 @@ int main(int argc, char **argv) {
   if (fs::is_directory(src, ec)) return fail(src + " is a directory; give one .cu file");
   auto text = wsr::readFile(src);
   if (!text || ::access(src.c_str(), R_OK) != 0) return fail(src + " cannot be read");
+  if (!ListSites.empty()) {
+    const wsr::PassInfo *p = wsr::findPass(ListSites.getValue());
+    if (!p) return fail("unknown pass '" + ListSites + "' (wsreduce --list-passes lists them)");
+    wsr::ParseOptions po;
+    po.arch = Arch;
+    po.cuda_path = CudaPath;
+    po.includes.assign(Includes.begin(), Includes.end());
+    po.includes.push_back(fs::absolute(src).parent_path().string());
+    po.defines.assign(Defines.begin(), Defines.end());
+    if (auto h = wsr::harnessIncludeDir(); !h.empty()) po.includes.push_back(h);
+    auto parsed = wsr::parseSource(*text, src, po);
+    if (!parsed->ok()) return fail(src + " does not parse: " + parsed->firstError());
+    for (auto &s : p->sites(*parsed))
+      llvm::outs() << llvm::format("line %-5u level %-2d group %-4d ", s.line, s.level, s.group) << s.note << "\n";
+    return 0;
+  }
   static const std::vector<std::string> symptoms = {"compile-error", "hang", "crash", "wrong", "slow", "flaky", "pass"};
   if (TestScript.empty() && std::find(symptoms.begin(), symptoms.end(), Symptom.getValue()) == symptoms.end())
     return fail(Symptom.empty() ? "say which failure to keep: --symptom compile-error|hang|crash|wrong|slow|flaky (or --test SCRIPT)"
@@ -98,6 +115,7 @@ int main(int argc, char **argv) {
     return fail("--test " + TestScript + " is not executable (chmod +x it)");
   for (auto &p : Passes)
     if (!wsr::findPass(p)) return fail("unknown pass '" + p + "' (wsreduce --list-passes lists them)");
+
   if (!Match.empty()) {
     try { std::regex r(Match.getValue()); } catch (const std::regex_error &e) {
       return fail("--match is not a valid regular expression: " + std::string(e.what()));
