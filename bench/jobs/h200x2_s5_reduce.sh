@@ -4,8 +4,10 @@
 # remove-stmt / remove-function started taking a declaration with its users (mutators/uses.h).
 # nvidia-h200-x2 cut in two halves the size of the nvidia-h200 machine (16 cores, 1 GPU each);
 # each half runs its list of reductions one after the other:
-#   HALF0="tag:example:backend ..."  on cores 0-15, GPU 0
-#   HALF1="tag:example:backend ..."  on cores 16-31, GPU 1
+#   HALF0="tag:example:backend[:symptom] ..."  on cores 0-15, GPU 0 (symptom: default hang)
+#   HALF1="tag:example:backend[:symptom] ..."  on cores 16-31, GPU 1
+# DIAG="file.cu ...": programs judged on GPU 0 first, with and without the watchdog (what the GPU
+# says of a reduction the emulator called a hang).
 # backend gpu: judged on the GPU; emu: judged on the emulator, --confirm gpu at the end.
 # Each under BUDGET seconds of wall clock (timeout -s INT keeps the best program), then the
 # reduced program judged on the GPU by wsoracle. Results: $OUT/s5_reduce_$NAME.log and .tgz.
@@ -19,18 +21,18 @@ HALF1=${HALF1:-"B:gemm_arrival_count:emu"}
 W0=/tmp/s5
 rm -rf $W0; mkdir -p $W0
 nb() { grep -c '[^[:space:]]' "$1"; }
-one() {  # tag cores gpu example backend
-  local tag=$1 cores=$2 gpu=$3 ex=$4 be=$5
+one() {  # tag cores gpu example backend symptom
+  local tag=$1 cores=$2 gpu=$3 ex=$4 be=$5 sym=${6:-hang}
   local W=$W0/$tag; mkdir -p $W
   cp corpus/examples/$ex.cu $W/
   local extra=(--backend $be)
   [ $be = emu ] && extra+=(--confirm gpu)
   local t0=$(date +%s%N)
   CUDA_VISIBLE_DEVICES=$gpu WSREDUCE_CACHE=/tmp/wsr-cache-$tag timeout -s INT $BUDGET \
-    taskset -c $cores wsreduce $W/$ex.cu --symptom hang -j16 --timeout 10 "${extra[@]}" > $W/$ex.log 2>&1
+    taskset -c $cores wsreduce $W/$ex.cu --symptom $sym -j16 --timeout 10 "${extra[@]}" > $W/$ex.log 2>&1
   local rc=$? t1=$(date +%s%N)
   {
-    echo "== $tag: wsreduce $ex.cu --symptom hang -j16 --timeout 10 ${extra[*]} (cores $cores, GPU $gpu, budget ${BUDGET}s)"
+    echo "== $tag: wsreduce $ex.cu --symptom $sym -j16 --timeout 10 ${extra[*]} (cores $cores, GPU $gpu, budget ${BUDGET}s)"
     echo "RESULT $tag rc=$rc lines=$(nb $W/$ex.cu)->$(nb $W/$ex.min.cu) $(grep -o 'tests [0-9]* ([^)]*)' $W/$ex.log | tail -1) wall_s=$(( (t1 - t0) / 1000000000 ))"
     grep -E "original verdict|candidate timeout|stopped|interrupted|confirm|does not|reduced|slots" $W/$ex.log | head -10 | sed 's/^/    /'
     echo "    the reduced program on GPU $gpu:"
@@ -39,11 +41,16 @@ one() {  # tag cores gpu example backend
 }
 half() {  # cores gpu list
   local cores=$1 gpu=$2; shift 2
-  for spec in $@; do IFS=: read tag ex be <<< "$spec"; one $tag $cores $gpu $ex $be; done
+  for spec in $@; do IFS=: read tag ex be sym <<< "$spec"; one $tag $cores $gpu $ex $be $sym; done
 }
 {
   echo "== h200x2_s5_reduce $(date -u +%FT%TZ) budget=${BUDGET}s half0=[$HALF0] half1=[$HALF1]"
   nproc
+  for f in ${DIAG:-}; do
+    echo "== diag: $f on GPU 0 (watchdog, then --no-watchdog)"
+    CUDA_VISIBLE_DEVICES=0 wsoracle $f --timeout 10 2>&1 | grep -v '^\s*$' | head -30
+    CUDA_VISIBLE_DEVICES=0 wsoracle $f --timeout 10 --no-watchdog 2>&1 | grep -E "^(verdict|signature)"
+  done
   half 0-15 0 $HALF0 &
   half 16-31 1 $HALF1 &
   wait
