@@ -206,25 +206,32 @@ TEST(EmuBackend, DynamicSharedMemoryOver48KiBNeedsTheOptIn) {
   EXPECT_TRUE(evidenceHas(without, "48 KiB")) << dump(without);
 }
 
+// tests/fixtures/gpu/mbarrier_hang.cu (and the common.h it includes) written into the emulator
+// tests' source folder as `name`, with `piece` replaced by `by` (unchanged when piece is empty).
+static std::string hangVariant(const std::string &name, const std::string &piece = "", const std::string &by = "") {
+  auto text = wsr::readFile(repo() + "/tests/fixtures/gpu/mbarrier_hang.cu");
+  EXPECT_TRUE(text);
+  fs::path dir = fs::path(WSR_BUILD_DIR) / "emu-test-src";
+  fs::create_directories(dir);
+  fs::copy_file(repo() + "/tests/fixtures/gpu/common.h", dir / "common.h", fs::copy_options::overwrite_existing);
+  std::string t = text ? *text : "";
+  if (!piece.empty()) {
+    auto at = t.find(piece);
+    EXPECT_NE(at, std::string::npos) << piece;
+    if (at != std::string::npos) t.replace(at, piece.size(), by);
+  }
+  std::ofstream(dir / name) << t;
+  return (dir / name).string();
+}
+
 // A launch is asynchronous: its hang shows at the host's next synchronizing call. A program that
 // exits without one is not seen to hang on the GPU (the kernel is abandoned at exit), so not here
 // either: the verdict is the program's, with a note saying what was left running.
 TEST(EmuBackend, HangIsSeenOnlyWhenTheHostSynchronizes) {
-  auto text = wsr::readFile(repo() + "/tests/fixtures/gpu/mbarrier_hang.cu");
-  ASSERT_TRUE(text);
-  fs::path dir = fs::path(WSR_BUILD_DIR) / "emu-test-src";
-  fs::create_directories(dir);
-  fs::copy_file(repo() + "/tests/fixtures/gpu/common.h", dir / "common.h", fs::copy_options::overwrite_existing);
-  std::string nosync = *text;
-  auto at = nosync.find("  CHECK(cudaDeviceSynchronize());\n");
-  ASSERT_NE(at, std::string::npos);
-  nosync.erase(at, std::string("  CHECK(cudaDeviceSynchronize());\n").size());
-  std::ofstream(dir / "hang_nosync.cu") << nosync;
-  auto v = judgeEmu((dir / "hang_nosync.cu").string());
+  auto v = judgeEmu(hangVariant("hang_nosync.cu", "  CHECK(cudaDeviceSynchronize());\n", ""));
   EXPECT_EQ(v.symptom, "pass") << dump(v);
   EXPECT_TRUE(evidenceHas(v, "never synchronized")) << dump(v);
-  std::ofstream(dir / "hang_sync.cu") << *text;
-  EXPECT_EQ(judgeEmu((dir / "hang_sync.cu").string()).detail, "hang/mbarrier");
+  EXPECT_EQ(judgeEmu(hangVariant("hang_sync.cu")).detail, "hang/mbarrier");
 }
 
 // A launch outside the GPU's limits never runs ("invalid configuration argument"), and a grid
@@ -233,34 +240,21 @@ TEST(EmuBackend, HangIsSeenOnlyWhenTheHostSynchronizes) {
 // cudaGetDeviceProperties(&prop) but kept min(prop.multiProcessorCount, tiles) as the grid: the
 // emulator's stack gave a positive count and the hang, the H200 ran nothing and passed.
 TEST(EmuBackend, ALaunchOutsideTheLimitsOrFromGarbageNeverRuns) {
-  auto text = wsr::readFile(repo() + "/tests/fixtures/gpu/mbarrier_hang.cu");
-  ASSERT_TRUE(text);
-  fs::path dir = fs::path(WSR_BUILD_DIR) / "emu-test-src";
-  fs::create_directories(dir);
-  fs::copy_file(repo() + "/tests/fixtures/gpu/common.h", dir / "common.h", fs::copy_options::overwrite_existing);
-  auto variant = [&](const std::string &name, const std::string &before, const std::string &after) {
-    std::string t = *text;
-    auto at = t.find("  k<<<1, 128>>>(d);\n  CHECK(cudaGetLastError());\n");
-    EXPECT_NE(at, std::string::npos);
-    t.replace(at, std::string("  k<<<1, 128>>>(d);\n  CHECK(cudaGetLastError());\n").size(), before);
-    t = after + t;
-    std::ofstream(dir / name) << t;
-    return judgeEmu((dir / name).string());
-  };
-  auto zero = variant("grid0.cu", "  k<<<0, 128>>>(d);\n  CHECK(cudaGetLastError());\n", "");
+  const std::string launch = "  k<<<1, 128>>>(d);\n  CHECK(cudaGetLastError());\n";
+  auto zero = judgeEmu(hangVariant("grid0.cu", launch, "  k<<<0, 128>>>(d);\n  CHECK(cudaGetLastError());\n"));
   EXPECT_EQ(zero.detail, "crash/invalid-configuration") << dump(zero);  // CHECK exits with the GPU's error
   EXPECT_TRUE(evidenceHas(zero, "outside the GPU's limits")) << dump(zero);
-  auto big = variant("block2048.cu", "  k<<<1, 2048>>>(d);\n  CHECK(cudaGetLastError());\n", "");
+  auto big = judgeEmu(hangVariant("block2048.cu", launch, "  k<<<1, 2048>>>(d);\n  CHECK(cudaGetLastError());\n"));
   EXPECT_EQ(big.detail, "crash/invalid-configuration") << dump(big);
-  auto garbage = variant("grid_garbage.cu",
-                         "  cudaDeviceProp prop;\n  int grid = prop.multiProcessorCount < 1 ? prop.multiProcessorCount : 1;\n"
-                         "  k<<<grid, 128>>>(d);\n",
-                         "");
+  auto garbage = judgeEmu(hangVariant(
+      "grid_garbage.cu", launch,
+      "  cudaDeviceProp prop;\n  int grid = prop.multiProcessorCount < 1 ? prop.multiProcessorCount : 1;\n"
+      "  k<<<grid, 128>>>(d);\n"));
   EXPECT_EQ(garbage.symptom, "pass") << dump(garbage);  // nothing ran, nothing checked the launch
-  auto pattern = variant("pattern.cu",
-                         "  cudaDeviceProp prop;\n  if (prop.multiProcessorCount != (int)0xFEFEFEFE) return 5;\n", "");
+  auto pattern = judgeEmu(hangVariant(
+      "pattern.cu", launch, "  cudaDeviceProp prop;\n  if (prop.multiProcessorCount != (int)0xFEFEFEFE) return 5;\n"));
   EXPECT_EQ(pattern.symptom, "pass") << dump(pattern);  // the same value every time, not stack luck
-  auto fine = variant("grid1.cu", "  int grid = 1;\n  k<<<grid, 128>>>(d);\n", "");
+  auto fine = judgeEmu(hangVariant("grid1.cu", launch, "  int grid = 1;\n  k<<<grid, 128>>>(d);\n"));
   EXPECT_EQ(fine.detail, "hang/mbarrier") << dump(fine);
 }
 
