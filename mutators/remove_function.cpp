@@ -1,8 +1,8 @@
 // remove-function: delete a function, kernel or function template definition (never
 // main), with its other declarations and every statement that uses it (a call, a launch,
 // a cudaFuncSetAttribute naming the kernel) and what those statements declare for later
-// ones (uses.h). Where a use is outside any statement (a global initializer), the function
-// alone is offered and the parse check decides.
+// ones (uses.h). Where a use cannot go with it (outside any statement, as in a global
+// initializer, or the final `return` of a function), nothing is offered: it could not parse.
 #include "pass.h"
 #include "uses.h"
 
@@ -36,7 +36,8 @@ std::vector<PassSite> removeFunctionSites(const ParsedSource &src) {
           edits.push_back(Edit{w.begin, w.size(), ""});
         }
         size_t own = edits.size();
-        if (!edits.empty() && uses.removeUses(fd, edits) && edits.size() > own) {
+        if (edits.empty() || !uses.removeUses(fd, edits)) continue;  // a use that cannot go with it
+        if (edits.size() > own) {
           PassSite p;
           p.pass = "remove-function";
           p.edits = std::move(edits);

@@ -22,6 +22,7 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   bool TraverseCompoundStmt(clang::CompoundStmt *cs) {
     for (auto *st : cs->body()) {
       if (llvm::isa<clang::NullStmt>(st)) continue;
+      if (isFinalReturn(ctx, cs, st)) continue;  // the function would fall off its end: the parse check refuses it
       auto r = mainFileRangeWithSemi(ctx, st->getSourceRange());
       size_t n = llvm::isa<clang::DeclStmt>(st) ? uses.dependentsCount(st) : 0;
       if (r && r->size() > 0 && n > 1) {
@@ -35,8 +36,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
           p.note = "remove the declaration at line " + std::to_string(p.line) + " and the " + std::to_string(n - 1) +
                    " statement" + (n > 2 ? "s" : "") + " using it";
           out.push_back(std::move(p));
-          continue;
         }
+        continue;  // its users cannot all go (one is the function's final return): alone it cannot parse
       }
       if (r && r->size() > 0)
         out.push_back(replaceSite("remove-stmt", src, widenToLines(src.text, *r), "",

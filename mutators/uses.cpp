@@ -5,6 +5,7 @@
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/DeclTemplate.h>
 #include <clang/AST/ExprCXX.h>
+#include <clang/AST/ParentMapContext.h>
 #include <clang/AST/RecursiveASTVisitor.h>
 
 #include <algorithm>
@@ -17,6 +18,16 @@ const clang::Decl *UseIndex::key(const clang::Decl *d) {
   if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(d))
     if (auto *pt = fd->getPrimaryTemplate()) d = pt->getTemplatedDecl();
   return d->getCanonicalDecl();
+}
+
+bool isFinalReturn(clang::ASTContext &ctx, const clang::CompoundStmt *body, const clang::Stmt *st) {
+  auto *ret = llvm::dyn_cast<clang::ReturnStmt>(st);
+  if (!ret || !ret->getRetValue() || body->body_empty() || body->body_back() != st) return false;
+  for (auto &parent : ctx.getParents(*body)) {
+    if (auto *fd = parent.get<clang::FunctionDecl>()) return !fd->getReturnType()->isVoidType();
+    if (parent.get<clang::LambdaExpr>()) return true;
+  }
+  return false;
 }
 
 struct UseVisitor : clang::RecursiveASTVisitor<UseVisitor> {
@@ -36,6 +47,7 @@ struct UseVisitor : clang::RecursiveASTVisitor<UseVisitor> {
       if (r && r->size() > 0) c.range = widenToLines(src.text, *r);
       if (auto *ds = llvm::dyn_cast<clang::DeclStmt>(st))
         for (auto *d : ds->decls()) c.declares.insert(UseIndex::key(d));
+      c.final_return = isFinalReturn(ctx, cs, st);
       idx.blocks_[b].push_back(std::move(c));  // by index: nested blocks grow blocks_
       idx.where_[st] = {b, i};
       stack.push_back({b, i});
@@ -92,7 +104,7 @@ static void normalize(std::vector<Edit> &edits) {
 void UseIndex::addEdits(size_t block, const std::set<size_t> &idx, std::vector<Edit> &out) const {
   for (size_t i : idx) {
     const auto &r = blocks_[block][i].range;
-    if (!r) { out.clear(); return; }
+    if (!r || blocks_[block][i].final_return) { out.clear(); return; }
     out.push_back(Edit{r->begin, r->size(), ""});
   }
 }

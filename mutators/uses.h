@@ -14,11 +14,17 @@
 
 namespace clang {
 class ASTContext;
+class CompoundStmt;
 class Decl;
 class Stmt;
 }  // namespace clang
 
 namespace wsr {
+
+// Whether `st` is the last statement of `body`, a `return` with a value, and `body` the body of a
+// function or lambda: removing it makes the function fall off its end, which the reducer's strict
+// parse check refuses (17% of the remove-stmt candidates on the GEMM were such removals).
+bool isFinalReturn(clang::ASTContext &ctx, const clang::CompoundStmt *body, const clang::Stmt *st);
 
 class UseIndex {
  public:
@@ -44,6 +50,7 @@ class UseIndex {
   struct Child {
     std::optional<Range> range;  // widened to whole lines where it stands alone
     std::set<const clang::Decl *> declares, uses;
+    bool final_return = false;  // isFinalReturn: never removed
   };
   std::vector<std::vector<Child>> blocks_;
   std::map<const clang::Stmt *, std::pair<size_t, size_t>> where_;  // child -> (block, index)
