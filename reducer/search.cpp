@@ -323,14 +323,7 @@ bool Search::ddminLevel(const PassInfo &p, int level) {
     changed = true;
     sites = rebaseSites(sites, took, best_);  // offsets moved: the sites follow without a parse
     fresh = false;
-    k = std::min(k, sites.size());
-    if (sites.empty()) {
-      sites = plainSites(p, level);
-      fresh = true;
-      k = sites.size();
-      pos = 0;
-      if (sites.empty()) break;
-    }
+    k = std::min(k, sites.size());  // none left: the next stream is empty and lists them again
   }
   return changed;
 }

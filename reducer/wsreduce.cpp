@@ -72,6 +72,18 @@ static void onSignal(int) {
   wsr::killAllRunning();
 }
 
+// How Clang parses the input outside the Tester: --arch, -I (then the input's folder and the
+// harness header's), -D. Used by --list-sites and the watchdog's instrumenter.
+static wsr::ParseOptions parseOptionsFor(const std::string &src) {
+  wsr::ParseOptions po;
+  po.arch = Arch;
+  po.includes.assign(Includes.begin(), Includes.end());
+  po.includes.push_back(fs::absolute(src).parent_path().string());
+  po.defines.assign(Defines.begin(), Defines.end());
+  if (auto h = wsr::harnessIncludeDir(); !h.empty()) po.includes.push_back(h);
+  return po;
+}
+
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(Cat);
   if (!cl::ParseCommandLineOptions(argc, argv, "wsreduce: reduce a failing CUDA program, keeping its failure\n", &llvm::errs()))
@@ -92,13 +104,8 @@ int main(int argc, char **argv) {
   if (!ListSites.empty()) {
     const wsr::PassInfo *p = wsr::findPass(ListSites.getValue());
     if (!p) return fail("unknown pass '" + ListSites + "' (wsreduce --list-passes lists them)");
-    wsr::ParseOptions po;
-    po.arch = Arch;
+    wsr::ParseOptions po = parseOptionsFor(src);
     po.cuda_path = CudaPath;
-    po.includes.assign(Includes.begin(), Includes.end());
-    po.includes.push_back(fs::absolute(src).parent_path().string());
-    po.defines.assign(Defines.begin(), Defines.end());
-    if (auto h = wsr::harnessIncludeDir(); !h.empty()) po.includes.push_back(h);
     auto parsed = wsr::parseSource(*text, src, po);
     if (!parsed->ok()) return fail(src + " does not parse: " + parsed->firstError());
     for (auto &s : p->sites(*parsed))
@@ -115,7 +122,6 @@ int main(int argc, char **argv) {
     return fail("--test " + TestScript + " is not executable (chmod +x it)");
   for (auto &p : Passes)
     if (!wsr::findPass(p)) return fail("unknown pass '" + p + "' (wsreduce --list-passes lists them)");
-
   if (!Match.empty()) {
     try { std::regex r(Match.getValue()); } catch (const std::regex_error &e) {
       return fail("--match is not a valid regular expression: " + std::string(e.what()));
@@ -168,11 +174,7 @@ int main(int argc, char **argv) {
     o.build.watchdog = !NoWatchdog && (ext == ".cu" || ext == ".cuh");
     o.build.watchdog_ms = WatchdogMs;
     wsr::WatchOptions wo;
-    wo.parse.arch = Arch;
-    wo.parse.includes.assign(Includes.begin(), Includes.end());
-    wo.parse.includes.push_back(fs::absolute(src).parent_path().string());
-    wo.parse.defines.assign(Defines.begin(), Defines.end());
-    if (auto h = wsr::harnessIncludeDir(); !h.empty()) wo.parse.includes.push_back(h);
+    wo.parse = parseOptionsFor(src);
     o.build.instrument = wsr::watchdogInstrumenter(wo);
   }
   t.parse.arch = Arch;
