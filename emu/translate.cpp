@@ -874,7 +874,7 @@ class Rewrite {
 
 TranslateResult translate(const std::string &text, const std::string &path, const TranslateOptions &opt) {
   TranslateResult res;
-  auto parsed = parseSource(text, path, opt.parse);
+  auto parsed = parseOnce(text, path, opt.parse);  // the reducer's parse check lends its ASTs
   if (!parsed || parsed->sides.empty()) {
     res.error = "the file could not be parsed";
     return res;

@@ -196,6 +196,17 @@ std::unique_ptr<ParsedSource> parseSource(const std::string &text, const std::st
   return out;
 }
 
+static thread_local const ParsedSource *t_lent = nullptr;
+
+ParseLoan::ParseLoan(const ParsedSource &p) : prev_(t_lent) { t_lent = &p; }
+ParseLoan::~ParseLoan() { t_lent = prev_; }
+
+std::shared_ptr<const ParsedSource> parseOnce(const std::string &text, const std::string &path,
+                                              const ParseOptions &opt) {
+  if (t_lent && t_lent->text == text) return std::shared_ptr<const ParsedSource>(t_lent, [](const ParsedSource *) {});
+  return parseSource(text, path, opt);
+}
+
 std::optional<unsigned> mainFileOffset(const clang::ASTContext &ctx, clang::SourceLocation l) {
   auto &sm = ctx.getSourceManager();
   if (l.isInvalid() || l.isMacroID() || !sm.isInMainFile(l)) return std::nullopt;

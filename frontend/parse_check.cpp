@@ -49,7 +49,8 @@ static bool errorsOf(clang::ASTUnit &u, std::string *err) {
   return true;
 }
 
-bool ParseChecker::check(const std::string &text, std::string *err) {
+bool ParseChecker::check(const std::string &text, std::string *err,
+                         const std::function<void(const ParsedSource &)> &then) {
   for (auto &s : sides_) {
     auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, path_);
     if (!s->unit) {
@@ -79,10 +80,31 @@ bool ParseChecker::check(const std::string &text, std::string *err) {
     }
     if (!errorsOf(*s->unit, err)) return false;
   }
+  if (then) {
+    // The units move into a ParsedSource for the call and back after it, thrown or not.
+    ParsedSource view;
+    view.path = path_;
+    view.text = text;
+    for (size_t i = 0; i < sides_.size(); ++i) {
+      ParsedSide side;
+      side.device = sides_.size() > 1 && i > 0;  // parseArgs: host first, then device
+      side.ast = std::move(sides_[i]->unit);
+      view.sides.push_back(std::move(side));
+    }
+    struct Back {
+      ParsedSource &v;
+      std::vector<std::unique_ptr<Side>> &s;
+      ~Back() {
+        for (size_t i = 0; i < s.size() && i < v.sides.size(); ++i) s[i]->unit = std::move(v.sides[i].ast);
+      }
+    } back{view, sides_};
+    then(view);
+  }
   return true;
 }
 
-bool ParseCheckerPool::check(const std::string &text, std::string *err) {
+bool ParseCheckerPool::check(const std::string &text, std::string *err,
+                             const std::function<void(const ParsedSource &)> &then) {
   std::unique_ptr<ParseChecker> c;
   {
     std::lock_guard<std::mutex> l(m_);
@@ -92,7 +114,7 @@ bool ParseCheckerPool::check(const std::string &text, std::string *err) {
     }
   }
   if (!c) c = std::make_unique<ParseChecker>(path_, opt_);
-  bool ok = c->check(text, err);
+  bool ok = c->check(text, err, then);
   std::lock_guard<std::mutex> l(m_);
   free_.push_back(std::move(c));
   return ok;

@@ -6,6 +6,7 @@
 
 #include "parse.h"
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,8 +18,11 @@ class ParseChecker {
  public:
   ParseChecker(std::string path, ParseOptions opt);
   ~ParseChecker();
-  // True when `text` parses without errors on every side; `err` gets the first error.
-  bool check(const std::string &text, std::string *err = nullptr);
+  // True when `text` parses without errors on every side; `err` gets the first error. When it
+  // does and `then` is given, `then` runs with the ASTs of this parse (valid only during the call):
+  // the stages after the check borrow them (ParseLoan) instead of parsing the text again.
+  bool check(const std::string &text, std::string *err = nullptr,
+             const std::function<void(const ParsedSource &)> &then = {});
 
  private:
   struct Side;
@@ -31,7 +35,8 @@ class ParseChecker {
 class ParseCheckerPool {
  public:
   ParseCheckerPool(std::string path, ParseOptions opt) : path_(std::move(path)), opt_(std::move(opt)) {}
-  bool check(const std::string &text, std::string *err = nullptr);
+  bool check(const std::string &text, std::string *err = nullptr,
+             const std::function<void(const ParsedSource &)> &then = {});
 
  private:
   std::string path_;

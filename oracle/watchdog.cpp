@@ -569,7 +569,10 @@ std::string roleWordIn(const std::string &text) {
 
 class Rewriter {
  public:
-  Rewriter(const ParsedSource &src, const WatchOptions &opt) : src_(src), opt_(opt) {}
+  // `path` is the file being built (its name goes into #line and the site table): a parse lent by
+  // the reducer's check names the original instead.
+  Rewriter(const ParsedSource &src, std::string path, const WatchOptions &opt)
+      : src_(src), path_(std::move(path)), opt_(opt) {}
 
   WatchResult run() {
     WatchResult res;
@@ -598,6 +601,7 @@ class Rewriter {
 
  private:
   const ParsedSource &src_;
+  std::string path_;
   const WatchOptions &opt_;
   clang::ASTContext *ctx_ = nullptr;
   std::vector<Ins> ins_;
@@ -1315,7 +1319,7 @@ class Rewriter {
       pos = e.off + e.len;
     }
     body += src_.text.substr(pos);
-    std::string abs = fs::absolute(src_.path).string();
+    std::string abs = fs::absolute(path_).string();
     std::string out = "#include \"" + opt_.runtime_include + "\"\n#line 1 \"" + cEscape(abs) + "\"\n" + body;
     if (!out.empty() && out.back() != '\n') out += "\n";
     out += "// ---- wsreduce watchdog: the wait sites of this file ----\n";
@@ -1329,7 +1333,7 @@ class Rewriter {
     }
     out += "};\n";
     out += "static const wswatch_site_t *__wsw_get_sites(unsigned *n, const char **file) {\n  *n = " +
-           std::to_string(sites_.size()) + "u;\n  *file = \"" + cField(fs::path(src_.path).filename().string(), 128) +
+           std::to_string(sites_.size()) + "u;\n  *file = \"" + cField(fs::path(path_).filename().string(), 128) +
            "\";\n  return __wsw_site_tab;\n}\n";
     return out;
   }
@@ -1339,7 +1343,7 @@ class Rewriter {
 
 WatchResult instrumentWatchdog(const std::string &text, const std::string &path, const WatchOptions &opt) {
   WatchResult res;
-  auto parsed = parseSource(text, path, opt.parse);
+  auto parsed = parseOnce(text, path, opt.parse);  // the reducer's parse check lends its ASTs
   if (!parsed || parsed->sides.empty()) {
     res.error = "the file could not be parsed";
     return res;
@@ -1348,7 +1352,7 @@ WatchResult instrumentWatchdog(const std::string &text, const std::string &path,
     res.error = "the file does not parse: " + parsed->firstError();
     return res;
   }
-  Rewriter rw(*parsed, opt);
+  Rewriter rw(*parsed, path, opt);
   return rw.run();
 }
 

@@ -94,6 +94,11 @@ void Search::trace(const std::string &cand, const TestResult &r, const std::stri
                        {"interesting", r.interesting}, {"ms", (long)r.ms},
                        {"t", (long)((now_s() - t0_) * 1000)},
                        {"lines", (long)countNonBlankLines(cand)}};
+  // where a candidate's time went: the parse check, the oracle's build (nvcc, or the emulator's
+  // translation + g++), its runs
+  if (r.parse_ms > 0) o["parse_ms"] = (long)r.parse_ms;
+  if (r.build_ms > 0) o["build_ms"] = (long)r.build_ms;
+  if (r.run_ms > 0) o["run_ms"] = (long)r.run_ms;
   if (!r.note.empty()) o["note"] = r.note;
   std::string s;
   llvm::raw_string_ostream os(s);

@@ -45,50 +45,66 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
     r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return r;
   };
+  // Built and judged in a private directory; with the parse check, while the check's ASTs are
+  // lent (ParseLoan) to the stages that would parse the same text again: the emulator's
+  // translation and the watchdog's instrumentation.
+  auto judgeIt = [&] {
+    // The candidate keeps the original's file name (its extension picks the language, and
+    // a script may look for it) in a private directory.
+    std::string dir = makeTempDir("wscand.");
+    std::string file = dir + "/" + fs::path(opt_.original_path).filename().string();
+    if (dir.empty() || !writeFileAtomic(file, text)) {
+      r.infra = true;
+      r.detail = "infra-error/tmp";
+      r.note = "cannot write a candidate under $TMPDIR";
+      removeTree(dir);
+      return;
+    }
+    if (!opt_.test_script.empty()) {
+      RunOptions ro;
+      ro.timeout_s = opt_.script_timeout_s;
+      ro.workdir = dir;
+      auto rr = runProcess({opt_.test_script, file}, ro);
+      if (rr.spawn_failed) {
+        r.infra = true;
+        r.detail = "infra-error/spawn";
+        r.note = rr.spawn_error;
+      } else {
+        r.interesting = !rr.timed_out && rr.signal == 0 && rr.exit_code == 0;
+        r.detail = rr.timed_out ? "script-timeout" : "script exit " + std::to_string(rr.exit_code);
+      }
+    } else {
+      Verdict v = judge(file, opt_.oracle);
+      r.detail = v.detail;
+      r.signature = v.signature;
+      r.infra = v.symptom == "infra-error";
+      r.note = v.evidence.empty() ? "" : v.evidence.front();
+      r.interesting = v.symptom == opt_.symptom && (opt_.any_signature || v.signature == opt_.signature) &&
+                      (opt_.oracle.classify.match.empty() || v.matched);
+      r.build_ms = v.timings.build_ms;
+      for (double x : v.timings.run_ms) r.run_ms += x;
+    }
+    removeTree(dir);
+  };
   if (check_parse) {
     std::string err;
-    if (!checker_->check(text, &err)) {
+    bool ok = checker_->check(text, &err, [&](const ParsedSource &parsed) {
+      r.parse_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (!opt_.test_script.empty()) return;  // a script parses nothing of ours
+      ParseLoan loan(parsed);
+      judgeIt();
+    });
+    if (!ok) {
       r.parse_failed = true;
       r.detail = "parse-error";
       r.note = err;
       ++parse_skips_;
       return done();
     }
-  }
-  // The candidate keeps the original's file name (its extension picks the language, and
-  // a script may look for it) in a private directory.
-  std::string dir = makeTempDir("wscand.");
-  std::string file = dir + "/" + fs::path(opt_.original_path).filename().string();
-  if (dir.empty() || !writeFileAtomic(file, text)) {
-    r.infra = true;
-    r.detail = "infra-error/tmp";
-    r.note = "cannot write a candidate under $TMPDIR";
-    removeTree(dir);
+    if (!opt_.test_script.empty()) judgeIt();
     return done();
   }
-  if (!opt_.test_script.empty()) {
-    RunOptions ro;
-    ro.timeout_s = opt_.script_timeout_s;
-    ro.workdir = dir;
-    auto rr = runProcess({opt_.test_script, file}, ro);
-    if (rr.spawn_failed) {
-      r.infra = true;
-      r.detail = "infra-error/spawn";
-      r.note = rr.spawn_error;
-    } else {
-      r.interesting = !rr.timed_out && rr.signal == 0 && rr.exit_code == 0;
-      r.detail = rr.timed_out ? "script-timeout" : "script exit " + std::to_string(rr.exit_code);
-    }
-  } else {
-    Verdict v = judge(file, opt_.oracle);
-    r.detail = v.detail;
-    r.signature = v.signature;
-    r.infra = v.symptom == "infra-error";
-    r.note = v.evidence.empty() ? "" : v.evidence.front();
-    r.interesting = v.symptom == opt_.symptom && (opt_.any_signature || v.signature == opt_.signature) &&
-                    (opt_.oracle.classify.match.empty() || v.matched);
-  }
-  removeTree(dir);
+  judgeIt();
   return done();
 }
 

@@ -36,6 +36,7 @@ struct TestResult {
   bool cancelled = false;  // the search stopped needing it before it finished: says nothing
   std::string detail, signature, note;  // the verdict's (or "script exit N")
   double ms = 0;
+  double parse_ms = 0, build_ms = 0, run_ms = 0;  // the parse check, the oracle's build and runs
 };
 
 std::string contentHash(const std::string &text);

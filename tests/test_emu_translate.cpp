@@ -3,6 +3,8 @@
 #include "translate.h"
 
 #include "oracle.h"
+#include "parse_check.h"
+#include "watchdog.h"
 
 #include <gtest/gtest.h>
 
@@ -328,4 +330,58 @@ TEST(EmuBackend, CacheHitsAcrossDirectoriesWithoutTranslating) {
   EXPECT_EQ(bs[0].key, bs[1].key);
   EXPECT_LT(bs[1].wall_ms, 200) << "a hit must not parse";
   EXPECT_FALSE(bs[2].cache_hit) << "a changed program is built again";
+}
+
+// ---- a parse lent by the reducer's parse check (frontend/parse.h ParseLoan) ----
+
+// The reducer's parse check keeps its ASTs (a precompiled preamble, re-parsed per candidate) and
+// lends them to the translation and the watchdog's instrumentation of the same candidate. What
+// they make from the loan must be exactly what they make from a parse of their own: checked on
+// every kernel, on the first check (no preamble yet) and on the re-parse (with the preamble).
+TEST(ParseLoan, TranslationAndInstrumentationFromTheCheckersAstsAreTheFreshOnes) {
+  std::vector<std::string> files = {repo() + "/corpus/examples/gemm_arrival_count.cu", fixture("mbarrier_hang.cu")};
+  for (auto &e : fs::directory_iterator(repo() + "/kernels"))
+    if (e.path().extension() == ".cu") files.push_back(e.path().string());
+  for (auto &path : files) {
+    SCOPED_TRACE(path);
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    wsr::ParseOptions po;
+    po.includes = {fs::path(path).parent_path().string(), wsr::harnessIncludeDir()};
+    if (path.find("sm100") != std::string::npos) po.arch = "sm_100a";
+    wsr::emu::TranslateOptions to;
+    to.parse = po;
+    wsr::WatchOptions wo;
+    wo.parse = po;
+    auto fresh_t = wsr::emu::translate(text, path, to);
+    auto fresh_w = wsr::instrumentWatchdog(text, path, wo);
+    ASSERT_TRUE(fresh_t.ok) << fresh_t.error;
+    ASSERT_TRUE(fresh_w.ok) << fresh_w.error;
+    wsr::ParseOptions strict = po;
+    strict.strict_return = true;
+    wsr::ParseChecker checker(path, strict);
+    for (int pass = 0; pass < 2; ++pass) {
+      SCOPED_TRACE(pass ? "re-parse" : "first parse");
+      bool lent = false;
+      std::string err;
+      bool ok = checker.check(text, &err, [&](const wsr::ParsedSource &ps) {
+        wsr::ParseLoan loan(ps);
+        lent = wsr::parseOnce(text, path, po).get() == &ps;  // borrowed, not parsed again
+        auto t = wsr::emu::translate(text, path, to);
+        auto w = wsr::instrumentWatchdog(text, path, wo);
+        ASSERT_TRUE(t.ok) << t.error;
+        ASSERT_TRUE(w.ok) << w.error;
+        EXPECT_EQ(t.text, fresh_t.text);
+        EXPECT_EQ(w.text, fresh_w.text);
+        EXPECT_EQ(w.warnings, fresh_w.warnings);
+      });
+      EXPECT_TRUE(ok) << err;
+      EXPECT_TRUE(lent);
+    }
+    // another text is never handed the loan
+    checker.check(text, nullptr, [&](const wsr::ParsedSource &ps) {
+      wsr::ParseLoan loan(ps);
+      EXPECT_NE(wsr::parseOnce(text + "\n", path, po).get(), &ps);
+    });
+  }
 }

@@ -531,3 +531,42 @@ TEST(ParseCheck, TheDriverApiNeedsItsInclude) {
   EXPECT_FALSE(wsr::parseSource(use, path, wsr::ParseOptions{})->ok());
   EXPECT_TRUE(wsr::parseSource("#include <cuda.h>\n" + use, path, wsr::ParseOptions{})->ok());
 }
+
+TEST(UnwrapPp, AConditionalBecomesOneArmOrGoesOuterFirst) {
+  LOAD(p, "unwrap_pp.cu");
+  auto sites = sitesOf("unwrap-pp", p);
+  SCOPED_TRACE(listing(sites));
+  ASSERT_EQ(notes(sites), (std::vector<std::string>{"remove `#ifndef TILE` block at line 3",
+                                                    "`#ifndef TILE` -> arm 1 at line 3",
+                                                    "remove `#ifndef STAGES` block at line 6",
+                                                    "`#ifndef STAGES` -> arm 1 at line 6",
+                                                    "remove `#if TILE == 128` block at line 7",
+                                                    "`#if TILE == 128` -> arm 1 at line 7",
+                                                    "`#if TILE == 128` -> arm 2 at line 7"}));
+  EXPECT_EQ(sites[0].group, sites[1].group);
+  EXPECT_NE(sites[1].group, sites[2].group);
+  EXPECT_EQ(sites[4].level, 1);  // inside #ifndef STAGES: after the outer ones
+  std::string out = apply(p, sites[1]);
+  EXPECT_EQ(out, rewrite(p.text, {{"#ifndef TILE\n#define TILE 64\n#endif\n", "#define TILE 64\n"}}));
+  EXPECT_TRUE(parses(p, out));
+  out = apply(p, sites[6]);
+  EXPECT_EQ(out, rewrite(p.text, {{"#if TILE == 128\n#define STAGES 3\n#else\n#define STAGES 5\n#endif\n", "#define STAGES 5\n"}}));
+  EXPECT_TRUE(parses(p, out));
+  // a file whose conditionals do not balance offers nothing
+  wsr::ParsedSource broken;
+  broken.text = "#if A\nint x;\n";
+  EXPECT_TRUE(wsr::findPass("unwrap-pp")->sites(broken).empty());
+}
+
+TEST(UnwrapMacro, AMacroUseBecomesTheCallPassedToIt) {
+  LOAD(p, "unwrap_pp.cu");
+  auto sites = sitesOf("unwrap-macro", p);
+  SCOPED_TRACE(listing(sites));
+  // the two CHECK uses; not __launch_bounds__ (the toolchain's), not TILE (no arguments)
+  ASSERT_EQ(notes(sites), (std::vector<std::string>{"CHECK(...) -> its argument at line 21",
+                                                    "CHECK(...) -> its argument at line 23"}));
+  EXPECT_NE(sites[0].group, sites[1].group);
+  std::string out = apply(p, sites[0]);
+  EXPECT_EQ(out, rewrite(p.text, {{"CHECK(cudaMalloc(&d, TILE * sizeof(int)));", "cudaMalloc(&d, TILE * sizeof(int));"}}));
+  EXPECT_TRUE(parses(p, out));
+}
