@@ -9,7 +9,10 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/VirtualFileSystem.h>
 
+#include <clang/Lex/Lexer.h>
+
 #include <filesystem>
+#include <future>
 
 namespace fs = std::filesystem;
 
@@ -49,8 +52,61 @@ static bool errorsOf(clang::ASTUnit &u, std::string *err) {
   return true;
 }
 
+// The leading preprocessor directives Clang would precompile (Lexer::ComputePreamble).
+static std::string preambleOf(const std::string &text) {
+  clang::LangOptions lo;
+  lo.CPlusPlus = lo.CPlusPlus11 = lo.CPlusPlus14 = lo.CPlusPlus17 = lo.CUDA = true;
+  auto b = clang::Lexer::ComputePreamble(text, lo);
+  return text.substr(0, b.Size);
+}
+
+void ParseChecker::setBase(const std::string &base) {
+  base_preamble_ = preambleOf(base);
+  has_base_ = true;
+}
+
+// One parse per side, at once, with no preamble kept: the ASTs live for the check (and `then`).
+bool ParseChecker::oneOff(const std::string &text, std::string *err,
+                          const std::function<void(const ParsedSource &)> &then) {
+  auto parseSide = [&](const std::vector<std::string> &args) -> std::unique_ptr<clang::ASTUnit> {
+    std::vector<const char *> argv = {"clang"};
+    for (auto &a : args) argv.push_back(a.c_str());
+    argv.push_back(path_.c_str());
+    auto diagOpts = std::make_shared<clang::DiagnosticOptions>();
+    auto vfs = llvm::vfs::getRealFileSystem();
+    clang::IntrusiveRefCntPtr<clang::DiagnosticsEngine> diags(clang::CompilerInstance::createDiagnostics(*vfs, *diagOpts));
+    auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, path_);
+    std::vector<clang::ASTUnit::RemappedFile> remap = {{path_, buf.release()}};
+    return clang::CreateASTUnitFromCommandLine(
+        argv.data(), argv.data() + argv.size(), std::make_shared<clang::PCHContainerOperations>(), diagOpts, diags,
+        clangResourceDir(), /*StorePreamblesInMemory=*/true, "", /*OnlyLocalDecls=*/true, clang::CaptureDiagsKind::All,
+        remap, /*RemappedFilesKeepOriginalName=*/true, /*PrecompilePreambleAfterNParses=*/0);
+  };
+  std::vector<std::future<std::unique_ptr<clang::ASTUnit>>> later;
+  for (size_t i = 1; i < sides_.size(); ++i) later.push_back(std::async(std::launch::async, parseSide, std::cref(sides_[i]->args)));
+  ParsedSource view;
+  view.path = path_;
+  view.text = text;
+  for (size_t i = 0; i < sides_.size(); ++i) {
+    ParsedSide side;
+    side.device = sides_.size() > 1 && i > 0;
+    side.ast = i == 0 ? parseSide(sides_[0]->args) : later[i - 1].get();
+    view.sides.push_back(std::move(side));
+  }
+  for (auto &side : view.sides) {
+    if (!side.ast) {
+      if (err) *err = "clang could not parse the candidate";
+      return false;
+    }
+    if (!errorsOf(*side.ast, err)) return false;
+  }
+  if (then) then(view);
+  return true;
+}
+
 bool ParseChecker::check(const std::string &text, std::string *err,
                          const std::function<void(const ParsedSource &)> &then) {
+  if (has_base_ && preambleOf(text) != base_preamble_) return oneOff(text, err, then);
   for (auto &s : sides_) {
     auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, path_);
     if (!s->unit) {
@@ -103,6 +159,12 @@ bool ParseChecker::check(const std::string &text, std::string *err,
   return true;
 }
 
+void ParseCheckerPool::setBase(const std::string &base) {
+  std::lock_guard<std::mutex> l(m_);
+  base_ = base;
+  has_base_ = true;
+}
+
 bool ParseCheckerPool::check(const std::string &text, std::string *err,
                              const std::function<void(const ParsedSource &)> &then) {
   std::unique_ptr<ParseChecker> c;
@@ -114,6 +176,10 @@ bool ParseCheckerPool::check(const std::string &text, std::string *err,
     }
   }
   if (!c) c = std::make_unique<ParseChecker>(path_, opt_);
+  {
+    std::lock_guard<std::mutex> l(m_);
+    if (has_base_) c->setBase(base_);
+  }
   bool ok = c->check(text, err, then);
   std::lock_guard<std::mutex> l(m_);
   free_.push_back(std::move(c));

@@ -23,9 +23,17 @@ class ParseChecker {
   // the stages after the check borrow them (ParseLoan) instead of parsing the text again.
   bool check(const std::string &text, std::string *err = nullptr,
              const std::function<void(const ParsedSource &)> &then = {});
+  // The program the candidates are edits of (the reducer's best so far). A candidate whose
+  // preamble (the leading directives: #includes, #defines, #ifndef blocks) differs from the base's
+  // is parsed once without one: rebuilding the precompiled preamble for it costs about twice a
+  // plain parse, and the next candidate (another knob's value) would invalidate it again.
+  void setBase(const std::string &base);
 
  private:
   struct Side;
+  bool oneOff(const std::string &text, std::string *err, const std::function<void(const ParsedSource &)> &then);
+  std::string base_preamble_;
+  bool has_base_ = false;
   std::string path_;
   ParseOptions opt_;
   std::vector<std::unique_ptr<Side>> sides_;
@@ -37,10 +45,13 @@ class ParseCheckerPool {
   ParseCheckerPool(std::string path, ParseOptions opt) : path_(std::move(path)), opt_(std::move(opt)) {}
   bool check(const std::string &text, std::string *err = nullptr,
              const std::function<void(const ParsedSource &)> &then = {});
+  void setBase(const std::string &base);  // for every checker, now and later
 
  private:
   std::string path_;
   ParseOptions opt_;
+  std::string base_;
+  bool has_base_ = false;
   std::mutex m_;
   std::vector<std::unique_ptr<ParseChecker>> free_;
 };

@@ -30,6 +30,9 @@ struct SearchOptions {
   // the subset with the largest expected gain is tried next, and a failed try raises the
   // probabilities of what it held). Measured side by side in bench/cpu/cvise_vs_wsreduce.sh.
   std::string algorithm = "ddmin";
+  // Shape passes to completion before any structure pass (the first round of every knob only,
+  // when false: the rest after the structure passes' first round).
+  bool full_shape_first = false;
 };
 
 // N worker threads that judge candidates (the compiles and runs are child processes; the
@@ -80,7 +83,9 @@ class Search {
   bool ddminLevel(const PassInfo &p, int level);
   bool pddLevel(const PassInfo &p, int level);
   std::vector<PassSite> plainSites(const PassInfo &p, int level);  // ungrouped sites of one level
-  bool groups(const PassInfo &p);
+  // `rounds`: how many rounds of judging every open place at once before returning (0: until
+  // none is open); `*cut` says whether it returned with places still open.
+  bool groups(const PassInfo &p, int rounds = 0, bool *cut = nullptr);
   std::vector<PassSite> enumerate(const PassInfo &p);
   // The streaming judge: candidates come from `next` (nullopt: no more) in order and are judged
   // `jobs` at a time; a slot that frees up (a parse skip, a quick verdict) takes the next

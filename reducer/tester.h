@@ -53,6 +53,9 @@ class Tester {
   OracleOptions &oracleOptions() { return opt_.oracle; }  // e.g. the calibrated timeout, once the original ran
   // The parse check is strict about missing returns unless the original itself has one.
   void calibrateParseCheck(const std::string &original);
+  // The program the next candidates are edits of (the search's best so far): the parse check
+  // keeps its precompiled preamble for candidates that leave the base's leading directives alone.
+  void setBase(const std::string &base) { checker_->setBase(base); }
   // The original's signature, once judged: what every candidate must keep.
   void setSignature(const std::string &sig) { opt_.signature = sig; }
   long tests() const { return tests_; }

@@ -57,6 +57,7 @@ static cl::opt<std::string> Backend("backend", cl::init("auto"),
                                     cl::cat(Cat));
 static cl::opt<std::string> Policy("policy", cl::init("eager"), cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or matrix"), cl::cat(Cat));
 static cl::opt<std::string> Confirm("confirm", cl::desc("gpu: judge the reduced program on the GPU at the end and put that verdict in the report"), cl::cat(Cat));
+static cl::opt<bool> FullShapeFirst("full-shape-first", cl::desc("Run the shape passes to completion before the first structure pass (default: one round of every knob first, the rest after the structure passes' first round)"), cl::cat(Cat));
 static cl::opt<std::string> Algorithm("algorithm", cl::init("ddmin"), cl::desc("Search over each pass's sites: ddmin (default) | pdd (probabilistic delta debugging)"), cl::cat(Cat));
 static cl::opt<bool> NoKeeper("no-keeper", cl::desc("Do not hold a CUDA context open on the GPU while the candidates run"), cl::cat(Cat));
 static cl::opt<bool> NoRetry("no-retry", cl::desc("A run killed at the timeout is a hang at once (default: retried once with twice the timeout)"), cl::cat(Cat));
@@ -284,6 +285,7 @@ int main(int argc, char **argv) {
   wsr::SearchOptions so;
   so.passes.assign(Passes.begin(), Passes.end());
   so.algorithm = Algorithm;
+  so.full_shape_first = FullShapeFirst;
   so.jobs = Jobs ? (int)Jobs : (int)std::max(1u, std::thread::hardware_concurrency());
   so.best_path = out;
   so.trace_path = tracePath;

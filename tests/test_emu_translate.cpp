@@ -385,3 +385,35 @@ TEST(ParseLoan, TranslationAndInstrumentationFromTheCheckersAstsAreTheFreshOnes)
     });
   }
 }
+
+// A candidate that edits the leading directives (a shape knob's #define) is parsed once without a
+// preamble (rebuilding the preamble for it costs twice a plain parse): its verdict and its lent
+// ASTs are those of a fresh parse, and a preamble that no longer compiles still fails the check.
+TEST(ParseLoan, ACandidateThatEditsThePreambleIsParsedWithoutOne) {
+  std::string path = repo() + "/corpus/examples/gemm_arrival_count.cu";
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  wsr::ParseOptions po;
+  po.includes = {fs::path(path).parent_path().string(), wsr::harnessIncludeDir()};
+  wsr::emu::TranslateOptions to;
+  to.parse = po;
+  wsr::ParseOptions strict = po;
+  strict.strict_return = true;
+  wsr::ParseChecker checker(path, strict);
+  checker.setBase(text);
+  std::string variant = "#define WSR_LOAN_VARIANT 1\n" + text;
+  auto fresh = wsr::emu::translate(variant, path, to);
+  ASSERT_TRUE(fresh.ok) << fresh.error;
+  std::string err;
+  bool lent = false;
+  EXPECT_TRUE(checker.check(variant, &err, [&](const wsr::ParsedSource &ps) {
+    wsr::ParseLoan loan(ps);
+    lent = wsr::parseOnce(variant, path, po).get() == &ps;
+    auto t = wsr::emu::translate(variant, path, to);
+    EXPECT_EQ(t.text, fresh.text);
+  })) << err;
+  EXPECT_TRUE(lent);
+  EXPECT_FALSE(checker.check("#if 1\n#error the preamble breaks\n#endif\n" + text, &err));
+  EXPECT_NE(err.find("the preamble breaks"), std::string::npos) << err;
+  EXPECT_TRUE(checker.check(text, &err)) << err;  // the base itself: the kept preamble
+}
