@@ -49,12 +49,12 @@ uint64_t mbarrier_arrive_expect_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc);
 uint64_t mbarrier_arrive_drop(uint32_t bar, SrcLoc loc, uint32_t count = 1);
 void mbarrier_expect_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc);
 void mbarrier_complete_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc);
-// try_wait parks the thread until the phase of that parity has completed, then returns true
-// (a legal outcome of the potentially blocking try_wait; the kernel's spin loop sees one pass).
+// try_wait: a test_wait that may suspend the thread for a while (PTX: up to a time limit, then
+// false). A failed poll returns false; a spin on it parks until the barrier changes.
 bool mbarrier_try_wait_parity(uint32_t bar, uint32_t parity, SrcLoc loc);
 bool mbarrier_try_wait(uint32_t bar, uint64_t state, SrcLoc loc);
-// test_wait never blocks; a false result parks the thread until the barrier changes, so a
-// spin on test_wait is a deadlock the scheduler can see, not a livelock.
+// test_wait never blocks; the second failed poll in a row of an unchanged barrier parks the
+// thread until the barrier changes, so a spin on it is a deadlock the scheduler can see.
 bool mbarrier_test_wait_parity(uint32_t bar, uint32_t parity, SrcLoc loc);
 bool mbarrier_test_wait(uint32_t bar, uint64_t state, SrcLoc loc);
 

@@ -104,36 +104,66 @@ bool ParseChecker::oneOff(const std::string &text, std::string *err,
   return true;
 }
 
+// One side parsed again from `text`, with the preamble kept across calls (built on the second).
+bool ParseChecker::parseSide(Side &s, const std::string &text, std::string *err) {
+  auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, path_);
+  if (!s.unit) {
+    std::vector<const char *> argv = {"clang"};
+    for (auto &a : s.args) argv.push_back(a.c_str());
+    argv.push_back(path_.c_str());
+    auto diagOpts = std::make_shared<clang::DiagnosticOptions>();
+    auto vfs = llvm::vfs::getRealFileSystem();
+    clang::IntrusiveRefCntPtr<clang::DiagnosticsEngine> diags(clang::CompilerInstance::createDiagnostics(*vfs, *diagOpts));
+    std::vector<clang::ASTUnit::RemappedFile> remap = {{path_, buf.release()}};
+    s.unit = clang::CreateASTUnitFromCommandLine(
+        argv.data(), argv.data() + argv.size(), s.pch, diagOpts, diags, clangResourceDir(),
+        /*StorePreamblesInMemory=*/true, "", /*OnlyLocalDecls=*/true, clang::CaptureDiagsKind::All, remap,
+        /*RemappedFilesKeepOriginalName=*/true, /*PrecompilePreambleAfterNParses=*/1);
+    if (!s.unit) {
+      if (err) *err = "clang could not parse the candidate";
+      return false;
+    }
+  } else {
+    std::vector<clang::ASTUnit::RemappedFile> remap = {{path_, buf.release()}};
+    if (s.unit->Reparse(s.pch, remap)) {
+      s.unit.reset();
+      if (err) *err = "clang could not re-parse the candidate";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::unique_ptr<ParsedSource> ParseChecker::parse(const std::string &text) {
+  auto out = std::make_unique<ParsedSource>();
+  out->path = path_;
+  out->text = text;
+  for (size_t i = 0; i < sides_.size(); ++i) {
+    ParsedSide side;
+    side.device = sides_.size() > 1 && i > 0;  // parseArgs: host first, then device
+    std::string err;
+    if (parseSide(*sides_[i], text, &err)) {
+      if (!errorsOf(*sides_[i]->unit, &err)) side.errors.push_back(err);
+      side.ast = std::move(sides_[i]->unit);
+    } else {
+      side.errors.push_back(err);
+    }
+    out->sides.push_back(std::move(side));
+  }
+  return out;
+}
+
+void ParseChecker::giveBack(std::unique_ptr<ParsedSource> p) {
+  if (!p) return;
+  for (size_t i = 0; i < sides_.size() && i < p->sides.size(); ++i)
+    if (!sides_[i]->unit) sides_[i]->unit = std::move(p->sides[i].ast);
+}
+
 bool ParseChecker::check(const std::string &text, std::string *err,
                          const std::function<void(const ParsedSource &)> &then) {
   if (has_base_ && preambleOf(text) != base_preamble_) return oneOff(text, err, then);
   for (auto &s : sides_) {
-    auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, path_);
-    if (!s->unit) {
-      std::vector<const char *> argv = {"clang"};
-      for (auto &a : s->args) argv.push_back(a.c_str());
-      argv.push_back(path_.c_str());
-      auto diagOpts = std::make_shared<clang::DiagnosticOptions>();
-      auto vfs = llvm::vfs::getRealFileSystem();
-      clang::IntrusiveRefCntPtr<clang::DiagnosticsEngine> diags(
-          clang::CompilerInstance::createDiagnostics(*vfs, *diagOpts));
-      std::vector<clang::ASTUnit::RemappedFile> remap = {{path_, buf.release()}};
-      s->unit = clang::CreateASTUnitFromCommandLine(
-          argv.data(), argv.data() + argv.size(), s->pch, diagOpts, diags, clangResourceDir(),
-          /*StorePreamblesInMemory=*/true, "", /*OnlyLocalDecls=*/true, clang::CaptureDiagsKind::All, remap,
-          /*RemappedFilesKeepOriginalName=*/true, /*PrecompilePreambleAfterNParses=*/1);
-      if (!s->unit) {
-        if (err) *err = "clang could not parse the candidate";
-        return false;
-      }
-    } else {
-      std::vector<clang::ASTUnit::RemappedFile> remap = {{path_, buf.release()}};
-      if (s->unit->Reparse(s->pch, remap)) {
-        s->unit.reset();
-        if (err) *err = "clang could not re-parse the candidate";
-        return false;
-      }
-    }
+    if (!parseSide(*s, text, err)) return false;
     if (!errorsOf(*s->unit, err)) return false;
   }
   if (then) {

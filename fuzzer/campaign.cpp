@@ -643,6 +643,7 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
       SearchOptions so;
       so.jobs = jobs;
       so.best_path = out;
+      so.budget_s = c.o.reduce_budget_s;
       Search search(tester, so, [](const SearchStats &, const std::string &) {});
       std::string best;
       try {
@@ -652,10 +653,14 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
         rr.error = "stopped: " + s.reason;
       }
       writeFileAtomic(out, best);
-      rr.ok = rr.error.empty();
+      // A reduction stopped by --reduce-budget still ends with a program that keeps the symptom
+      // (every step it took was judged): its retention counts, and the report says it stopped.
+      bool budget = rr.error.find("budget") != std::string::npos;
+      rr.ok = rr.error.empty() || budget;
       rr.path = out;
       rr.lines_after = (int)countNonBlankLines(best);
       rr.retained = inj && editRetained(*inj, m, best, &rr.how);
+      if (budget) rr.how += " (stopped at the budget, " + std::to_string(rr.lines_after) + " lines)";
     }
   } catch (const std::exception &e) {
     rr.error = e.what();

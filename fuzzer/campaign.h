@@ -27,6 +27,7 @@ struct CampaignOptions {
   std::vector<std::string> gpus;       // CUDA_VISIBLE_DEVICES per slot; empty = one slot, env untouched
   bool reduce = false;
   int reduce_jobs = 0;                 // candidates at once per reduction (0 = jobs)
+  double reduce_budget_s = 0;          // wall clock per reduction (0 = none)
   double timeout_s = 10;
   std::string corpus_dir;              // empty: no corpus written
   bool retry_infra = false;            // judge infra-error verdicts again (e.g. on the GPU machine)

@@ -495,8 +495,12 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
       t.push_back({q.t(1), q.t(2) + " #" + std::to_string(q.n(3)), std::to_string(q.n(7)) + " -> " + std::to_string(q.n(8)),
                    q.n(4) ? (q.n(5) ? "retained" : "LOST") : "failed", q.n(4) ? q.t(6) : q.t(10), fmt(q.d(9), "%.0f")});
     }
-    p(n ? "Ground-truth retention: " + pct(kept, ok) + " of the completed reductions (target >= 95%); " +
-              std::to_string(n - ok) + " reductions did not complete."
+    long budget = 0;
+    for (auto &row : t)
+      if (row[4].find("stopped at the budget") != std::string::npos) ++budget;
+    p(n ? "Ground-truth retention: " + pct(kept, ok) + " of the reductions that ended with a program (target >= 95%; " +
+              std::to_string(budget) + " of them stopped at --reduce-budget with their best program so far); " +
+              std::to_string(n - ok) + " reductions failed."
         : "No reductions recorded (`--reduce`).");
     table({"kernel", "mutant", "lines", "edit", "how", "time (s)"}, t);
   }

@@ -33,6 +33,7 @@ static cl::opt<std::string> Db("db", cl::init("campaign.sqlite"), cl::desc("The 
 static cl::opt<std::string> Shard("shard", cl::init("0/1"), cl::desc("i/N: judge only the mutants whose hash falls in shard i of N"), cl::cat(Cat));
 static cl::opt<std::string> Gpus("gpus", cl::desc("GPU slots: N (devices 0..N-1) or a list a,b (CUDA_VISIBLE_DEVICES per run)"), cl::cat(Cat));
 static cl::opt<bool> Reduce("reduce", cl::desc("Reduce every detected mutant and record whether the injected edit survived"), cl::cat(Cat));
+static cl::opt<double> ReduceBudget("reduce-budget", cl::init(0), cl::desc("Seconds of wall clock per reduction (0: none); a reduction stopped by it keeps its best program and is judged for retention as it is"), cl::cat(Cat));
 static cl::opt<unsigned> ReduceJobs("reduce-jobs", cl::init(0), cl::desc("Candidates at once per reduction (default -j / slots)"), cl::cat(Cat));
 static cl::opt<double> Timeout("timeout", cl::init(10), cl::desc("Seconds before a run is killed and called a hang"), cl::cat(Cat));
 static cl::opt<std::string> Corpus("corpus", cl::init("corpus"), cl::desc("Where detected mutants go (<dir>/<kernel>/<injector>/); empty: nowhere"), cl::cat(Cat));
@@ -131,6 +132,7 @@ int main(int argc, char **argv) {
   if (Gpus.empty() && wsr::gpuPresent()) o.gpus = {"0"};
   o.reduce = Reduce;
   o.reduce_jobs = (int)ReduceJobs;
+  o.reduce_budget_s = ReduceBudget;
   o.timeout_s = Timeout;
   o.corpus_dir = Corpus;
   o.retry_infra = RetryInfra;

@@ -15,6 +15,8 @@
 
 namespace clang {
 class ASTContext;
+class FileID;
+class SourceManager;
 class Decl;
 class SourceLocation;
 }  // namespace clang
@@ -74,6 +76,13 @@ Range widenToLines(const std::string &text, Range r);
 // also says yes for the predefines buffer (<built-in>: __CUDA_ARCH__, __cplusplus...),
 // whose offsets mean nothing in the user's text.
 bool isMainFileLoc(const clang::ASTContext &ctx, clang::SourceLocation loc);
+// A parse with a precompiled preamble (the parse check's, which the search lists its sites from)
+// holds the leading directives of the user's file in a copy of the file with its own FileID: the
+// #defines there and the #includes the headers came through. Its offsets are the text's own (a
+// preamble is reused only while the text's leading directives are unchanged).
+bool isPreambleCopyOfMainFile(const clang::SourceManager &sm, clang::FileID fid);
+// isMainFileLoc, or in the preamble's copy of the user's file.
+bool isUserFileLoc(const clang::ASTContext &ctx, clang::SourceLocation loc);
 
 // Group ids keyed by the place's bytes, so that the host and the device parse (which may
 // see different code under __CUDA_ARCH__) give one place one id, and two places never

@@ -92,6 +92,20 @@ bool isMainFileLoc(const clang::ASTContext &ctx, clang::SourceLocation loc) {
   return loc.isValid() && sm.getFileID(sm.getExpansionLoc(loc)) == sm.getMainFileID();
 }
 
+bool isPreambleCopyOfMainFile(const clang::SourceManager &sm, clang::FileID fid) {
+  if (fid.isInvalid() || fid == sm.getMainFileID()) return false;
+  auto here = sm.getFileEntryRefForID(fid);
+  auto main = sm.getFileEntryRefForID(sm.getMainFileID());
+  return here && main && here->getName() == main->getName();
+}
+
+bool isUserFileLoc(const clang::ASTContext &ctx, clang::SourceLocation loc) {
+  auto &sm = ctx.getSourceManager();
+  if (!loc.isValid()) return false;
+  auto fid = sm.getFileID(sm.getExpansionLoc(loc));
+  return fid == sm.getMainFileID() || isPreambleCopyOfMainFile(sm, fid);
+}
+
 void forEachMainFileDecl(clang::ASTContext &ctx, const std::function<void(clang::Decl *)> &fn) {
   for (auto *d : ctx.getTranslationUnitDecl()->decls())
     if (!d->isImplicit() && isMainFileLoc(ctx, d->getBeginLoc())) fn(d);

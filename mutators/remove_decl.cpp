@@ -156,7 +156,7 @@ void macroSites(clang::ASTUnit &ast, const ParsedSource &src, std::vector<PassSi
     auto *mi = md->getMacroInfo();
     if (!mi || mi->isBuiltinMacro() || mi->isUsed()) continue;
     auto loc = mi->getDefinitionLoc();
-    if (!isMainFileLoc(ast.getASTContext(), loc)) continue;
+    if (!isUserFileLoc(ast.getASTContext(), loc)) continue;
     unsigned b = lineStart(sm.getFileOffset(loc));
     unsigned e = lineEnd(sm.getFileOffset(mi->getDefinitionEndLoc()));
     std::string name = it->first->getName().str();
@@ -186,7 +186,10 @@ struct IncludeUses : clang::RecursiveASTVisitor<IncludeUses> {
       clang::SourceLocation inc = sm.getIncludeLoc(fid);
       if (inc.isInvalid()) return;
       inc = sm.getExpansionLoc(inc);
-      if (sm.getFileID(inc) == sm.getMainFileID()) { used.insert(sm.getFileOffset(inc)); return; }
+      if (sm.getFileID(inc) == sm.getMainFileID() || isPreambleCopyOfMainFile(sm, sm.getFileID(inc))) {
+        used.insert(sm.getFileOffset(inc));
+        return;
+      }
       fid = sm.getFileID(inc);
     }
   }

@@ -91,17 +91,24 @@ std::vector<PassSite> shapeSites(const ParsedSource &src) {
       const clang::Token &tok = mi->getReplacementToken(0);
       if (!tok.is(clang::tok::numeric_constant)) continue;
       auto loc = tok.getLocation();
-      if (!isMainFileLoc(ctx, loc)) continue;  // not the predefines' __CUDA_ARCH__ & co.
-      long long v;
-      llvm::StringRef spelling(tok.getLiteralData(), tok.getLength());
-      if (!parseInt(spelling, v)) continue;
+      // In the user's file: its main FileID, or, for a #define inside a precompiled preamble (the
+      // parse check's kind of parse), the preamble's copy of the same file, whose bytes are the
+      // text's own (a preamble is reused only while the text's leading directives are unchanged).
+      if (!isUserFileLoc(ctx, loc)) continue;  // not the predefines' __CUDA_ARCH__ & co.
+      // (the spelling from the text: a token read back from a preamble has no literal data)
       unsigned off = sm.getFileOffset(loc);
+      if (off + tok.getLength() > src.text.size()) continue;
+      long long v;
+      std::string spelling = src.text.substr(off, tok.getLength());
+      if (!parseInt(spelling, v)) continue;
       knobs.push_back({it->first->getName().str(), Range{off, off + tok.getLength()}, v});
     }
     Collector c(ctx, knobs);
     c.TraverseDecl(ctx.getTranslationUnitDecl());
   }
 
+  // In text order: the macro table's order is a hash map's, and differs with a preamble.
+  std::stable_sort(knobs.begin(), knobs.end(), [](const Knob &a, const Knob &b) { return a.where.begin < b.where.begin; });
   std::set<long long> values;
   for (auto &k : knobs) values.insert(k.value);
   std::vector<PassSite> sites;

@@ -29,20 +29,26 @@ Search::Search(Tester &t, SearchOptions o, std::function<void(const SearchStats 
 
 void Search::checkStop() {
   if (g_stop) throw SearchStop{"interrupted"};
+  if (opt_.budget_s > 0 && now_s() - t0_ > opt_.budget_s)
+    throw SearchStop{"the budget of " + std::to_string((int)opt_.budget_s) + " s is spent"};
   if (infra_run_ >= opt_.max_consecutive_infra)
     throw SearchStop{"the oracle could not judge " + std::to_string(infra_run_) +
                      " candidates in a row (" + last_infra_ + ")"};
 }
 
 std::vector<PassSite> Search::enumerate(const PassInfo &p) {
-  if (!parsed_) parsed_ = parseSource(best_, tester_.options().original_path, tester_.options().parse);
+  if (!parsed_) {
+    if (!parser_) parser_ = std::make_unique<ParseChecker>(tester_.options().original_path, tester_.options().parse);
+    parsed_ = parser_->parse(best_);
+  }
   return p.sites(*parsed_);
 }
 
 void Search::accept(const std::string &text, const std::string &pass, const std::string &what) {
   best_ = text;
   tester_.setBase(best_);
-  parsed_.reset();  // the AST is rebuilt only after an accepted change
+  if (parser_) parser_->giveBack(std::move(parsed_));  // the AST is rebuilt only after an accepted change
+  parsed_.reset();
   ++stats_.accepted;
   stats_.lines = countNonBlankLines(best_);
   stats_.tokens = countTokens(best_);

@@ -33,6 +33,9 @@ struct SearchOptions {
   // Shape passes to completion before any structure pass (the first round of every knob only,
   // when false: the rest after the structure passes' first round).
   bool full_shape_first = false;
+  // Wall-clock seconds for the whole search (0: none); when spent it stops as an interrupt does,
+  // with the best program so far (wsfuzz --reduce-budget: a retention sample in bounded time).
+  double budget_s = 0;
 };
 
 // N worker threads that judge candidates (the compiles and runs are child processes; the
@@ -107,6 +110,9 @@ class Search {
   SearchOptions opt_;
   std::function<void(const SearchStats &, const std::string &)> progress_;
   std::string best_;
+  // The sites are listed from a parse that keeps a precompiled preamble (frontend/parse_check.h);
+  // parsed_ is its AST of best_, handed back after an accepted step.
+  std::unique_ptr<ParseChecker> parser_;
   std::unique_ptr<ParsedSource> parsed_;
   SearchStats stats_;
   int infra_run_ = 0;

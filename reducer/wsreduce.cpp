@@ -233,6 +233,14 @@ int main(int argc, char **argv) {
       longest = std::max(longest, r.wall_ms);
       finished = finished && !r.timed_out;
     }
+    // A candidate killed at the timeout is not retried when the original finished on its own
+    // (failed fast, or the watchdog named its hang): a retry would give it a verdict ("slow", or a
+    // hang nobody named) that cannot be the original's either way. On the H200 one such retry held
+    // a ddmin stream for 30 s with 15 of 16 slots idle.
+    if (finished && !NoRetry) {
+      tester.oracleOptions().retry_timeout = false;
+      llvm::errs() << "wsreduce: the original finished on its own: a candidate killed at the timeout is not retried\n";
+    }
     if (!NoCalibrate && finished && longest > 0 && !o.build_only) {
       auto &to = tester.oracleOptions();
       to.calibrate = true;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -569,4 +570,45 @@ TEST(UnwrapMacro, AMacroUseBecomesTheCallPassedToIt) {
   std::string out = apply(p, sites[0]);
   EXPECT_EQ(out, rewrite(p.text, {{"CHECK(cudaMalloc(&d, TILE * sizeof(int)));", "cudaMalloc(&d, TILE * sizeof(int));"}}));
   EXPECT_TRUE(parses(p, out));
+}
+
+// The search lists its sites from the ASTs of a parse kept with a precompiled preamble (the
+// parse check's kind): every pass must offer exactly what it offers on a plain parse, the shape
+// pass's knobs included (their #defines are inside the preamble).
+TEST(ParseCheck, EveryPassOffersTheSameSitesOnAPreambleParse) {
+  for (std::string name : {"/kernels/ws_gemm_sm90.cu", "/corpus/examples/pipeline_arrival_count.cu"}) {
+    std::string path = std::string(WSREDUCE_SOURCE_DIR) + name;
+    SCOPED_TRACE(path);
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    wsr::ParseOptions opt;
+    opt.includes.push_back(std::string(WSREDUCE_SOURCE_DIR) + "/oracle/include");
+    opt.includes.push_back(std::filesystem::path(path).parent_path().string());
+    auto fresh = wsr::parseSource(text, path, opt);
+    ASSERT_TRUE(fresh->ok()) << fresh->firstError();
+    wsr::ParseChecker checker(path, opt);
+    std::string err;
+    ASSERT_TRUE(checker.check(text, &err)) << err;  // the first parse; the next one has the preamble
+    for (int round = 0; round < 2; ++round) {
+      bool ran = false;
+      ASSERT_TRUE(checker.check(text, &err, [&](const wsr::ParsedSource &kept) {
+        ran = true;
+        for (auto &p : wsr::allPasses()) {
+          auto a = p.sites(*fresh), b = p.sites(kept);
+          EXPECT_EQ(a.size(), b.size()) << p.name;
+          if (a.size() != b.size()) continue;
+          for (size_t i = 0; i < a.size(); ++i) {
+            EXPECT_EQ(a[i].note, b[i].note) << p.name << " site " << i;
+            EXPECT_TRUE(a[i].edits == b[i].edits) << p.name << " site " << i << ": " << a[i].note;
+            EXPECT_EQ(a[i].level, b[i].level) << p.name;
+            EXPECT_EQ(a[i].group, b[i].group) << p.name;
+            EXPECT_EQ(a[i].place, b[i].place) << p.name;
+          }
+        }
+      })) << err;
+      EXPECT_TRUE(ran);
+    }
+  }
 }

@@ -43,7 +43,7 @@ inline void ring_kernel(const TensorMap map, uint16_t *out, int rows, RingKnobs 
       int stage = 0;
       uint32_t phase = 0;
       for (int t = 0; t < ntiles; ++t) {
-        mbarrier_try_wait_parity(smemAddr(&empty[stage]), phase ^ 1, WSEMU_HERE);  // @producer-wait
+        while (!mbarrier_try_wait_parity(smemAddr(&empty[stage]), phase ^ 1, WSEMU_HERE)) {}  // @producer-wait
         mbarrier_arrive_expect_tx(smemAddr(&full[stage]), kTileBytes + knobs.extra_tx, WSEMU_HERE);
         tma_load_2d(smemAddr(tiles + stage * kTileBytes), &map, smemAddr(&full[stage]), 0, t * kBoxRows, WSEMU_HERE);
         if (++stage == kStages) stage = 0, phase ^= 1;
@@ -55,7 +55,7 @@ inline void ring_kernel(const TensorMap map, uint16_t *out, int rows, RingKnobs 
     int stage = 0;
     uint32_t phase = 0;
     for (int t = 0; t < ntiles; ++t) {
-      mbarrier_try_wait_parity(smemAddr(&full[stage]), phase, WSEMU_HERE);  // @consumer-wait
+      while (!mbarrier_try_wait_parity(smemAddr(&full[stage]), phase, WSEMU_HERE)) {}  // @consumer-wait
       const uint8_t *tile = tiles + stage * kTileBytes;
       for (int e = ct * 16; e < ct * 16 + 16; ++e) {
         int row = e / 64, col = e % 64;

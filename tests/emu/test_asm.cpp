@@ -19,7 +19,7 @@ TEST(Verdict, LinesAreWhatTheOracleParses) {
     nameShared(bar, 8, 8, "full");
     if (threadIdx().x == 0) ptx::mbarrier_init(smemAddr(bar), 2, WSEMU_HERE);
     ptx::syncthreads(WSEMU_HERE);
-    if (threadIdx().x >= 32) ptx::mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE);
+    if (threadIdx().x >= 32) while (!ptx::mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE)) {}
   }, cfgOf());
   auto lines = v.lines();
   ASSERT_GE(lines.size(), 2u);

@@ -99,7 +99,7 @@ TEST(MBarrier, WaitBeforeInitIsUB) {
     using namespace wsemu::ptx;
     auto *bar = reinterpret_cast<uint64_t *>(dynamicShared());
     nameShared(bar, 8, 8, "full");
-    if (threadIdx().x == 32) mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE);  // @wait-before-init
+    if (threadIdx().x == 32) while (!mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE)) {}  // @wait-before-init
     syncthreads(WSEMU_HERE);
     if (threadIdx().x == 0) mbarrier_init(smemAddr(bar), 1, WSEMU_HERE);
   }, cfgOf());
@@ -161,4 +161,34 @@ TEST(MBarrier, TestWaitSpinWithNoArriverIsAHang) {
   }, cfgOf());
   EXPECT_EQ(v.detail, "hang/mbarrier") << dump(v);
   EXPECT_TRUE(hasLine(v, "(test_wait spin)")) << dump(v);
+}
+
+// try_wait suspends for a bounded time, then returns false: one try_wait with no loop around it
+// does not hang on the GPU (a reduction of the GEMM hang that kept one passed on the H200), and
+// the emulator must not call it a hang either; the same try_wait in a spin loop is one.
+TEST(MBarrier, ALoneTryWaitReturnsFalseASpinOnItIsAHang) {
+  for (bool spin : {false, true}) {
+    bool got = true;
+    Verdict v = launch(Dim3(1), Dim3(32), 64, [&] {
+      using namespace wsemu::ptx;
+      auto *bar = reinterpret_cast<uint64_t *>(dynamicShared());
+      uint32_t b = smemAddr(bar);
+      if (threadIdx().x == 0) mbarrier_init(b, 1, WSEMU_HERE);
+      syncwarp(0xffffffff, WSEMU_HERE);
+      if (!spin) {
+        bool r = mbarrier_try_wait_parity(b, 0, WSEMU_HERE);
+        if (threadIdx().x == 0) got = r;
+      } else {
+        while (!mbarrier_try_wait_parity(b, 0, WSEMU_HERE)) {
+        }
+      }
+    }, cfgOf());
+    if (!spin) {
+      EXPECT_TRUE(v.pass()) << dump(v);
+      EXPECT_FALSE(got);
+    } else {
+      EXPECT_EQ(v.detail, "hang/mbarrier") << dump(v);
+      EXPECT_TRUE(hasLine(v, "waiting for parity 0 (phase 0 parity 0, pending 1 of 1, tx 0)")) << dump(v);
+    }
+  }
 }

@@ -117,7 +117,7 @@ static std::vector<std::string> traceOf(uint64_t seed) {
     syncthreads(WSEMU_HERE);
     for (int i = 0; i < 3; ++i) {
       mbarrier_arrive(smemAddr(bar), WSEMU_HERE);
-      mbarrier_try_wait_parity(smemAddr(bar), i & 1, WSEMU_HERE);
+      while (!mbarrier_try_wait_parity(smemAddr(bar), i & 1, WSEMU_HERE)) {}
     }
     elect_sync(0xffffffff, WSEMU_HERE);
   }, c);

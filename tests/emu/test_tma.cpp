@@ -20,7 +20,7 @@ void loadOneBox(const TensorMap map, int c0, int c1, int box_rows, uint16_t *til
     mbarrier_arrive_expect_tx(smemAddr(bar), tx, WSEMU_HERE);
     tma_load_2d(smemAddr(smem), &map, smemAddr(bar), c0, c1, WSEMU_HERE);
   }
-  mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE);
+  while (!mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE)) {}
   for (int e = threadIdx().x; e < box_rows * 64; e += blockDim().x)
     at(&tile_out[e], WSEMU_HERE) = at(reinterpret_cast<uint16_t *>(smem + sw128(e / 64, e % 64)), WSEMU_HERE);
 }

@@ -30,7 +30,7 @@ void gemmTile(const TensorMap ma, const TensorMap mb, float *C, bool rs, const u
     if (!rs) tma_load_2d(smemAddr(sA), &ma, smemAddr(bar), 0, 0, WSEMU_HERE);
     tma_load_2d(smemAddr(sB), &mb, smemAddr(bar), 0, 0, WSEMU_HERE);
   }
-  mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE);
+  while (!mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE)) {}
   float acc[32];
   for (float &x : acc) x = 0.f;
   uint32_t a[4][4];
