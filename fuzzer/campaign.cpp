@@ -634,6 +634,7 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   rr.lines_before = (int)countNonBlankLines(m.text);
   try {
     Tester tester(t);
+    tester.calibrateParseCheck(m.text);
     TestResult orig_r;
     Verdict ov = tester.judgeOriginal(m.text, &orig_r);
     if (!orig_r.interesting) {

@@ -1,5 +1,10 @@
 #include "tester.h"
 
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/ExprCXX.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/Basic/SourceManager.h>
+#include <clang/Frontend/ASTUnit.h>
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/Support/SHA256.h>
 
@@ -28,9 +33,38 @@ Tester::Tester(TestOptions o) : opt_(std::move(o)) {
   checker_ = std::make_unique<ParseCheckerPool>(opt_.original_path, strict);
 }
 
+namespace {
+// Kernel launches in the user's host code: `k<<<...>>>(...)`, cudaLaunchKernel*, cuLaunchKernel*.
+struct Launches : clang::RecursiveASTVisitor<Launches> {
+  int n = 0;
+  bool VisitCUDAKernelCallExpr(clang::CUDAKernelCallExpr *) { ++n; return true; }
+  bool VisitCallExpr(clang::CallExpr *c) {
+    if (auto *f = c->getDirectCallee())
+      if (f->getIdentifier() && (f->getName().starts_with("cudaLaunch") || f->getName().starts_with("cuLaunch"))) ++n;
+    return true;
+  }
+};
+}  // namespace
+
+int kernelLaunches(const ParsedSource &parsed) {
+  for (auto &side : parsed.sides) {
+    if (side.device || !side.ast) continue;
+    auto &ctx = side.ast->getASTContext();
+    auto &sm = ctx.getSourceManager();
+    Launches v;
+    for (auto *d : ctx.getTranslationUnitDecl()->decls())
+      if (!d->isImplicit() && sm.getFileID(sm.getExpansionLoc(d->getBeginLoc())) == sm.getMainFileID()) v.TraverseDecl(d);
+    return v.n;
+  }
+  return 0;
+}
+
 void Tester::calibrateParseCheck(const std::string &original) {
-  if (!opt_.parse_check || checker_->check(original)) return;
+  if (!opt_.parse_check) return;
+  bool ok = checker_->check(original, nullptr, [&](const ParsedSource &p) { original_launches_ = kernelLaunches(p); });
+  if (ok) return;
   checker_ = std::make_unique<ParseCheckerPool>(opt_.original_path, opt_.parse);  // lenient
+  checker_->check(original, nullptr, [&](const ParsedSource &p) { original_launches_ = kernelLaunches(p); });
 }
 
 void Tester::remember(const std::string &hash, const TestResult &r) {
@@ -91,6 +125,14 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
     bool ok = checker_->check(text, &err, [&](const ParsedSource &parsed) {
       r.parse_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (!opt_.test_script.empty()) return;  // a script parses nothing of ours
+      // A GPU bug's repro launches a kernel: a candidate that launches none can still "show" a
+      // wrong result (the host's poisoned output buffer, never written, compares as NaN), and
+      // on the H200 a reduction of an out-of-bounds TMA store kept wrong:Y:nan with no kernel.
+      if (original_launches_ > 0 && opt_.symptom != "compile-error" && kernelLaunches(parsed) == 0) {
+        r.detail = "no-kernel-launch";
+        r.note = "the candidate launches no kernel (the original launches " + std::to_string(original_launches_) + ")";
+        return;
+      }
       ParseLoan loan(parsed);
       judgeIt();
     });

@@ -40,6 +40,8 @@ struct TestResult {
 };
 
 std::string contentHash(const std::string &text);
+// Kernel launches in the program's host code (<<<>>>, cudaLaunchKernel*, cuLaunchKernel*).
+int kernelLaunches(const ParsedSource &parsed);
 
 class Tester {
  public:
@@ -51,7 +53,9 @@ class Tester {
   void remember(const std::string &hash, const TestResult &r);  // for --resume
   const TestOptions &options() const { return opt_; }
   OracleOptions &oracleOptions() { return opt_.oracle; }  // e.g. the calibrated timeout, once the original ran
-  // The parse check is strict about missing returns unless the original itself has one.
+  // The parse check is strict about missing returns unless the original itself has one. Also
+  // counts the original's kernel launches: when it has any, a candidate with none is not
+  // interesting (except for compile errors and --test scripts).
   void calibrateParseCheck(const std::string &original);
   // The program the next candidates are edits of (the search's best so far): the parse check
   // keeps its precompiled preamble for candidates that leave the base's leading directives alone.
@@ -70,6 +74,7 @@ class Tester {
   std::mutex m_;
   std::unordered_map<std::string, TestResult> cache_;
   std::atomic<long> tests_{0}, hits_{0}, parse_skips_{0}, cancelled_{0};
+  int original_launches_ = 0;
 };
 
 }  // namespace wsr

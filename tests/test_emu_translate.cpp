@@ -4,6 +4,7 @@
 
 #include "oracle.h"
 #include "parse_check.h"
+#include "tester.h"
 #include "watchdog.h"
 
 #include <gtest/gtest.h>
@@ -416,4 +417,42 @@ TEST(ParseLoan, ACandidateThatEditsThePreambleIsParsedWithoutOne) {
   EXPECT_FALSE(checker.check("#if 1\n#error the preamble breaks\n#endif\n" + text, &err));
   EXPECT_NE(err.find("the preamble breaks"), std::string::npos) << err;
   EXPECT_TRUE(checker.check(text, &err)) << err;  // the base itself: the kept preamble
+}
+
+// ---- the reducer's tester: a candidate must still launch a kernel ----
+
+// A GPU bug's repro launches a kernel. On the H200 a reduction of an out-of-bounds TMA store
+// (wrong:Y:nan) deleted the kernel and its launch and still "reproduced": the host's output buffer,
+// poisoned with 0xFF and never written, compares as NaN. Such a candidate is refused from its
+// parse, before anything is built.
+TEST(Tester, ACandidateThatLaunchesNoKernelIsRefusedBeforeAnyBuild) {
+  std::string path = fixture("mbarrier_hang.cu");
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto at = text.find("k<<<1, 128>>>(d);");
+  ASSERT_NE(at, std::string::npos);
+  std::string no_launch = text.substr(0, at) + text.substr(at + std::string("k<<<1, 128>>>(d);").size());
+  std::string via_api = text.substr(0, at) + "{ void *args[] = {&d}; cudaLaunchKernel((const void *)k, 1, 128, args); }" +
+                        text.substr(at + std::string("k<<<1, 128>>>(d);").size());
+  for (std::string symptom : {"hang", "compile-error"}) {
+    wsr::TestOptions t;
+    t.symptom = symptom;
+    t.original_path = path;
+    t.oracle.backend = "emu";
+    t.oracle.emu_build = wsr::emu::emuBuilder();
+    t.oracle.build.cache_dir = std::string(WSR_BUILD_DIR) + "/emu-test-cache";
+    t.oracle.run.timeout_s = 60;
+    wsr::Tester tester(t);
+    tester.calibrateParseCheck(text);
+    auto r = tester.test(no_launch);
+    if (symptom == "hang") {
+      EXPECT_EQ(r.detail, "no-kernel-launch") << r.note;
+      EXPECT_FALSE(r.interesting);
+      EXPECT_EQ(r.build_ms, 0);  // refused from the parse: nothing built
+      auto api = tester.test(via_api);  // a launch through the runtime API counts
+      EXPECT_NE(api.detail, "no-kernel-launch") << api.note;
+    } else {
+      EXPECT_NE(r.detail, "no-kernel-launch");  // a compile error needs no launch
+    }
+  }
 }
