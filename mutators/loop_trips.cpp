@@ -3,7 +3,7 @@
 // becomes 1, 2 or half its value. Literal bounds (`i < 8`, or `i < TILE` for a
 // `#define TILE 16`) are shape's knobs, so each edit is offered once. Phase Shape: a trip count is part of the minimum failing shape
 // (seed step 1), and fewer trips make every later candidate cheaper to run.
-#include "pass.h"
+#include "visit.h"
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Expr.h>
@@ -62,15 +62,6 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
 
 }  // namespace
 
-std::vector<PassSite> loopTripSites(const ParsedSource &src) {
-  std::vector<PassSite> sites;
-  PlaceIds places;
-  forEachSide(src, [&](clang::ASTContext &ctx, bool) {
-    Visitor v(ctx, src, sites, places);
-    forEachMainFileDecl(ctx, [&](clang::Decl *d) { v.TraverseDecl(d); });
-  });
-  dedupeAndOrder(sites);
-  return sites;
-}
+std::vector<PassSite> loopTripSites(const ParsedSource &src) { return visitorSites<Visitor>(src); }
 
 }  // namespace wsr

@@ -5,7 +5,7 @@
 // expressions that are only part of a macro's expansion (they have no text of their own;
 // mainFileRange says so), the strings and outputs of asm statements (not expressions to
 // shrink), and any alternative no shorter than what it replaces (a one-letter name -> 0).
-#include "pass.h"
+#include "visit.h"
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Expr.h>
@@ -142,15 +142,6 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
 
 }  // namespace
 
-std::vector<PassSite> simplifyExprSites(const ParsedSource &src) {
-  std::vector<PassSite> sites;
-  PlaceIds places;
-  forEachSide(src, [&](clang::ASTContext &ctx, bool) {
-    Visitor v(ctx, src, sites, places);
-    forEachMainFileDecl(ctx, [&](clang::Decl *d) { v.TraverseDecl(d); });
-  });
-  dedupeAndOrder(sites);
-  return sites;
-}
+std::vector<PassSite> simplifyExprSites(const ParsedSource &src) { return visitorSites<Visitor>(src); }
 
 }  // namespace wsr

@@ -2,7 +2,7 @@
 // away; a loop becomes one copy of its body, or goes away. The alternatives of one
 // statement form a group: at most one is kept. A role branch unwrapped is how a
 // repro loses the roles that are not involved in the broken handoff.
-#include "pass.h"
+#include "visit.h"
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/RecursiveASTVisitor.h>
@@ -78,15 +78,6 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
 };
 }  // namespace
 
-std::vector<PassSite> unwrapBranchSites(const ParsedSource &src) {
-  std::vector<PassSite> sites;
-  PlaceIds places;
-  forEachSide(src, [&](clang::ASTContext &ctx, bool) {
-    Visitor v(ctx, src, sites, places);
-    v.TraverseDecl(ctx.getTranslationUnitDecl());
-  });
-  dedupeAndOrder(sites);
-  return sites;
-}
+std::vector<PassSite> unwrapBranchSites(const ParsedSource &src) { return visitorSites<Visitor>(src); }
 
 }  // namespace wsr

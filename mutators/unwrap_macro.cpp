@@ -5,7 +5,7 @@
 // macro's definition stays as long as one use does. An argument is offered when Clang saw it
 // as a whole expression (the outermost expression spelled inside that argument); the macro
 // itself goes later with remove-decl, once no use is left.
-#include "pass.h"
+#include "visit.h"
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Expr.h>
@@ -83,15 +83,6 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
 
 }  // namespace
 
-std::vector<PassSite> unwrapMacroSites(const ParsedSource &src) {
-  std::vector<PassSite> sites;
-  PlaceIds places;
-  forEachSide(src, [&](clang::ASTContext &ctx, bool) {
-    Visitor v(ctx, src, sites, places);
-    forEachMainFileDecl(ctx, [&](clang::Decl *d) { v.TraverseDecl(d); });
-  });
-  dedupeAndOrder(sites);
-  return sites;
-}
+std::vector<PassSite> unwrapMacroSites(const ParsedSource &src) { return visitorSites<Visitor>(src); }
 
 }  // namespace wsr
