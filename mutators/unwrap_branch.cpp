@@ -1,5 +1,6 @@
 // unwrap-branch: an if/else becomes one of its arms (then first, else second) or goes
-// away; a loop becomes one copy of its body, or goes away. The alternatives of one
+// away; a loop becomes one copy of its body, or goes away; a block inside a block becomes its
+// statements. The alternatives of one
 // statement form a group: at most one is kept. A role branch unwrapped is how a
 // repro loses the roles that are not involved in the broken handoff.
 #include "visit.h"
@@ -73,6 +74,26 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     ++depth;
     bool ok = clang::RecursiveASTVisitor<Visitor>::TraverseDoStmt(s);
     --depth;
+    return ok;
+  }
+  // A block that is a statement of another block (what unwrapping and inlining leave behind:
+  // `{ { x; } }`) becomes its statements. Its declarations may then clash with the outer
+  // block's; the parse check refuses those candidates.
+  const clang::Stmt *parent = nullptr;
+  bool TraverseStmt(clang::Stmt *s) {
+    if (!s) return true;
+    if (auto *c = llvm::dyn_cast<clang::CompoundStmt>(s); c && parent && llvm::isa<clang::CompoundStmt>(parent)) {
+      auto whole = mainFileRange(ctx, c->getSourceRange());
+      auto lb = mainFileOffset(ctx, c->getLBracLoc()), rb = mainFileOffset(ctx, c->getRBracLoc());
+      if (whole && lb && rb && *lb + 1 <= *rb)
+        out.push_back(replaceSite("unwrap-branch", src, *whole, src.text.substr(*lb + 1, *rb - *lb - 1),
+                                  "block -> its statements at line " + std::to_string(lineOf(src.text, whole->begin)),
+                                  depth, places(*whole)));
+    }
+    const clang::Stmt *saved = parent;
+    parent = s;
+    bool ok = clang::RecursiveASTVisitor<Visitor>::TraverseStmt(s);
+    parent = saved;
     return ok;
   }
 };

@@ -254,7 +254,7 @@ TEST(UnwrapBranch, OneArmOrTheBodyOnceAsAlternatives) {
   LOAD(p, "unwrap_branch.cu");
   auto sites = sitesOf("unwrap-branch", p);
   SCOPED_TRACE(listing(sites));
-  ASSERT_EQ(sites.size(), 4u);
+  ASSERT_EQ(sites.size(), 6u);
   EXPECT_EQ(sites[0].note, "if -> then arm at line 3");
   EXPECT_EQ(sites[1].note, "if -> else arm at line 3");
   EXPECT_EQ(sites[0].group, sites[1].group);
@@ -266,6 +266,13 @@ TEST(UnwrapBranch, OneArmOrTheBodyOnceAsAlternatives) {
   EXPECT_TRUE(parses(p, out));
   out = apply(p, sites[2]);
   EXPECT_EQ(out, rewrite(p.text, {{"for (int i = 0; i < n; ++i) out[i] += 1;", "{ int i = 0; out[i] += 1; }"}}));
+  EXPECT_TRUE(parses(p, out));
+  // a block inside a block (what inlining and unwrapping leave) becomes its statements
+  EXPECT_EQ(sites[4].note, "block -> its statements at line 11");
+  EXPECT_EQ(sites[5].note, "block -> its statements at line 12");
+  EXPECT_NE(sites[4].group, sites[5].group);
+  out = apply(p, sites[5]);
+  EXPECT_EQ(out, rewrite(p.text, {{"{ out[0] = 3; }", " out[0] = 3; "}}));
   EXPECT_TRUE(parses(p, out));
 }
 
