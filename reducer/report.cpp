@@ -23,7 +23,7 @@ std::string inlineHarness(const std::string &text) {
   return m.prefix().str() + repl + m.suffix().str();
 }
 
-std::string formatCuda(const std::string &text) {
+std::string formatCuda(const std::string &text, int columns) {
   for (auto name : {"clang-format-22", "clang-format"}) {
     auto tool = findInPath(name);
     if (!tool) continue;
@@ -32,7 +32,7 @@ std::string formatCuda(const std::string &text) {
     writeFileAtomic(f, text);
     RunOptions o;
     o.timeout_s = 30;
-    auto r = runProcess({*tool, "--style={BasedOnStyle: LLVM, ColumnLimit: 100}", f}, o);
+    auto r = runProcess({*tool, "--style={BasedOnStyle: LLVM, ColumnLimit: " + std::to_string(columns) + "}", f}, o);
     removeTree(dir);
     if (r.exit_code == 0 && !r.timed_out && !r.out.empty()) return r.out;
   }

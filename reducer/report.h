@@ -15,7 +15,8 @@ namespace wsr {
 std::string inlineHarness(const std::string &text);
 
 // Runs clang-format (22, then any) on the text; returns it unchanged if none is found.
-std::string formatCuda(const std::string &text);
+// `columns` 0: no line is broken for its length (clang-format's ColumnLimit: 0).
+std::string formatCuda(const std::string &text, int columns = 100);
 
 struct ReportInput {
   std::string original_path, reduced_path, command;
