@@ -216,6 +216,7 @@ void reportDeadlock(Cta &c) {
     site += siteOf(t.wait.loc);
     Key k{t.warpgroup, site, describeWait(t)};
     ParkedGroup &g = groups[k];
+    g.arrivals = waitArrivals(t);
     kinds[k] = t.wait.kind;
     uint64_t it = t.site_iters[{t.wait.loc.file, t.wait.loc.line}];
     if (g.threads == 0) {
@@ -244,7 +245,8 @@ void reportDeadlock(Cta &c) {
   v.symptom = v.detail.substr(0, v.detail.find('/'));
   std::set<std::string> sig;
   for (auto &[g, kind] : all) {
-    sig.insert(g.site + ",warpgroup" + std::to_string(g.warpgroup) + ",iter" + std::to_string(g.iteration));
+    sig.insert(g.site + ",warpgroup" + std::to_string(g.warpgroup) + ",iter" + std::to_string(g.iteration) +
+               (g.arrivals.empty() ? "" : ",arrivals=" + g.arrivals));
     v.parked.push_back(g);
   }
   for (auto &s : sig) v.signature += (v.signature.empty() ? "" : ";") + s;

@@ -154,6 +154,10 @@ void finishAsyncRead(AsyncOp &op);
 std::string smemName(uint32_t addr);
 std::string siteOf(SrcLoc loc);      // basename:line
 std::string describeWait(const Thread &t);
+// How far the phase a parked thread waits on had got, for the hang's signature: "none" (no
+// arrival and no transaction byte yet), "partial" (some arrivals, not all), "tx" (every arrival,
+// bytes still missing); "" for a wait that is not on an mbarrier.
+std::string waitArrivals(const Thread &t);
 // Join the open rendezvous `kind` of a thread set (slots base..base+nslots-1 that `mask` names);
 // the last arrival runs `complete`; returns once it has run.
 std::shared_ptr<Collective> rendezvous(const std::string &kind, int scope, int base, int nslots, uint64_t mask,

@@ -55,6 +55,15 @@ std::string smemName(uint32_t addr) {
   return o.str();
 }
 
+std::string waitArrivals(const Thread &t) {
+  if (t.wait.kind != WaitKind::MBarrier) return "";
+  auto it = cta().mbars.find(t.wait.addr);
+  if (it == cta().mbars.end()) return "";
+  const MBarrier &b = it->second;
+  if (b.pending == b.expected && b.tx == 0) return "none";
+  return b.pending > 0 ? "partial" : "tx";
+}
+
 std::string describeWait(const Thread &t) {
   Cta &c = cta();
   const WaitInfo &w = t.wait;

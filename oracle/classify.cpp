@@ -316,8 +316,8 @@ std::string decodeWatchBuffer(const std::string &bytes) {
 // "The same hang" for the reducer: which roles (warpgroups) are parked. Lines move and the
 // iteration changes as the reducer shrinks the program and its shape, and a barrier's name is what
 // the source shows at the wait (a helper's parameter), so all of those stay in the evidence. The
-// emulator's signatures have the same shape (oracle/classify.cpp, the WSEMU branch), so a reduction
-// made on one backend can be confirmed on the other.
+// emulator's signatures list the same roles and add how far each parked-on barrier's phase had got
+// (the WSEMU branch below), which a GPU cannot read.
 static std::string warpgroupList(const std::set<unsigned> &wgs) {  // "warpgroup0;warpgroup2"
   std::string out;
   for (unsigned g : wgs) out += (out.empty() ? "" : ";") + std::string("warpgroup") + std::to_string(g);
@@ -522,15 +522,25 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     std::string d = emu->detail;
     std::string what = d.substr(d.find('/') == std::string::npos ? d.size() : d.find('/') + 1);
     Verdict v;
-    // The signature keeps the roles only (which warpgroups were parked, or which one did the UB):
-    // lines move and the iteration changes as a reduction shrinks the program and its shape; both
-    // stay in the evidence (the WSEMU lines), as for the GPU watchdog's records.
+    // The signature keeps the roles (which warpgroups were parked, or which one did the UB) and,
+    // for a role parked on an mbarrier, how far that barrier's phase had got: none, partial (some
+    // arrivals missing) or tx (bytes missing), as "warpgroup0(partial)". Lines move and the
+    // iteration changes as a reduction shrinks the program and its shape; both stay in the
+    // evidence (the WSEMU lines). The arrivals are what keeps a reduction of a wrong arrival count
+    // honest: without them the GEMM hang's 494 lines reduced to 110 in which nothing arrived at
+    // all (session 6), the same parked roles for another cause. The GPU watchdog cannot read a
+    // barrier's counts, so its signatures are the roles only; a reduction compares signatures of
+    // one backend, and --confirm gpu compares the class.
     std::set<std::string> roles;
     for (llvm::StringRef t : llvm::split(llvm::StringRef(emu->signature), ';')) {
       llvm::SmallVector<llvm::StringRef> f;
       t.split(f, ',');
-      for (auto x : f)
-        if (x.starts_with("warpgroup") || x == "async") roles.insert(x.str());
+      std::string role, arrivals;
+      for (auto x : f) {
+        if (x.starts_with("warpgroup") || x == "async") role = x.str();
+        if (x.consume_front("arrivals=")) arrivals = x.str();
+      }
+      if (!role.empty()) roles.insert(arrivals.empty() ? role : role + "(" + arrivals + ")");
     }
     std::string rs;
     for (auto &r : roles) rs += (rs.empty() ? "" : ";") + r;

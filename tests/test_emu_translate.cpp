@@ -153,8 +153,29 @@ TEST(EmuTranslate, FixtureConstructsAreRewrittenAndLinesKept) {
 TEST(EmuBackend, MbarrierHangIsNamedAtItsLine) {
   auto v = judgeEmu(fixture("mbarrier_hang.cu"));
   EXPECT_EQ(v.detail, "hang/mbarrier") << dump(v);
-  EXPECT_EQ(v.signature, "hang:mbarrier:warpgroup0") << dump(v);  // roles only: lines move under reduction
+  // roles and how far the barrier's phase got (one of two arrivals), no lines: lines move under reduction
+  EXPECT_EQ(v.signature, "hang:mbarrier:warpgroup0(partial)") << dump(v);
   EXPECT_TRUE(evidenceHas(v, "mbarrier_hang.cu:13")) << dump(v);
+}
+
+// The same parked role for another cause is another hang: without its one arrival the barrier
+// waits for arrivals nobody makes. A reducer holding the signature keeps the arrival, so its
+// result still shows the bug (an init count above the arrivals), as session 6's reductions did
+// not (kernel_hang reduced to an init of 1 and no arrive).
+TEST(EmuBackend, AHangWithNoArrivalIsNotTheSameHangAsOneWithTooFew) {
+  std::string text = *wsr::readFile(fixture("mbarrier_hang.cu"));
+  const std::string arrive = "  if (threadIdx.x == 0) asm volatile(\"mbarrier.arrive";
+  size_t at = text.find(arrive);
+  ASSERT_NE(at, std::string::npos);
+  text.erase(at, text.find('\n', at) + 1 - at);
+  std::string dir = wsr::makeTempDir("wsr-emu-noarrive.");
+  wsr::writeFileAtomic(dir + "/mbarrier_hang.cu", text);
+  wsr::writeFileAtomic(dir + "/common.h", *wsr::readFile(fixture("common.h")));
+  auto v = judgeEmu(dir + "/mbarrier_hang.cu");
+  wsr::removeTree(dir);
+  EXPECT_EQ(v.detail, "hang/mbarrier") << dump(v);
+  EXPECT_EQ(v.signature, "hang:mbarrier:warpgroup0(none)") << dump(v);
+  EXPECT_NE(v.signature, judgeEmu(fixture("mbarrier_hang.cu")).signature);
 }
 
 TEST(EmuBackend, PassStripesNan) {
@@ -275,7 +296,8 @@ TEST(EmuBackend, WsGemmPassesAt128x128x64) {
 TEST(EmuBackend, GemmArrivalCountHangsOnEmpty) {
   auto v = judgeEmu(repo() + "/corpus/examples/gemm_arrival_count.cu", {"GEMM_M=128", "GEMM_N=128", "GEMM_K=384"});
   EXPECT_EQ(v.detail, "hang/mbarrier") << dump(v);
-  EXPECT_EQ(v.signature, "hang:mbarrier:warpgroup0;warpgroup1;warpgroup2") << dump(v);
+  // the producer on empty (2 of 256 arrivals), the consumers on full (nothing arrived)
+  EXPECT_EQ(v.signature, "hang:mbarrier:warpgroup0(partial);warpgroup1(none);warpgroup2(none)") << dump(v);
   EXPECT_TRUE(evidenceHas(v, "gemm_arrival_count.cu:345>gemm_arrival_count.cu:131")) << dump(v);
 }
 
