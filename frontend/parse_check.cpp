@@ -65,22 +65,30 @@ void ParseChecker::setBase(const std::string &base) {
   has_base_ = true;
 }
 
+// A fresh ASTUnit of `text` under `args`: with PrecompilePreambleAfterNParses 1 it keeps a
+// preamble for later Reparse calls, with 0 it is a one-off parse.
+static std::unique_ptr<clang::ASTUnit> newUnit(const std::vector<std::string> &args, const std::string &path,
+                                               const std::string &text,
+                                               std::shared_ptr<clang::PCHContainerOperations> pch, unsigned preambleAfter) {
+  std::vector<const char *> argv = {"clang"};
+  for (auto &a : args) argv.push_back(a.c_str());
+  argv.push_back(path.c_str());
+  auto diagOpts = std::make_shared<clang::DiagnosticOptions>();
+  auto vfs = llvm::vfs::getRealFileSystem();
+  clang::IntrusiveRefCntPtr<clang::DiagnosticsEngine> diags(clang::CompilerInstance::createDiagnostics(*vfs, *diagOpts));
+  auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, path);
+  std::vector<clang::ASTUnit::RemappedFile> remap = {{path, buf.release()}};
+  return clang::CreateASTUnitFromCommandLine(argv.data(), argv.data() + argv.size(), std::move(pch), diagOpts, diags,
+                                             clangResourceDir(), /*StorePreamblesInMemory=*/true, "",
+                                             /*OnlyLocalDecls=*/true, clang::CaptureDiagsKind::All, remap,
+                                             /*RemappedFilesKeepOriginalName=*/true, preambleAfter);
+}
+
 // One parse per side, at once, with no preamble kept: the ASTs live for the check (and `then`).
 bool ParseChecker::oneOff(const std::string &text, std::string *err,
                           const std::function<void(const ParsedSource &)> &then) {
-  auto parseSide = [&](const std::vector<std::string> &args) -> std::unique_ptr<clang::ASTUnit> {
-    std::vector<const char *> argv = {"clang"};
-    for (auto &a : args) argv.push_back(a.c_str());
-    argv.push_back(path_.c_str());
-    auto diagOpts = std::make_shared<clang::DiagnosticOptions>();
-    auto vfs = llvm::vfs::getRealFileSystem();
-    clang::IntrusiveRefCntPtr<clang::DiagnosticsEngine> diags(clang::CompilerInstance::createDiagnostics(*vfs, *diagOpts));
-    auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, path_);
-    std::vector<clang::ASTUnit::RemappedFile> remap = {{path_, buf.release()}};
-    return clang::CreateASTUnitFromCommandLine(
-        argv.data(), argv.data() + argv.size(), std::make_shared<clang::PCHContainerOperations>(), diagOpts, diags,
-        clangResourceDir(), /*StorePreamblesInMemory=*/true, "", /*OnlyLocalDecls=*/true, clang::CaptureDiagsKind::All,
-        remap, /*RemappedFilesKeepOriginalName=*/true, /*PrecompilePreambleAfterNParses=*/0);
+  auto parseSide = [&](const std::vector<std::string> &args) {
+    return newUnit(args, path_, text, std::make_shared<clang::PCHContainerOperations>(), 0);
   };
   std::vector<std::future<std::unique_ptr<clang::ASTUnit>>> later;
   for (size_t i = 1; i < sides_.size(); ++i) later.push_back(std::async(std::launch::async, parseSide, std::cref(sides_[i]->args)));
@@ -106,24 +114,14 @@ bool ParseChecker::oneOff(const std::string &text, std::string *err,
 
 // One side parsed again from `text`, with the preamble kept across calls (built on the second).
 bool ParseChecker::parseSide(Side &s, const std::string &text, std::string *err) {
-  auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, path_);
   if (!s.unit) {
-    std::vector<const char *> argv = {"clang"};
-    for (auto &a : s.args) argv.push_back(a.c_str());
-    argv.push_back(path_.c_str());
-    auto diagOpts = std::make_shared<clang::DiagnosticOptions>();
-    auto vfs = llvm::vfs::getRealFileSystem();
-    clang::IntrusiveRefCntPtr<clang::DiagnosticsEngine> diags(clang::CompilerInstance::createDiagnostics(*vfs, *diagOpts));
-    std::vector<clang::ASTUnit::RemappedFile> remap = {{path_, buf.release()}};
-    s.unit = clang::CreateASTUnitFromCommandLine(
-        argv.data(), argv.data() + argv.size(), s.pch, diagOpts, diags, clangResourceDir(),
-        /*StorePreamblesInMemory=*/true, "", /*OnlyLocalDecls=*/true, clang::CaptureDiagsKind::All, remap,
-        /*RemappedFilesKeepOriginalName=*/true, /*PrecompilePreambleAfterNParses=*/1);
+    s.unit = newUnit(s.args, path_, text, s.pch, 1);
     if (!s.unit) {
       if (err) *err = "clang could not parse the candidate";
       return false;
     }
   } else {
+    auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, path_);
     std::vector<clang::ASTUnit::RemappedFile> remap = {{path_, buf.release()}};
     if (s.unit->Reparse(s.pch, remap)) {
       s.unit.reset();

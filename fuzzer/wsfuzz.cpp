@@ -117,6 +117,7 @@ int main(int argc, char **argv) {
   auto shard = wsr::fuzz::parseShard(Shard);
   if (!shard) return fail("--shard must be i/N with 0 <= i < N, e.g. --shard 0/4");
   if (Repeat < 1) return fail("--repeat must be at least 1");
+  if (ReduceBudget < 0) return fail("--reduce-budget must be a number of seconds, 0 or more (0: no budget)");
   wsr::fuzz::CampaignOptions o;
   o.kernels.assign(Kernels.begin(), Kernels.end());
   o.injectors.assign(Injectors.begin(), Injectors.end());

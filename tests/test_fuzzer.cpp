@@ -14,6 +14,7 @@
 #include "store.h"
 #include "tester.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -393,4 +394,16 @@ TEST(FuzzCampaign, ReduceBudgetEndsEachReductionWithItsBestProgram) {
   auto md = readFile(d.path + "/rep.md");
   ASSERT_TRUE(md);
   EXPECT_NE(md->find("stopped at --reduce-budget"), std::string::npos) << *md;
+}
+
+// Bad input is one sentence and a non-zero exit, before any campaign starts: a negative budget
+// once meant "no budget" without a word.
+TEST(FuzzCli, ANegativeReduceBudgetIsRefused) {
+  std::string out;
+  int rc = runWsfuzz({"--kernels", std::string(WSREDUCE_SOURCE_DIR) + "/kernels", "--reduce", "--reduce-budget", "-5",
+                      "--db", "/nonexistent-dir/x.sqlite"},
+                     &out);
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_NE(out.find("--reduce-budget must be a number of seconds"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
 }
