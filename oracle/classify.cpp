@@ -258,7 +258,6 @@ WatchReport parseWatchRecords(const std::string &text) {
       r.bar = (unsigned long long)num(f, "bar", 0);
       r.gbar = (unsigned long long)num(f, "gbar", 0);
       try { r.waited_ms = std::stod(f["waited_ms"]); } catch (...) {}
-      try { r.word = f["word"].empty() ? 0 : std::stoull(f["word"], nullptr, 0); } catch (...) {}
       r.raw = s;
       std::string key = b + "|" + std::to_string(r.warp) + "|" + std::to_string(r.site);
       if (!seen_rec.insert(key).second) continue;
@@ -290,11 +289,10 @@ std::string decodeWatchBuffer(const std::string &bytes) {
     std::string name = st ? cstr(st->bar, sizeof st->bar) : "";
     std::snprintf(buf, sizeof buf,
                   "WSWATCH block=%u,%u,%u warp=%u lane=%u lanes=%u site=%u file=%s line=%u wait_line=%u role=\"%s\" "
-                  "bar=0x%x gbar=0x%" PRIx64 " name=%s idx=%d parity=%d iter=%d waited_ms=%.1f word=0x%" PRIx64 "\n",
+                  "bar=0x%x gbar=0x%" PRIx64 " name=%s idx=%d parity=%d iter=%d waited_ms=%.1f\n",
                   r.block[0], r.block[1], r.block[2], r.warp, r.lane, r.lanes, r.site, file.c_str(), st ? st->line : 0,
                   r.wait_line, st ? cstr(st->role, sizeof st->role).c_str() : "", r.bar_smem, (uint64_t)r.bar_generic,
-                  name.empty() ? "-" : name.c_str(), r.idx, (int)r.parity, (int)r.iter, r.waited_ns / 1e6,
-                  (uint64_t)r.bar_word);
+                  name.empty() ? "-" : name.c_str(), r.idx, (int)r.parity, (int)r.iter, r.waited_ns / 1e6);
     out += buf;
   }
   for (unsigned i = 0; i < WSWATCH_MAX_BAR_SLOTS; ++i) {

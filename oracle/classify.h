@@ -46,7 +46,6 @@ struct WatchRecord {
   int idx = -1, parity = -1;     // barrier index (-1: unknown), parity waited for (-1: a token wait)
   long long iter = -1;           // waits this thread had completed at the site (-1: not counted)
   unsigned long long bar = 0, gbar = 0;
-  unsigned long long word = 0;   // the mbarrier's 64-bit word as the wait expired (0: not read)
   double waited_ms = 0;
   std::string raw;
 };

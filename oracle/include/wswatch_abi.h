@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #define WSWATCH_MAGIC 0x48435457u  // "WTCH"
-#define WSWATCH_VERSION 3u
+#define WSWATCH_VERSION 2u
 #define WSWATCH_MAX_SITES 256
 #define WSWATCH_MAX_RECS 2048
 #define WSWATCH_REC_VALID 0x52454344u  // "DCER": written last, after the record's fields
@@ -43,7 +43,6 @@ typedef struct {
   uint32_t pad;
   uint64_t bar_generic;
   uint64_t waited_ns;  // how long it had waited
-  uint64_t bar_word;   // version 3: the mbarrier's 64-bit word when the wait expired (0: not read)
 } wswatch_rec_t;
 
 // A warp inside a CTA barrier (bar.sync / barrier.sync / __syncthreads), which cannot be bounded:

@@ -91,10 +91,6 @@ __device__ __forceinline__ void __wsw_fire(unsigned site, unsigned iter, int idx
         smem = (unsigned)s64;
       }
     }
-    // The barrier's word as the wait expired: its phase and counts (the layout is not in the PTX
-    // ISA; bench/probes/mbarrier_word.cu records what sm_90a keeps there).
-    unsigned long long word = 0;
-    if (smem) asm volatile("ld.volatile.shared.b64 %0, [%1];" : "=l"(word) : "r"(smem) : "memory");
     unsigned slot = atomicAdd(&__wsw_slot, 1u);
     volatile wswatch_buf_t *vb = b;
     if (slot < WSWATCH_MAX_RECS) {
@@ -114,7 +110,6 @@ __device__ __forceinline__ void __wsw_fire(unsigned site, unsigned iter, int idx
       r->wait_line = wait_line;
       r->bar_generic = gen;
       r->waited_ns = waited;
-      r->bar_word = word;
       __threadfence_system();
       r->valid = WSWATCH_REC_VALID;
     } else {
@@ -258,11 +253,10 @@ static void __wsw_print() {
     const wswatch_site_t *s = r.site < b->nsites ? &b->sites[r.site] : nullptr;
     std::fprintf(stderr,
                  "WSWATCH block=%u,%u,%u warp=%u lane=%u lanes=%u site=%u file=%s line=%u wait_line=%u role=\"%s\" "
-                 "bar=0x%x gbar=0x%llx name=%s idx=%d parity=%d iter=%d waited_ms=%.1f word=0x%llx\n",
+                 "bar=0x%x gbar=0x%llx name=%s idx=%d parity=%d iter=%d waited_ms=%.1f\n",
                  r.block[0], r.block[1], r.block[2], r.warp, r.lane, r.lanes, r.site, b->file, s ? s->line : 0,
                  r.wait_line, s ? s->role : "", r.bar_smem, (unsigned long long)r.bar_generic,
-                 s && s->bar[0] ? s->bar : "-", r.idx, (int)r.parity, (int)r.iter, r.waited_ns / 1e6,
-                 (unsigned long long)r.bar_word);
+                 s && s->bar[0] ? s->bar : "-", r.idx, (int)r.parity, (int)r.iter, r.waited_ns / 1e6);
   }
   for (unsigned s = 0; s < b->nsites; ++s)
     std::fprintf(stderr, "WSWATCH-SITE site=%u file=%s line=%u wait_line=%u kind=%s ran=%u role=\"%s\"\n", s, b->file,
