@@ -625,7 +625,13 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   t.signature = v.signature;
   t.original_path = orig;
   t.oracle = oracleFor(c.o, m.arch, kdir);
-  calibrateFrom(c, m.kernel, t.oracle);
+  const OracleOptions campaign_oracle = t.oracle;
+  const std::string campaign_backend = resolveBackend(campaign_oracle);
+  const bool other_backend = !c.o.reduce_backend.empty() && c.o.reduce_backend != campaign_backend;
+  if (other_backend) t.oracle.backend = c.o.reduce_backend;
+  // The baseline's timing is the campaign backend's; on the emulator the tester calibrates from
+  // the original's own run, as wsreduce does.
+  if (!other_backend) calibrateFrom(c, m.kernel, t.oracle);
   t.oracle.repeat = 1;
   if (!slot.empty()) t.oracle.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
   t.parse.arch = m.arch;
@@ -662,6 +668,24 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
       rr.lines_after = (int)countNonBlankLines(best);
       rr.retained = inj && editRetained(*inj, m, best, &rr.how);
       if (budget) rr.how += " (stopped at the budget, " + std::to_string(rr.lines_after) + " lines)";
+      if (other_backend) {
+        // Reduced on one backend: the campaign's oracle (the ground truth) judges the result.
+        OracleOptions g = campaign_oracle;
+        g.repeat = 1;
+        if (!slot.empty()) g.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
+        std::string dir = makeTempDir("wsfuzz-confirm.");
+        std::string file = dir + "/" + m.kernel;
+        writeFileAtomic(file, best);
+        Verdict gv = judge(file, g);
+        removeTree(dir);
+        bool same = gv.symptom == v.symptom;
+        rr.how += "; reduced on " + c.o.reduce_backend + ", judged " + gv.detail + " on " + campaign_backend +
+                  (same ? "" : " (not the mutant's " + v.detail + ")");
+        if (!same) {
+          rr.ok = false;
+          rr.error = "the reduced program is " + gv.detail + " on " + campaign_backend + ", not " + v.symptom;
+        }
+      }
     }
   } catch (const std::exception &e) {
     rr.error = e.what();

@@ -40,6 +40,10 @@ struct CampaignOptions {
   // Where mutants run (OracleOptions::backend): gpu | emu | auto, with the emulator's build hook
   // and policies; compile-error injectors (wrong-arch) are always built by nvcc first.
   std::string backend = "auto";
+  // Where --reduce judges candidates ("": the campaign's backend). "emu" on a GPU campaign: the
+  // reductions run on the emulator (CPU only, ~3x cheaper a candidate) and each reduced program is
+  // then judged by the campaign's own oracle, which must see the same class.
+  std::string reduce_backend;
   std::function<BuildRecord(const std::string &, const BuildOptions &)> emu_build;
   std::vector<std::string> policies = {"eager"};
   // The hang watchdog (BuildOptions::instrument): hangs judged in ~1 s instead of a timeout.

@@ -33,6 +33,7 @@ static cl::opt<std::string> Db("db", cl::init("campaign.sqlite"), cl::desc("The 
 static cl::opt<std::string> Shard("shard", cl::init("0/1"), cl::desc("i/N: judge only the mutants whose hash falls in shard i of N"), cl::cat(Cat));
 static cl::opt<std::string> Gpus("gpus", cl::desc("GPU slots: N (devices 0..N-1) or a list a,b (CUDA_VISIBLE_DEVICES per run)"), cl::cat(Cat));
 static cl::opt<bool> Reduce("reduce", cl::desc("Reduce every detected mutant and record whether the injected edit survived"), cl::cat(Cat));
+static cl::opt<std::string> ReduceBackend("reduce-backend", cl::init(""), cl::desc("Where --reduce judges its candidates: gpu | emu (default: the campaign's --backend); with emu on a GPU campaign each reduced program is judged on the GPU at the end, and a reduction whose program the GPU judges another class counts as failed"), cl::cat(Cat));
 static cl::opt<double> ReduceBudget("reduce-budget", cl::init(0), cl::desc("Seconds of wall clock per reduction (0: none); a reduction stopped by it keeps its best program and is judged for retention as it is"), cl::cat(Cat));
 static cl::opt<unsigned> ReduceJobs("reduce-jobs", cl::init(0), cl::desc("Candidates at once per reduction (default -j / slots)"), cl::cat(Cat));
 static cl::opt<double> Timeout("timeout", cl::init(10), cl::desc("Seconds before a run is killed and called a hang"), cl::cat(Cat));
@@ -145,8 +146,12 @@ int main(int argc, char **argv) {
   o.slow_factor = SlowFactor;
   o.max_mutants = MaxMutants;
   if (Backend != "auto" && Backend != "gpu" && Backend != "emu") return fail("--backend must be gpu, emu or auto");
+  if (!ReduceBackend.empty() && ReduceBackend != "gpu" && ReduceBackend != "emu")
+    return fail("--reduce-backend must be gpu or emu");
+  o.reduce_backend = ReduceBackend;
 #ifndef WSR_HAVE_EMU
-  if (Backend == "emu") return fail("the emulation backend (--backend emu) is not built into this wsfuzz; use --backend gpu");
+  if (Backend == "emu" || ReduceBackend == "emu")
+    return fail("the emulation backend (--backend emu, --reduce-backend emu) is not built into this wsfuzz; use gpu");
 #else
   o.emu_build = wsr::emu::emuBuilder();
 #endif

@@ -407,3 +407,30 @@ TEST(FuzzCli, ANegativeReduceBudgetIsRefused) {
   EXPECT_NE(out.find("--reduce-budget must be a number of seconds"), std::string::npos) << out;
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
 }
+
+// --reduce-backend picks the reducer's oracle apart from the campaign's: a campaign judged on the
+// emulator, reduced on the GPU, on a machine without one, reduces nothing, and says why (the
+// mutant does not reproduce there: no GPU). On the H200 the other way round, reductions on the
+// emulator and each result judged on the GPU, is bench/jobs/h200x2_s7_retention.sh.
+TEST(FuzzCampaign, ReduceBackendIsTheReducersOracle) {
+  if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed";
+  if (gpuPresent()) GTEST_SKIP() << "this machine has a GPU: the reductions would run there";
+  Dir d;
+  std::string db = d.path + "/r.sqlite";
+  std::string k = std::string(WSREDUCE_SOURCE_DIR) + "/kernels/tma_pipeline_sm90.cu";
+  std::string out;
+  int rc = runWsfuzz({"--kernels", k, "--injectors", "arrival-count", "--backend", "emu", "-DPIPE_ROWS=512", "--repeat",
+                      "1", "-j", "2", "--db", db, "--corpus", "", "--cache-dir", kCache, "--reduce", "--reduce-backend",
+                      "gpu", "--reduce-budget", "20"},
+                     &out);
+  ASSERT_EQ(rc, 0) << out;
+  long detected = count(db, "SELECT COUNT(*) FROM verdicts WHERE symptom NOT IN ('pass', 'flaky', 'slow') AND infra = 0");
+  ASSERT_GE(detected, 1) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions"), detected) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions WHERE ok = 1"), 0) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions WHERE error LIKE '%does not reproduce%infra-error%'"), detected)
+      << out;
+  std::string bad;
+  EXPECT_NE(runWsfuzz({"--kernels", k, "--reduce-backend", "cpu", "--db", d.path + "/x.sqlite"}, &bad), 0);
+  EXPECT_NE(bad.find("--reduce-backend must be gpu or emu"), std::string::npos) << bad;
+}
