@@ -627,7 +627,9 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   t.oracle = oracleFor(c.o, m.arch, kdir);
   const OracleOptions campaign_oracle = t.oracle;
   const std::string campaign_backend = resolveBackend(campaign_oracle);
-  const bool other_backend = !c.o.reduce_backend.empty() && c.o.reduce_backend != campaign_backend;
+  // A compile error is nvcc's verdict on every backend: it is reduced where it was judged.
+  const bool other_backend = !c.o.reduce_backend.empty() && c.o.reduce_backend != campaign_backend &&
+                             v.symptom != "compile-error";
   if (other_backend) t.oracle.backend = c.o.reduce_backend;
   // The baseline's timing is the campaign backend's; on the emulator the tester calibrates from
   // the original's own run, as wsreduce does.
@@ -647,6 +649,10 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
       rr.error = "the mutant does not reproduce " + v.detail + " under the reducer's oracle (got " + ov.detail + ")";
     } else {
       tester.setSignature(ov.signature);
+      // As wsreduce: no retry of a candidate killed at the timeout when the mutant finished on its
+      // own, and on another backend than the campaign's (no baseline there) the timeout from the
+      // mutant's own run.
+      tester.tuneFromOriginal(ov, c.o.timeout_s, other_backend && c.o.calibrate, false);
       SearchOptions so;
       so.jobs = jobs;
       so.best_path = out;

@@ -208,4 +208,36 @@ Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
   return v;
 }
 
+// Issue 5's adaptive timeout, and no retry of a candidate killed at it: a retry would give it a
+// verdict ("slow", or a hang nobody named) that cannot be the original's either way. On the H200
+// one such retry held a ddmin stream for 30 s with 15 of 16 slots idle; wsfuzz's reductions on the
+// emulator, which had neither, spent their 90 s budgets on 10 s + 20 s retries (session 7).
+std::vector<std::string> Tester::tuneFromOriginal(const Verdict &original, double cap_s, bool calibrate, bool retry) {
+  std::vector<std::string> said;
+  double longest = 0;
+  bool finished = !original.runs.empty();
+  for (auto &r : original.runs) {
+    longest = std::max(longest, r.wall_ms);
+    finished = finished && !r.timed_out;
+  }
+  if (!finished) return said;
+  if (!retry) {
+    opt_.oracle.retry_timeout = false;
+    said.push_back("the original finished on its own: a candidate killed at the timeout is not retried");
+  }
+  if (calibrate && longest > 0 && !opt_.oracle.build_only) {
+    auto &to = opt_.oracle;
+    to.calibrate = true;
+    to.calibrate_observed_ms = longest;
+    to.calibrate_k = 10;
+    to.calibrate_floor_s = 2;
+    to.calibrate_cap_s = cap_s;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "candidate timeout %.1f s = clamp(10 x %.0f ms, 2 s, %.0f s), from the original's run",
+                  calibratedTimeout(longest, 10, 2, cap_s), longest, cap_s);
+    said.push_back(buf);
+  }
+  return said;
+}
+
 }  // namespace wsr

@@ -62,6 +62,11 @@ class Tester {
   void setBase(const std::string &base) { checker_->setBase(base); }
   // The original's signature, once judged: what every candidate must keep.
   void setSignature(const std::string &sig) { opt_.signature = sig; }
+  // From the original's verdict, when every run of it finished on its own (failed fast, or the
+  // watchdog named its hang): a candidate killed at the timeout is not retried (unless `retry`),
+  // and with `calibrate` the candidates' timeout becomes clamp(10 x its longest run, 2 s, cap_s).
+  // Returns the log lines saying what was set (wsreduce prints them, wsfuzz keeps quiet).
+  std::vector<std::string> tuneFromOriginal(const Verdict &original, double cap_s, bool calibrate, bool retry);
   long tests() const { return tests_; }
   long cacheHits() const { return hits_; }
   long parseSkips() const { return parse_skips_; }

@@ -225,32 +225,8 @@ int main(int argc, char **argv) {
     tester.setSignature(ov.signature);
     llvm::errs() << "wsreduce: original verdict " << ov.detail << ", signature " << ov.signature << " (backend " << backend
                  << ")\n";
-    // Adaptive timeout (issue 5): from the original's own run when it finished (failing fast or
-    // trapped by the watchdog): clamp(10 x its longest run, 2 s, --timeout).
-    double longest = 0;
-    bool finished = !ov.runs.empty();
-    for (auto &r : ov.runs) {
-      longest = std::max(longest, r.wall_ms);
-      finished = finished && !r.timed_out;
-    }
-    // A candidate killed at the timeout is not retried when the original finished on its own
-    // (failed fast, or the watchdog named its hang): a retry would give it a verdict ("slow", or a
-    // hang nobody named) that cannot be the original's either way. On the H200 one such retry held
-    // a ddmin stream for 30 s with 15 of 16 slots idle.
-    if (finished && !NoRetry) {
-      tester.oracleOptions().retry_timeout = false;
-      llvm::errs() << "wsreduce: the original finished on its own: a candidate killed at the timeout is not retried\n";
-    }
-    if (!NoCalibrate && finished && longest > 0 && !o.build_only) {
-      auto &to = tester.oracleOptions();
-      to.calibrate = true;
-      to.calibrate_observed_ms = longest;
-      to.calibrate_k = 10;
-      to.calibrate_floor_s = 2;
-      to.calibrate_cap_s = Timeout;
-      llvm::errs() << llvm::format("wsreduce: candidate timeout %.1f s = clamp(10 x %.0f ms, 2 s, %.0f s), from the original's run\n",
-                                   wsr::calibratedTimeout(longest, 10, 2, Timeout), longest, (double)Timeout);
-    }
+    // Adaptive timeout (issue 5) and no retry of timed-out candidates, from the original's own run.
+    for (auto &line : tester.tuneFromOriginal(ov, Timeout, !NoCalibrate, NoRetry)) llvm::errs() << "wsreduce: " << line << "\n";
   }
 
   tester.calibrateParseCheck(*text);

@@ -478,3 +478,41 @@ TEST(Tester, ACandidateThatLaunchesNoKernelIsRefusedBeforeAnyBuild) {
     }
   }
 }
+
+// The original's own run tunes the candidates (wsreduce and wsfuzz --reduce share it): when every
+// run of it finished, a candidate killed at the timeout is not retried and the timeout becomes
+// clamp(10 x its longest run, 2 s, cap); an original that was itself killed at the timeout
+// changes neither. wsfuzz's emulator reductions on the H200 had neither and spent their budgets
+// on 10 s + 20 s retries.
+TEST(Tester, TheOriginalsOwnRunSetsTheTimeoutAndStopsRetries) {
+  auto tester = [] {
+    wsr::TestOptions t;
+    t.symptom = "hang";
+    t.original_path = fixture("mbarrier_hang.cu");
+    t.oracle.backend = "emu";
+    t.oracle.run.timeout_s = 10;
+    return std::make_unique<wsr::Tester>(t);
+  };
+  wsr::Verdict v = judgeEmu(fixture("mbarrier_hang.cu"));
+  ASSERT_EQ(v.symptom, "hang") << dump(v);
+  ASSERT_FALSE(v.runs.empty());
+  auto a = tester();
+  auto said = a->tuneFromOriginal(v, 10, true, false);
+  EXPECT_EQ(said.size(), 2u);
+  EXPECT_FALSE(a->oracleOptions().retry_timeout);
+  EXPECT_TRUE(a->oracleOptions().calibrate);
+  double longest = 0;
+  for (auto &r : v.runs) longest = std::max(longest, r.wall_ms);
+  EXPECT_EQ(a->oracleOptions().calibrate_observed_ms, longest);
+  EXPECT_EQ(wsr::calibratedTimeout(longest, 10, 2, 10), std::clamp(longest / 100.0, 2.0, 10.0));
+  auto b = tester();  // retries asked for, no calibration: only what was asked
+  EXPECT_EQ(b->tuneFromOriginal(v, 10, false, true).size(), 0u);
+  EXPECT_TRUE(b->oracleOptions().retry_timeout);
+  EXPECT_FALSE(b->oracleOptions().calibrate);
+  wsr::Verdict killed = v;
+  killed.runs.front().timed_out = true;
+  auto c = tester();
+  EXPECT_TRUE(c->tuneFromOriginal(killed, 10, true, false).empty());
+  EXPECT_TRUE(c->oracleOptions().retry_timeout);
+  EXPECT_FALSE(c->oracleOptions().calibrate);
+}
