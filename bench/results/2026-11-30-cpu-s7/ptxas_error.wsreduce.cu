@@ -1,0 +1,1 @@
+__global__ void roles_kernel() { asm("tcgen05.fence::before_thread_sync;\n"); }
