@@ -485,6 +485,7 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
   h2("Reductions: does the injected edit survive?");
   {
     long n = 0, ok = 0, kept = 0;
+    std::vector<double> share;  // lines after / lines before, of the reductions that ended with a program
     std::vector<std::vector<std::string>> t;
     Q q(db, "SELECT r.hash, m.kernel, m.injector, m.site, r.ok, r.retained, r.how, r.lines_before, r.lines_after, r.wall_s, "
             "r.error, r.path FROM reductions r JOIN mutants m ON m.hash = r.hash ORDER BY m.kernel, m.injector, m.site");
@@ -492,6 +493,7 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
       ++n;
       ok += q.n(4);
       kept += q.n(4) && q.n(5);
+      if (q.n(4) && q.n(7) > 0) share.push_back((double)q.n(8) / (double)q.n(7));
       t.push_back({q.t(1), q.t(2) + " #" + std::to_string(q.n(3)), std::to_string(q.n(7)) + " -> " + std::to_string(q.n(8)),
                    q.n(4) ? (q.n(5) ? "retained" : "LOST") : "failed", q.n(4) ? q.t(6) : q.t(10), fmt(q.d(9), "%.0f")});
     }
@@ -502,6 +504,16 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
               std::to_string(budget) + " of them stopped at --reduce-budget with their best program so far); " +
               std::to_string(n - ok) + " reductions failed."
         : "No reductions recorded (`--reduce`).");
+    if (!share.empty()) {
+      // A reduction that kept most of the program says little about retention: the edit had
+      // nowhere to go (session 7's first H200 sample: 16 of 16 retained, all at 90% of the lines).
+      std::vector<double> sorted = share;
+      std::sort(sorted.begin(), sorted.end());
+      long most = std::count_if(share.begin(), share.end(), [](double x) { return x > 0.5; });
+      p("Their median size after reduction: " + fmt(100 * sorted[sorted.size() / 2], "%.0f") + "% of the mutant's lines; " +
+        std::to_string(most) + " of " + std::to_string(share.size()) +
+        " kept more than half of their lines, and their retention says little about the reducer.");
+    }
     table({"kernel", "mutant", "lines", "edit", "how", "time (s)"}, t);
   }
 

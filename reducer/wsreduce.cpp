@@ -57,6 +57,7 @@ static cl::opt<std::string> Backend("backend", cl::init("auto"),
                                     cl::cat(Cat));
 static cl::opt<std::string> Policy("policy", cl::init("eager"), cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or matrix"), cl::cat(Cat));
 static cl::opt<std::string> Confirm("confirm", cl::desc("gpu: judge the reduced program on the GPU at the end and put that verdict in the report"), cl::cat(Cat));
+static cl::opt<double> Budget("budget", cl::init(0), cl::desc("Seconds of search (0: none): when they are spent the search stops and the best program so far is finished (harness inlined, formatted), judged and reported as a completed reduction"), cl::cat(Cat));
 static cl::opt<bool> FullShapeFirst("full-shape-first", cl::desc("Run the shape passes to completion before the first structure pass (default: one round of every knob first, the rest after the structure passes' first round)"), cl::cat(Cat));
 static cl::opt<std::string> Algorithm("algorithm", cl::init("ddmin"), cl::desc("Search over each pass's sites: ddmin (default) | pdd (probabilistic delta debugging)"), cl::cat(Cat));
 static cl::opt<bool> NoKeeper("no-keeper", cl::desc("Do not hold a CUDA context open on the GPU while the candidates run"), cl::cat(Cat));
@@ -134,6 +135,7 @@ int main(int argc, char **argv) {
 #endif
   if (Algorithm != "ddmin" && Algorithm != "pdd") return fail("--algorithm must be ddmin or pdd");
   if (!Confirm.empty() && Confirm != "gpu") return fail("--confirm takes gpu (the only backend to confirm on)");
+  if (Budget < 0) return fail("--budget must be a number of seconds, 0 or more (0: no budget)");
 
   wsr::TestOptions t;
   t.symptom = Symptom;
@@ -273,6 +275,7 @@ int main(int argc, char **argv) {
   so.jobs = Jobs ? (int)Jobs : (int)std::max(1u, std::thread::hardware_concurrency());
   so.best_path = out;
   so.trace_path = tracePath;
+  so.budget_s = Budget;
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
   auto progress = [&](const wsr::SearchStats &s, const std::string &event) {
@@ -301,8 +304,14 @@ int main(int argc, char **argv) {
                                    100 * search.stats().slotUse(), search.stats().elapsed_s);
       return 130;
     }
-    llvm::errs() << "wsreduce: stopped: " << stop.reason << "; the best program so far is in " << out << "\n";
-    return 3;
+    if (Budget > 0 && stop.reason.find("budget") != std::string::npos) {
+      // The user asked for the best program this much search finds: finish it as a result.
+      best = search.best();
+      llvm::errs() << "wsreduce: " << stop.reason << "; finishing the best program so far\n";
+    } else {
+      llvm::errs() << "wsreduce: stopped: " << stop.reason << "; the best program so far is in " << out << "\n";
+      return 3;
+    }
   }
   if (tty) llvm::errs() << "\n";
 

@@ -394,6 +394,12 @@ TEST(FuzzCampaign, ReduceBudgetEndsEachReductionWithItsBestProgram) {
   auto md = readFile(d.path + "/rep.md");
   ASSERT_TRUE(md);
   EXPECT_NE(md->find("stopped at --reduce-budget"), std::string::npos) << *md;
+  // and how far they got, so that a retention of reductions that hardly reduced is read as such
+  EXPECT_NE(md->find("Their median size after reduction: "), std::string::npos) << *md;
+  long most = count(db, "SELECT COUNT(*) FROM reductions WHERE ok = 1 AND 2 * lines_after > lines_before");
+  EXPECT_NE(md->find(std::to_string(most) + " of " + std::to_string(detected) + " kept more than half of their lines"),
+            std::string::npos)
+      << *md;
 }
 
 // Bad input is one sentence and a non-zero exit, before any campaign starts: a negative budget

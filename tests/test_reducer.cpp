@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <csignal>
 #include <filesystem>
 #include <thread>
@@ -68,6 +70,30 @@ TEST(Reducer, PtxasErrorIn300LinesShrinksToAHandfulWithTheSameError) {
   auto trace = readFile(w.dir + "/ptxas_error.min.trace.jsonl");
   ASSERT_TRUE(trace);
   EXPECT_NE(trace->find("\"parse_failed\":true"), std::string::npos);
+}
+
+// --budget: the best program a bounded search finds, finished and reported like any result (the
+// 5-minute question of issue 4, asked by a user rather than by `timeout -s INT`).
+TEST(Reducer, ABudgetEndsTheSearchAndTheResultIsStillFinishedAndReported) {
+  Work w;
+  std::string src = w.copy("reduce/ptxas_error.cu");
+  size_t before = countNonBlankLines(*readFile(src));
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = wsreduce({src, "--symptom", "compile-error", "-j2", "--budget", "15"});
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("the budget of 15 s is spent; finishing the best program so far"), std::string::npos) << r.err;
+  auto min = readFile(minOf(src));
+  ASSERT_TRUE(min);
+  EXPECT_LT(countNonBlankLines(*min), before) << *min;
+  EXPECT_NE(min->find("tcgen05.fence"), std::string::npos) << "the construct that fails is kept";
+  auto md = readFile(w.dir + "/ptxas_error.min.md");
+  ASSERT_TRUE(md) << "the report is written as for a finished reduction";
+  EXPECT_NE(md->find("compile-error/ptxas"), std::string::npos);
+  EXPECT_LT(wall, 15 + 120) << "the budget, then a candidate in flight and the finishing steps";
+  auto bad = wsreduce({src, "--symptom", "compile-error", "--budget", "-1"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--budget must be a number of seconds"), std::string::npos) << bad.err;
 }
 
 TEST(Reducer, HostHangIsReducedToTheWaitThatNeverEnds) {
