@@ -23,6 +23,16 @@ std::string inlineHarness(const std::string &text) {
   return m.prefix().str() + repl + m.suffix().str();
 }
 
+std::string dropHarness(const std::string &text) {
+  static const std::regex inc(R"((^|\n)[ \t]*#[ \t]*include[ \t]*"wscheck\.h"[^\n]*)");
+  static const std::regex exit_code(R"(wscheck\s*::\s*exit_code\s*\(\s*\))");
+  if (!std::regex_search(text, inc)) return text;
+  static const std::regex line(R"([ \t]*#[ \t]*include[ \t]*"wscheck\.h"[^\n]*\n?)");
+  std::string out = std::regex_replace(std::regex_replace(text, exit_code, "0"), line, "");
+  if (out.find("wscheck") != std::string::npos) return text;  // more of the harness is in use
+  return out;
+}
+
 std::string formatCuda(const std::string &text, int columns) {
   for (auto name : {"clang-format-22", "clang-format"}) {
     auto tool = findInPath(name);

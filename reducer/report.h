@@ -13,6 +13,10 @@ namespace wsr {
 
 // Replaces `#include "wscheck.h"` with the header's text so plain nvcc builds the file.
 std::string inlineHarness(const std::string &text);
+// The program without the harness when all it still uses is `wscheck::exit_code()` (read as 0):
+// the include line goes and the calls become 0. Unchanged text when it uses more of it (a
+// compare that a wrong result needs) or does not include it.
+std::string dropHarness(const std::string &text);
 
 // Runs clang-format (22, then any) on the text; returns it unchanged if none is found.
 // `columns` 0: no line is broken for its length (clang-format's ColumnLimit: 0).

@@ -317,8 +317,11 @@ int main(int argc, char **argv) {
 
   // 4. A standalone, formatted program, re-judged: each finishing step is kept only if the
   // failure survives it.
-  for (auto step : {0, 1}) {
-    std::string next = step == 0 ? wsr::inlineHarness(best) : wsr::formatCuda(best);
+  // A program that only returns the harness's exit code (a hang, a crash: the search stopped
+  // before taking that return) is tried without the harness first; what still needs it gets it
+  // inlined.
+  for (auto step : {-1, 0, 1}) {
+    std::string next = step < 0 ? wsr::dropHarness(best) : step == 0 ? wsr::inlineHarness(best) : wsr::formatCuda(best);
     // Formatting that makes the program longer is not kept: when the 100-column format breaks a
     // long line (an asm string), the program is formatted without breaking lines for length.
     if (step == 1 && wsr::countNonBlankLines(next) > wsr::countNonBlankLines(best)) next = wsr::formatCuda(best, 0);

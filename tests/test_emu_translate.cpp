@@ -4,6 +4,7 @@
 
 #include "oracle.h"
 #include "parse_check.h"
+#include "report.h"
 #include "tester.h"
 #include "watchdog.h"
 
@@ -515,4 +516,20 @@ TEST(Tester, TheOriginalsOwnRunSetsTheTimeoutAndStopsRetries) {
   EXPECT_TRUE(c->tuneFromOriginal(killed, 10, true, false).empty());
   EXPECT_TRUE(c->oracleOptions().retry_timeout);
   EXPECT_FALSE(c->oracleOptions().calibrate);
+}
+
+// wsreduce's finishing step: a result that only returns the harness's exit code (the search
+// stopped before taking that return, as the demo's 600 s budget did) is tried without the harness,
+// which would otherwise be inlined whole (~130 lines); one that still compares keeps it.
+TEST(Finish, TheHarnessIsDroppedOnlyWhenItsExitCodeIsAllThatIsUsed) {
+  const std::string hang = "#include <cstdio>\n#include \"wscheck.h\"\nint main() {\n  return wscheck::exit_code();\n}\n";
+  EXPECT_EQ(wsr::dropHarness(hang), "#include <cstdio>\nint main() {\n  return 0;\n}\n");
+  const std::string wrong = "#include \"wscheck.h\"\nint main() {\n  float a[1] = {0}, b[1] = {1};\n"
+                            "  wscheck::compare(a, b, 1, 1, 0, 0);\n  return wscheck::exit_code();\n}\n";
+  EXPECT_EQ(wsr::dropHarness(wrong), wrong);
+  EXPECT_EQ(wsr::dropHarness("int main() { return 0; }\n"), "int main() { return 0; }\n");
+  // what is dropped builds without the harness directory; what is inlined does too
+  std::string inlined = wsr::inlineHarness(wrong);
+  EXPECT_EQ(inlined.find("#include \"wscheck.h\""), std::string::npos);
+  EXPECT_NE(inlined.find("namespace wscheck"), std::string::npos);
 }
