@@ -216,10 +216,10 @@ void reportDeadlock(Cta &c) {
     site += siteOf(t.wait.loc);
     Key k{t.warpgroup, site, describeWait(t)};
     ParkedGroup &g = groups[k];
-    g.arrivals = waitArrivals(t);
     kinds[k] = t.wait.kind;
     uint64_t it = t.site_iters[{t.wait.loc.file, t.wait.loc.line}];
     if (g.threads == 0) {
+      g.arrivals = waitArrivals(t);  // the same barrier for the whole group (`what` is in its key)
       g.warpgroup = t.warpgroup;
       g.site = k.site;
       g.what = k.what;

@@ -659,16 +659,17 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
       so.budget_s = c.o.reduce_budget_s;
       Search search(tester, so, [](const SearchStats &, const std::string &) {});
       std::string best;
+      bool budget = false;
       try {
         best = search.run(m.text);
       } catch (const SearchStop &s) {
         best = search.best();
         rr.error = "stopped: " + s.reason;
+        budget = s.budget;
       }
       writeFileAtomic(out, best);
       // A reduction stopped by --reduce-budget still ends with a program that keeps the symptom
       // (every step it took was judged): its retention counts, and the report says it stopped.
-      bool budget = rr.error.find("budget") != std::string::npos;
       rr.ok = rr.error.empty() || budget;
       rr.path = out;
       rr.lines_after = (int)countNonBlankLines(best);
@@ -679,11 +680,7 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
         OracleOptions g = campaign_oracle;
         g.repeat = 1;
         if (!slot.empty()) g.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
-        std::string dir = makeTempDir("wsfuzz-confirm.");
-        std::string file = dir + "/" + m.kernel;
-        writeFileAtomic(file, best);
-        Verdict gv = judge(file, g);
-        removeTree(dir);
+        Verdict gv = judgeText(best, m.kernel, g);
         bool same = gv.symptom == v.symptom;
         rr.how += "; reduced on " + c.o.reduce_backend + ", judged " + gv.detail + " on " + campaign_backend +
                   (same ? "" : " (not the mutant's " + v.detail + ")");

@@ -221,6 +221,22 @@ static Verdict judgeBuiltOn(const BuildRecord &b, const OracleOptions &opt) {
   return v;
 }
 
+Verdict judgeText(const std::string &text, const std::string &filename, const OracleOptions &opt) {
+  std::string dir = makeTempDir("wscand.");
+  std::string file = dir + "/" + filename;
+  if (dir.empty() || !writeFileAtomic(file, text)) {
+    removeTree(dir);
+    Verdict v;
+    v.symptom = "infra-error";
+    v.detail = "infra-error/tmp";
+    v.evidence.push_back("cannot write a candidate under $TMPDIR");
+    return v;
+  }
+  Verdict v = judge(file, opt);
+  removeTree(dir);
+  return v;
+}
+
 Verdict judge(const std::string &source, const OracleOptions &opt) {
   BuildRecord b = buildFor(source, opt);
   Verdict v = judgeBuilt(b, opt);

@@ -71,6 +71,9 @@ bool parsePolicies(const std::string &arg, std::vector<std::string> *out, std::s
 
 // Builds and judges `source`; never throws for anything the program does.
 Verdict judge(const std::string &source, const OracleOptions &opt);
+// Judges `text` as a file named `filename` in a fresh private directory (removed after): a
+// candidate, a reduced program. infra-error/tmp when the directory cannot be written.
+Verdict judgeText(const std::string &text, const std::string &filename, const OracleOptions &opt);
 
 // Runs an already-built binary `repeat` times and classifies (the build record is `b`).
 Verdict judgeBuilt(const BuildRecord &b, const OracleOptions &opt);

@@ -10,8 +10,11 @@ namespace fs = std::filesystem;
 
 namespace wsr {
 
+// The `#include "wscheck.h"` line, up to its end.
+static const char *const kHarnessInclude = R"([ \t]*#[ \t]*include[ \t]*"wscheck\.h"[^\n]*)";
+
 std::string inlineHarness(const std::string &text) {
-  static const std::regex inc(R"((^|\n)[ \t]*#[ \t]*include[ \t]*"wscheck\.h"[^\n]*)");
+  static const std::regex inc(std::string("(^|\n)") + kHarnessInclude);
   std::smatch m;
   if (!std::regex_search(text, m, inc)) return text;
   std::string dir = harnessIncludeDir();
@@ -24,10 +27,9 @@ std::string inlineHarness(const std::string &text) {
 }
 
 std::string dropHarness(const std::string &text) {
-  static const std::regex inc(R"((^|\n)[ \t]*#[ \t]*include[ \t]*"wscheck\.h"[^\n]*)");
+  static const std::regex line(kHarnessInclude + std::string("\n?"));
   static const std::regex exit_code(R"(wscheck\s*::\s*exit_code\s*\(\s*\))");
-  if (!std::regex_search(text, inc)) return text;
-  static const std::regex line(R"([ \t]*#[ \t]*include[ \t]*"wscheck\.h"[^\n]*\n?)");
+  if (!std::regex_search(text, line)) return text;
   std::string out = std::regex_replace(std::regex_replace(text, exit_code, "0"), line, "");
   if (out.find("wscheck") != std::string::npos) return text;  // more of the harness is in use
   return out;

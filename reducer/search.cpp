@@ -30,7 +30,7 @@ Search::Search(Tester &t, SearchOptions o, std::function<void(const SearchStats 
 void Search::checkStop() {
   if (g_stop) throw SearchStop{"interrupted"};
   if (opt_.budget_s > 0 && now_s() - t0_ > opt_.budget_s)
-    throw SearchStop{"the budget of " + std::to_string((int)opt_.budget_s) + " s is spent"};
+    throw SearchStop{"the budget of " + std::to_string((int)opt_.budget_s) + " s is spent", true};
   if (infra_run_ >= opt_.max_consecutive_infra)
     throw SearchStop{"the oracle could not judge " + std::to_string(infra_run_) +
                      " candidates in a row (" + last_infra_ + ")"};

@@ -69,6 +69,7 @@ struct SearchStats {
 // Stops the search: Ctrl-C, or too many infra errors in a row (the message says which).
 struct SearchStop {
   std::string reason;
+  bool budget = false;  // the search's budget_s was spent (the best so far is a result)
 };
 
 class Search {

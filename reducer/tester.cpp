@@ -188,17 +188,7 @@ Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
     v.detail = r.detail;
     return v;
   }
-  std::string dir = makeTempDir("wscand.");
-  std::string file = dir + "/" + fs::path(opt_.original_path).filename().string();
-  if (dir.empty() || !writeFileAtomic(file, text)) {
-    v.symptom = "infra-error";
-    v.detail = "infra-error/tmp";
-    v.evidence.push_back("cannot write a candidate under $TMPDIR");
-    removeTree(dir);
-    return v;
-  }
-  v = judge(file, opt_.oracle);
-  removeTree(dir);
+  v = judgeText(text, fs::path(opt_.original_path).filename().string(), opt_.oracle);
   if (as_result) {
     as_result->detail = v.detail;
     as_result->signature = v.signature;

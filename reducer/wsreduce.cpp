@@ -304,7 +304,7 @@ int main(int argc, char **argv) {
                                    100 * search.stats().slotUse(), search.stats().elapsed_s);
       return 130;
     }
-    if (Budget > 0 && stop.reason.find("budget") != std::string::npos) {
+    if (stop.budget) {
       // The user asked for the best program this much search finds: finish it as a result.
       best = search.best();
       llvm::errs() << "wsreduce: " << stop.reason << "; finishing the best program so far\n";
@@ -352,11 +352,7 @@ int main(int argc, char **argv) {
       g.backend = "gpu";
       g.calibrate = false;
       g.build_only = false;
-      std::string dir = wsr::makeTempDir("wsconfirm.");
-      std::string file = dir + "/" + fs::path(src).filename().string();
-      wsr::writeFileAtomic(file, best);
-      ri.confirmed = wsr::judge(file, g);
-      wsr::removeTree(dir);
+      ri.confirmed = wsr::judgeText(best, fs::path(src).filename().string(), g);
       bool same = ri.confirmed->symptom == ri.reduced.symptom;
       llvm::errs() << "wsreduce: confirmed on the GPU: " << ri.confirmed->detail << (same ? " (the same class)" : " (a different class)") << "\n";
       if (!same) rc = 4;
