@@ -606,6 +606,7 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   ReductionRow rr;
   rr.hash = m.hash;
   auto t0 = std::chrono::steady_clock::now();
+  double spent = 0;  // by earlier, interrupted sessions of this reduction
   std::string slot = c.slots.acquire();
   std::string kdir = kernelDir(c.o, m.kernel);
   std::string work = makeTempDir("wsfuzz-reduce.");
@@ -657,16 +658,46 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
       so.jobs = jobs;
       so.best_path = out;
       so.budget_s = c.o.reduce_budget_s;
+      // A reduction interrupted by an earlier session of this campaign goes on from its best
+      // program (every step to it was judged interesting) with what was left of its budget.
+      const std::string spent_path = out + ".spent";
+      std::string start = m.text;
+      if (auto prev = readFile(out); prev && !prev->empty() && fs::exists(spent_path)) {
+        if (auto sp = readFile(spent_path)) spent = std::max(0.0, std::atof(sp->c_str()));
+        TestResult pr = tester.test(*prev);
+        if (pr.interesting) {
+          start = *prev;
+          if (so.budget_s > 0) so.budget_s = std::max(1.0, so.budget_s - spent);
+          c.say("wsfuzz: " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) + ": the interrupted reduction goes on from its best program (" +
+                std::to_string(countNonBlankLines(start)) + " lines, " + std::to_string((int)spent) + " s spent)");
+        } else {
+          spent = 0;
+        }
+      }
       Search search(tester, so, [](const SearchStats &, const std::string &) {});
       std::string best;
       bool budget = false;
+      const auto search_t0 = std::chrono::steady_clock::now();
       try {
-        best = search.run(m.text);
+        best = search.run(start);
       } catch (const SearchStop &s) {
         best = search.best();
         rr.error = "stopped: " + s.reason;
         budget = s.budget;
+        if (!s.budget && g_stop && !c.o.corpus_dir.empty()) {
+          // Interrupted (Ctrl-C, the campaign's time limit): not recorded, so the same command
+          // resumes it from the program on disk.
+          writeFileAtomic(out, best);
+          writeFileAtomic(spent_path, std::to_string(spent + std::chrono::duration<double>(std::chrono::steady_clock::now() - search_t0).count()) + "\n");
+          c.slots.release(slot);
+          removeTree(work);
+          c.say("wsfuzz: interrupted the reduction of " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) +
+                " at " + std::to_string(countNonBlankLines(best)) + " lines; the same command goes on from there");
+          return;
+        }
       }
+      std::error_code ec_spent;
+      fs::remove(spent_path, ec_spent);
       writeFileAtomic(out, best);
       // A reduction stopped by --reduce-budget still ends with a program that keeps the symptom
       // (every step it took was judged): its retention counts, and the report says it stopped.
@@ -696,7 +727,14 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   c.slots.release(slot);
   if (c.o.corpus_dir.empty()) rr.path.clear();  // the reduced program lived in the work dir only
   removeTree(work);
-  rr.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rr.wall_s = spent + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (g_stop && !rr.ok) {
+    // Stopped before it could finish (the original's run cut short, say): not recorded, so the
+    // same command does it again.
+    c.say("wsfuzz: interrupted the reduction of " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) +
+          "; the same command does it again");
+    return;
+  }
   {
     std::lock_guard<std::mutex> l(c.store_m);
     c.store.recordReduction(rr);

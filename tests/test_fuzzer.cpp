@@ -9,6 +9,7 @@
 //   - killed mid-campaign (SIGKILL), the same command resumes: nothing judged twice, the
 //     database complete.
 #include "campaign.h"
+#include "edit.h"
 #include "oracle.h"
 #include "report.h"
 #include "store.h"
@@ -439,4 +440,65 @@ TEST(FuzzCampaign, ReduceBackendIsTheReducersOracle) {
   std::string bad;
   EXPECT_NE(runWsfuzz({"--kernels", k, "--reduce-backend", "cpu", "--db", d.path + "/x.sqlite"}, &bad), 0);
   EXPECT_NE(bad.find("--reduce-backend must be gpu or emu"), std::string::npos) << bad;
+}
+
+// Killed at the campaign's time limit (SIGINT, as `timeout -s INT` sends it), a reduction is not
+// recorded as failed: the same command goes on from its best program on disk with what was left
+// of its budget, and records it then (the H200's retention campaign spans several device calls).
+TEST(FuzzCampaign, AnInterruptedReductionGoesOnFromItsBestProgram) {
+  if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed";
+  Dir d;
+  std::string db = d.path + "/r.sqlite", corpus = d.path + "/corpus";
+  std::string k = std::string(WSREDUCE_SOURCE_DIR) + "/kernels/tma_pipeline_sm90.cu";
+  std::vector<std::string> args = {kWsfuzz, "--kernels", k, "--injectors", "arrival-count", "--backend", "emu",
+                                   "-DPIPE_ROWS=512", "--repeat", "1", "-j", "2", "--db", db, "--corpus", corpus,
+                                   "--cache-dir", kCache, "--reduce", "--reduce-budget", "20"};
+  std::string log = d.path + "/first.log";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int f = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(f, 1);
+    dup2(f, 2);
+    std::vector<char *> av;
+    for (auto &a : args) av.push_back(const_cast<char *>(a.c_str()));
+    av.push_back(nullptr);
+    execv(av[0], av.data());
+    _exit(127);
+  }
+  // SIGINT once the first reduction has a best program on disk (its first accepted step).
+  auto minFiles = [&] {
+    std::vector<fs::path> v;
+    std::error_code ec;
+    if (fs::exists(corpus))
+      for (auto &e : fs::recursive_directory_iterator(corpus, ec))
+        if (e.path().string().find(".min.cu") != std::string::npos && e.path().extension() == ".cu") v.push_back(e.path());
+    return v;
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(300) && minFiles().empty())
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  auto first = readFile(log).value_or("");
+  ASSERT_EQ(minFiles().size(), 1u) << first;
+  fs::path best = minFiles().front();
+  EXPECT_NE(first.find("the same command goes on from there"), std::string::npos) << first;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions"), 0) << "an interrupted reduction was recorded\n" << first;
+  ASSERT_TRUE(fs::exists(best.string() + ".spent")) << first;
+  const long at_stop = (long)countNonBlankLines(readFile(best.string()).value_or(""));
+
+  std::string out;
+  int rc = runWsfuzz(std::vector<std::string>(args.begin() + 1, args.end()), &out);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("the interrupted reduction goes on from its best program (" + std::to_string(at_stop) + " lines"),
+            std::string::npos)
+      << out;
+  long detected = count(db, "SELECT COUNT(*) FROM verdicts WHERE symptom NOT IN ('pass', 'flaky', 'slow') AND infra = 0");
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions"), detected) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions WHERE ok = 1"), detected) << out;
+  EXPECT_FALSE(fs::exists(best.string() + ".spent")) << "the finished reduction left its resume note behind";
+  // it went on from where it stopped: never larger than the program it had at the stop
+  EXPECT_LE(count(db, "SELECT lines_after FROM reductions WHERE path = '" + best.string() + "'"), at_stop) << out;
 }
