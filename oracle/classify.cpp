@@ -313,8 +313,8 @@ std::string decodeWatchBuffer(const std::string &bytes) {
   return out;
 }
 
-// "The same hang" for the reducer: which roles (warpgroups) are parked. Lines move and the
-// iteration changes as the reducer shrinks the program and its shape, and a barrier's name is what
+// "The same hang" for the reducer: which roles (warpgroups) are parked, and whether on their first
+// wait. Lines move and the iteration changes as the reducer shrinks the program and its shape, and a barrier's name is what
 // the source shows at the wait (a helper's parameter), so all of those stay in the evidence. The
 // emulator's signatures list the same roles and add how far each parked-on barrier's phase had got
 // (the WSEMU branch below), which a GPU cannot read.
@@ -324,10 +324,20 @@ static std::string warpgroupList(const std::set<unsigned> &wgs) {  // "warpgroup
   return out;
 }
 
+// A role whose every parked warp is on its first wait at that site (no phase of it completed for
+// that role) says so, as "warpgroup1(first)": the emulator's "first" (below), from the watchdog's
+// per-site iteration count.
 std::string watchSignature(const WatchReport &w, const std::string &kind) {
-  std::set<unsigned> wgs;
-  for (auto &r : w.records) wgs.insert(r.warp / 4);
-  return "hang:" + kind + ":" + warpgroupList(wgs);
+  std::map<unsigned, bool> first;  // warpgroup -> all its records at iteration 0
+  for (auto &r : w.records) {
+    bool f = r.iter == 0;
+    auto [it, fresh] = first.insert({r.warp / 4, f});
+    if (!fresh) it->second = it->second && f;
+  }
+  std::string out;
+  for (auto &[g, f] : first)
+    out += (out.empty() ? "" : ";") + std::string("warpgroup") + std::to_string(g) + (f ? "(first)" : "");
+  return "hang:" + kind + ":" + out;
 }
 
 std::string watchSiteKey(const WatchReport &w) {
@@ -528,7 +538,12 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // iteration changes as a reduction shrinks the program and its shape; both stay in the
     // evidence (the WSEMU lines). The arrivals are what keeps a reduction of a wrong arrival count
     // honest: without them the GEMM hang's 494 lines reduced to 110 in which nothing arrived at
-    // all (session 6), the same parked roles for another cause. The GPU watchdog cannot read a
+    // all (session 6), the same parked roles for another cause. Of the iteration, one bit stays:
+    // "first" when the role parked on its first wait at that site (no phase of it ever completed
+    // for that role), as "warpgroup1(none,first)". A producer loop one tile short parks the
+    // consumer after its other tiles went through; a reduction on the H200 (session 8) had
+    // removed the producer's body, and the consumer, parked on its first wait, gave the same
+    // "warpgroup1(none)": the injected bug was gone, the signature the same. The GPU watchdog cannot read a
     // barrier's counts, so its signatures are the roles only; a reduction compares signatures of
     // one backend, and --confirm gpu compares the class.
     std::set<std::string> roles;
@@ -536,11 +551,15 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
       llvm::SmallVector<llvm::StringRef> f;
       t.split(f, ',');
       std::string role, arrivals;
+      bool first = false;
       for (auto x : f) {
         if (x.starts_with("warpgroup") || x == "async") role = x.str();
         if (x.consume_front("arrivals=")) arrivals = x.str();
+        if (x == "iter0") first = true;
       }
-      if (!role.empty()) roles.insert(arrivals.empty() ? role : role + "(" + arrivals + ")");
+      std::string how = arrivals;
+      if (first) how += (how.empty() ? "" : ",") + std::string("first");
+      if (!role.empty()) roles.insert(how.empty() ? role : role + "(" + how + ")");
     }
     std::string rs;
     for (auto &r : roles) rs += (rs.empty() ? "" : ";") + r;

@@ -155,7 +155,7 @@ TEST(EmuBackend, MbarrierHangIsNamedAtItsLine) {
   auto v = judgeEmu(fixture("mbarrier_hang.cu"));
   EXPECT_EQ(v.detail, "hang/mbarrier") << dump(v);
   // roles and how far the barrier's phase got (one of two arrivals), no lines: lines move under reduction
-  EXPECT_EQ(v.signature, "hang:mbarrier:warpgroup0(partial)") << dump(v);
+  EXPECT_EQ(v.signature, "hang:mbarrier:warpgroup0(partial,first)") << dump(v);
   EXPECT_TRUE(evidenceHas(v, "mbarrier_hang.cu:13")) << dump(v);
 }
 
@@ -175,7 +175,7 @@ TEST(EmuBackend, AHangWithNoArrivalIsNotTheSameHangAsOneWithTooFew) {
   auto v = judgeEmu(dir + "/mbarrier_hang.cu");
   wsr::removeTree(dir);
   EXPECT_EQ(v.detail, "hang/mbarrier") << dump(v);
-  EXPECT_EQ(v.signature, "hang:mbarrier:warpgroup0(none)") << dump(v);
+  EXPECT_EQ(v.signature, "hang:mbarrier:warpgroup0(none,first)") << dump(v);
   EXPECT_NE(v.signature, judgeEmu(fixture("mbarrier_hang.cu")).signature);
 }
 
@@ -281,6 +281,32 @@ TEST(EmuBackend, ALaunchOutsideTheLimitsOrFromGarbageNeverRuns) {
   EXPECT_EQ(pattern.symptom, "pass") << dump(pattern);  // the same value every time, not stack luck
   auto fine = judgeEmu(hangVariant("grid1.cu", launch, "  int grid = 1;\n  k<<<grid, 128>>>(d);\n"));
   EXPECT_EQ(fine.detail, "hang/mbarrier") << dump(fine);
+}
+
+// A producer loop one tile short parks the consumer after its other tiles went through; a
+// producer that makes nothing parks it on its first wait. Both leave the consumer on `full` with
+// nothing arrived, and were one signature until session 8, when a reduction on the H200 removed
+// the producer's body of a k-loop-off-by-one mutant and kept "the same" hang without the bug.
+TEST(EmuBackend, AConsumerParkedOnItsFirstWaitIsNotTheSameHangAsOneParkedLater) {
+  std::string text = *wsr::readFile(repo() + "/kernels/tma_pipeline_sm90.cu");
+  const std::string bound = "t < NUM_TILES;";  // the producer's loop comes first
+  size_t at = text.find(bound);
+  ASSERT_NE(at, std::string::npos);
+  auto variant = [&](const std::string &name, const std::string &b) {
+    std::string t = text;
+    t.replace(at, bound.size(), b);
+    std::string dir = wsr::makeTempDir("wsr-emu-first.");
+    wsr::writeFileAtomic(dir + "/" + name, t);
+    auto v = judgeEmu(dir + "/" + name, {"PIPE_ROWS=512", "PIPE_GRID=4"});  // 4 tiles per CTA
+    wsr::removeTree(dir);
+    return v;
+  };
+  auto short_by_one = variant("short.cu", "t < (NUM_TILES) - 1;");
+  auto none = variant("none.cu", "t < 0;");
+  EXPECT_EQ(short_by_one.detail, "hang/mbarrier") << dump(short_by_one);
+  EXPECT_EQ(none.detail, "hang/mbarrier") << dump(none);
+  EXPECT_EQ(short_by_one.signature, "hang:mbarrier:warpgroup1(none)") << dump(short_by_one);
+  EXPECT_EQ(none.signature, "hang:mbarrier:warpgroup1(none,first)") << dump(none);
 }
 
 TEST(EmuBackend, TmaPipelinePassesAtASmallShape) {

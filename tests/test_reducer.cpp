@@ -201,7 +201,7 @@ TEST(Reducer, KernelHangIsReducedOnTheEmulator) {
   auto r = wsreduce({src, "--symptom", "hang", "--backend", "emu", "-j2", "--passes",
                      "remove-function,remove-stmt,unwrap-branch,remove-decl,inline-call,simplify-expr,cleanup"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("signature hang:mbarrier:warpgroup0(partial) (backend emu)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("signature hang:mbarrier:warpgroup0(partial,first) (backend emu)"), std::string::npos) << r.err;
   auto min = readFile(minOf(src));
   ASSERT_TRUE(min);
   EXPECT_NE(min->find("mbarrier.init"), std::string::npos) << *min;

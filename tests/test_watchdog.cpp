@@ -353,6 +353,24 @@ TEST(WatchRecords, SignatureIsTheSetOfParkedRolesWithoutLinesOrIterations) {
   EXPECT_EQ(watchSignature(parseWatchRecords(rev)), watchSignature(w));
 }
 
+// One bit of the iteration stays in the signature: a role whose every parked warp waits at its
+// first pass of that site (iter=0) is marked "(first)". A consumer parked on its first wait (the
+// producer made nothing) is another hang than one parked after some tiles went through (the loop
+// one tile short above), as on the emulator (session 8's slipped reduction).
+TEST(WatchRecords, ARoleParkedOnItsFirstWaitIsMarked) {
+  auto later = parseWatchRecords(kRecorded);
+  EXPECT_EQ(watchSignature(later), "hang:mbarrier:warpgroup0;warpgroup1;warpgroup2");
+  std::string first = kRecorded;
+  for (size_t at; (at = first.find("iter=1 ")) != std::string::npos;) first.replace(at, 7, "iter=0 ");
+  EXPECT_EQ(watchSignature(parseWatchRecords(first)), "hang:mbarrier:warpgroup0;warpgroup1(first);warpgroup2(first)");
+  // a warpgroup with one warp past its first wait is not "first"
+  std::string mixed = first;
+  size_t w5 = mixed.find("warp=5 ");
+  size_t it = mixed.find("iter=0 ", w5);
+  mixed.replace(it, 7, "iter=3 ");
+  EXPECT_EQ(watchSignature(parseWatchRecords(mixed)), "hang:mbarrier:warpgroup0;warpgroup1;warpgroup2(first)");
+}
+
 TEST(WatchRecords, EvidenceReadsLikeCudaGdb) {
   auto ev = watchEvidence(parseWatchRecords(kRecorded));
   ASSERT_GE(ev.size(), 3u);
