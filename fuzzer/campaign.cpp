@@ -657,6 +657,8 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
       SearchOptions so;
       so.jobs = jobs;
       so.best_path = out;
+      // every test of it, as wsreduce writes them (where the budget went), beside the program
+      if (!c.o.corpus_dir.empty()) so.trace_path = out.substr(0, out.size() - fs::path(out).extension().string().size()) + ".trace.jsonl";
       so.budget_s = c.o.reduce_budget_s;
       // A reduction interrupted by an earlier session of this campaign goes on from its best
       // program (every step to it was judged interesting) with what was left of its budget.

@@ -16,7 +16,7 @@ D=/tmp/c8; rm -rf $D; mkdir -p $D
 KB=kernels/tma_pipeline_sm90.cu,kernels/ws_attention_sm90.cu
 now() { date +%s.%N; }
 el() { awk -v a="$(now)" -v b="$1" 'BEGIN{printf "%.1f", a-b}'; }
-permin() { awk -v n="$1" -v w="$2" 'BEGIN{printf "%.1f", w>0 ? n*60/w : 0}'; }
+permin() { awk -v n="$1" -v w="$2" 'BEGIN{r = 0; if (w > 0) r = n * 60 / w; printf "%.1f", r}'; }
 dmon() { nvidia-smi dmon -s u -d 1 > "$1" 2>&1 & echo $!; }
 util() { awk '!/^#/ && NF>=3 {s[$1]+=$2; c[$1]++} END {for (g in s) printf "    GPU %s mean SM util %.0f%% over %d s\n", g, s[g]/c[g], c[g]}' "$1"; }
 {
@@ -47,4 +47,4 @@ wsfuzz compare $D/B1.sqlite $D/B2.sqlite --labels 1gpu,2gpus -o $D/B1_vs_B2.md >
 grep -iE "same class|same detail" $D/B1_vs_B2.md | head -3
 echo "== done $(date -u +%FT%TZ)"
 } 2>&1 | tee "$OUT/s8_campaign.log"
-tar -C $D -czf "$OUT/s8_campaign.tgz" $(cd $D && ls *.sqlite *.log *.md *.html dmon_*.txt corpus 2>/dev/null)
+tar -C $D -czf "$OUT/s8_campaign.tgz" $(cd $D && ls -d *.sqlite *.log *.md *.html dmon_*.txt corpus 2>/dev/null)

@@ -22,11 +22,15 @@ BUDGET=${BUDGET:-100}
 RJOBS=${RJOBS:-3}
 GPUS=${GPUS:-0,1,0,1,0,1,0,1,0,1}
 D=/tmp/c8r; rm -rf $D; mkdir -p $D
+# call A's own archive missed its corpus (a tar of `ls` output): taken again here while the machine is warm
+[ $WARM = 1 ] && tar -C /tmp/c8 -czf "$OUT/s8_campaign_A.tgz" $(cd /tmp/c8 && ls -d *.sqlite *.log *.md *.html dmon_*.txt corpus 2>/dev/null)
+# call A's own archive missed its corpus (tar of `ls` output): taken again here while the machine is warm
+[ $WARM = 1 ] && tar -C /tmp/c8 -czf "$OUT/s8_campaign_A.tgz" $(cd /tmp/c8 && ls -d *.sqlite *.log *.md *.html dmon_*.txt corpus 2>/dev/null)
 cp "$FROM/full.sqlite" $D/ && cp -r "$FROM/corpus" $D/corpus
 KB=kernels/tma_pipeline_sm90.cu,kernels/ws_attention_sm90.cu
 now() { date +%s.%N; }
 el() { awk -v a="$(now)" -v b="$1" 'BEGIN{printf "%.1f", a-b}'; }
-permin() { awk -v n="$1" -v w="$2" 'BEGIN{printf "%.1f", w>0 ? n*60/w : 0}'; }
+permin() { awk -v n="$1" -v w="$2" 'BEGIN{r = 0; if (w > 0) r = n * 60 / w; printf "%.1f", r}'; }
 dmon() { nvidia-smi dmon -s u -d 1 > "$1" 2>&1 & echo $!; }
 util() { awk '!/^#/ && NF>=3 {s[$1]+=$2; c[$1]++} END {for (g in s) printf "    GPU %s mean SM util %.0f%% over %d s\n", g, s[g]/c[g], c[g]}' "$1"; }
 {
@@ -55,6 +59,7 @@ if [ "${HANG:-0}" = 1 ]; then
   wait $HP; kill $P 2>/dev/null
   util $D/dmon_H.txt
 fi
+touch $D/full.sqlite.start
 echo "== R. --reduce on the full campaign (resumes; limit ${LIMIT}s)"
 t=$(now)
 timeout -s INT -k 60 $LIMIT wsfuzz --kernels kernels/ --injectors all --repeat 3 -j 32 --gpus $GPUS --timeout 10 \
@@ -62,9 +67,16 @@ timeout -s INT -k 60 $LIMIT wsfuzz --kernels kernels/ --injectors all --repeat 3
   --reduce-budget $BUDGET > $D/R_$TAG.log 2>&1
 echo "R rc=$? wall_s=$(el $t)"
 grep -E "to judge|reducing|reduced|interrupted|goes on|stopped|done" $D/R_$TAG.log | cut -c1-400 | head -90
+echo "== where each reduction's tests went (its trace, this call's part)"
+for tr in $(find $D/corpus -name '*.trace.jsonl' -newer $D/full.sqlite.start 2>/dev/null | sort); do
+  n=$(wc -l < $tr); i=$(grep -c '"interesting":true' $tr)
+  avg() { grep -o "\"$1\":[0-9]*" $tr | awk -F: '{s+=$2; c++} END {printf "%d", c ? s/c : 0}'; }
+  echo "$(echo $tr | sed "s|$D/corpus/||") tests=$n interesting=$i ms=$(avg ms) parse_ms=$(avg parse_ms) build_ms=$(avg build_ms) run_ms=$(avg run_ms) last_t=$(tail -1 $tr | grep -o '"t":[0-9]*')"
+  grep -o '"detail":"[^"]*"' $tr | sort | uniq -c | sort -rn | head -4 | sed 's/^/      /'
+done
 echo "recorded reductions: $(sqlite3 $D/full.sqlite 'SELECT COUNT(*) FROM reductions' 2>/dev/null)"
 wsfuzz report $D/full.sqlite -o $D/report > /dev/null 2>&1
 sed -n '/## Reductions/,/## Time spent/p' $D/report.md
 echo "== done $(date -u +%FT%TZ)"
 } 2>&1 | tee "$OUT/s8_reduce_$TAG.log"
-tar -C $D -czf "$OUT/s8_reduce_$TAG.tgz" $(cd $D && ls *.sqlite *.log *.md *.html dmon_*.txt H_hang.txt corpus 2>/dev/null)
+tar -C $D -czf "$OUT/s8_reduce_$TAG.tgz" $(cd $D && ls -d *.sqlite *.log *.md *.html dmon_*.txt H_hang.txt corpus 2>/dev/null)
