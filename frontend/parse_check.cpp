@@ -3,6 +3,9 @@
 #include <clang/Basic/Diagnostic.h>
 #include <clang/Basic/DiagnosticOptions.h>
 #include <clang/Driver/CreateASTUnitFromArgs.h>
+#include <clang/Driver/CreateInvocationFromArgs.h>
+#include <clang/Frontend/PrecompiledPreamble.h>
+#include <clang/Lex/PreprocessorOptions.h>
 #include <clang/Frontend/ASTUnit.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Serialization/PCHContainerOperations.h>
@@ -13,6 +16,7 @@
 
 #include <filesystem>
 #include <future>
+#include <optional>
 
 namespace fs = std::filesystem;
 
@@ -24,6 +28,9 @@ struct ParseChecker::Side {
   std::vector<std::string> args;
   std::unique_ptr<clang::ASTUnit> unit;
   std::shared_ptr<clang::PCHContainerOperations> pch = std::make_shared<clang::PCHContainerOperations>();
+  // The base's leading #include lines precompiled on their own (see includeOnly below).
+  std::string inc_text;  // the text they were built from; empty: not built
+  std::optional<clang::PrecompiledPreamble> inc;
 };
 
 ParseChecker::ParseChecker(std::string path, ParseOptions opt) : path_(fs::absolute(path).string()), opt_(std::move(opt)) {
@@ -60,8 +67,12 @@ static std::string preambleOf(const std::string &text) {
   return text.substr(0, b.Size);
 }
 
+static size_t includePrefix(const std::string &text);
+
 void ParseChecker::setBase(const std::string &base) {
   base_preamble_ = preambleOf(base);
+  base_text_ = base;
+  base_inc_ = includePrefix(base);
   has_base_ = true;
 }
 
@@ -84,21 +95,99 @@ static std::unique_ptr<clang::ASTUnit> newUnit(const std::vector<std::string> &a
                                              /*RemappedFilesKeepOriginalName=*/true, preambleAfter);
 }
 
+// The leading #include lines of `text`: up to the end of the last line starting with #include
+// within its preamble (Lexer::ComputePreamble). 0 when there is none.
+static size_t includePrefix(const std::string &text) {
+  std::string pre = preambleOf(text);
+  size_t end = 0, at = 0;
+  while (at < pre.size()) {
+    size_t nl = pre.find('\n', at);
+    size_t e = nl == std::string::npos ? pre.size() : nl + 1;
+    size_t i = pre.find_first_not_of(" \t", at);
+    if (i != std::string::npos && i < e && pre[i] == '#') {
+      size_t j = pre.find_first_not_of(" \t", i + 1);
+      if (j != std::string::npos && pre.compare(j, 7, "include") == 0) end = e;
+    }
+    at = e;
+  }
+  return end;
+}
+
+static std::shared_ptr<clang::CompilerInvocation> invocationOf(const std::vector<std::string> &args, const std::string &path) {
+  std::vector<const char *> argv = {"clang"};
+  for (auto &a : args) argv.push_back(a.c_str());
+  argv.push_back(path.c_str());
+  auto vfs = llvm::vfs::getRealFileSystem();
+  clang::DiagnosticOptions dopts;
+  clang::CreateInvocationOptions o;
+  o.Diags = clang::CompilerInstance::createDiagnostics(*vfs, dopts, new clang::IgnoringDiagConsumer, /*ShouldOwnClient=*/true);
+  o.VFS = vfs;
+  std::shared_ptr<clang::CompilerInvocation> ci = clang::createInvocation(argv, o);
+  if (ci) ci->getHeaderSearchOpts().ResourceDir = clangResourceDir();
+  return ci;
+}
+
+// A candidate that edits the leading directives (a knob's #define: the shape passes) cannot use the
+// preamble kept for the base, and a plain parse of it costs the CUDA headers again on each side
+// (2-5 s each under load on the H200, 5-7 s with 30 jobs on 32 cores: most of a campaign
+// reduction's budget, session 8). When the candidate's leading #include lines are the base's, it
+// is parsed with those lines precompiled on their own (once per base and side), so only its
+// #defines and the program after them are parsed. The text is the candidate's, unchanged: the
+// ASTs are lent to the stages after the check as a plain parse's are. Null when that cannot be
+// done (the caller parses it plainly).
+std::unique_ptr<clang::ASTUnit> ParseChecker::includeOnly(Side &s, const std::string &text) {
+  if (!has_base_ || base_inc_ == 0 || text.size() < base_inc_ || text.compare(0, base_inc_, base_text_, 0, base_inc_) != 0)
+    return nullptr;
+  clang::PreambleBounds bounds((unsigned)base_inc_, true);
+  if (s.inc_text.size() != base_inc_ || s.inc_text.compare(0, base_inc_, base_text_, 0, base_inc_) != 0) {
+    s.inc.reset();
+    s.inc_text = base_text_.substr(0, base_inc_);
+    auto ci = invocationOf(s.args, path_);
+    if (!ci) return nullptr;
+    auto vfs = llvm::vfs::getRealFileSystem();
+    clang::DiagnosticOptions dopts;
+    auto diags = clang::CompilerInstance::createDiagnostics(*vfs, dopts);
+    auto buf = llvm::MemoryBuffer::getMemBufferCopy(base_text_, path_);
+    clang::PreambleCallbacks cb;
+    auto built = clang::PrecompiledPreamble::Build(*ci, buf.get(), bounds, diags, vfs, s.pch, /*StoreInMemory=*/true, "", cb);
+    if (!built) return nullptr;
+    s.inc.emplace(std::move(*built));
+  }
+  if (!s.inc) return nullptr;
+  auto ci = invocationOf(s.args, path_);
+  if (!ci) return nullptr;
+  auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, path_);
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> vfs = llvm::vfs::getRealFileSystem();
+  if (!s.inc->CanReuse(*ci, buf->getMemBufferRef(), bounds, *vfs)) return nullptr;
+  // It remaps the main file to the candidate's buffer (the unit owns the remapped buffers and
+  // frees it) and puts the in-memory PCH, which stays the preamble's, into `vfs`.
+  s.inc->AddImplicitPreamble(*ci, vfs, buf.release());
+  auto dopts = std::make_shared<clang::DiagnosticOptions>();
+  auto diags = clang::CompilerInstance::createDiagnostics(*vfs, *dopts);
+  auto fm = llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(), vfs);
+  auto unit = clang::ASTUnit::LoadFromCompilerInvocation(ci, s.pch, dopts, diags, fm, /*OnlyLocalDecls=*/true,
+                                                         clang::CaptureDiagsKind::All, 0);
+  if (!unit) return nullptr;
+  ++include_only_;
+  return unit;
+}
+
 // One parse per side, at once, with no preamble kept: the ASTs live for the check (and `then`).
 bool ParseChecker::oneOff(const std::string &text, std::string *err,
                           const std::function<void(const ParsedSource &)> &then) {
-  auto parseSide = [&](const std::vector<std::string> &args) {
-    return newUnit(args, path_, text, std::make_shared<clang::PCHContainerOperations>(), 0);
+  auto parseSide = [&](size_t i) {
+    if (auto u = includeOnly(*sides_[i], text)) return u;
+    return newUnit(sides_[i]->args, path_, text, std::make_shared<clang::PCHContainerOperations>(), 0);
   };
   std::vector<std::future<std::unique_ptr<clang::ASTUnit>>> later;
-  for (size_t i = 1; i < sides_.size(); ++i) later.push_back(std::async(std::launch::async, parseSide, std::cref(sides_[i]->args)));
+  for (size_t i = 1; i < sides_.size(); ++i) later.push_back(std::async(std::launch::async, parseSide, i));
   ParsedSource view;
   view.path = path_;
   view.text = text;
   for (size_t i = 0; i < sides_.size(); ++i) {
     ParsedSide side;
     side.device = sides_.size() > 1 && i > 0;
-    side.ast = i == 0 ? parseSide(sides_[0]->args) : later[i - 1].get();
+    side.ast = i == 0 ? parseSide(0) : later[i - 1].get();
     view.sides.push_back(std::move(side));
   }
   for (auto &side : view.sides) {

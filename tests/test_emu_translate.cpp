@@ -468,6 +468,54 @@ TEST(ParseLoan, ACandidateThatEditsThePreambleIsParsedWithoutOne) {
   EXPECT_TRUE(checker.check(text, &err)) << err;  // the base itself: the kept preamble
 }
 
+// A shape knob's edit (a #define after the #includes) is parsed with the base's #include lines
+// precompiled on their own, not from scratch: its verdict and its lent ASTs are those of a fresh
+// parse, an edit that breaks the program still fails, and an edit of the #include lines themselves
+// is parsed plainly. (On the H200, with 30 jobs on 32 cores, a plain parse of such a candidate took
+// 5-7 s, most of a campaign reduction's budget; bench/results/2026-11-30-h200-session8.)
+TEST(ParseLoan, AKnobEditIsParsedWithTheBasesIncludesPrecompiled) {
+  std::string path = repo() + "/corpus/examples/gemm_arrival_count.cu";
+  std::string text = *wsr::readFile(path);
+  wsr::ParseOptions po;
+  po.includes = {fs::path(path).parent_path().string(), wsr::harnessIncludeDir()};
+  wsr::emu::TranslateOptions to;
+  to.parse = po;
+  wsr::ParseOptions strict = po;
+  strict.strict_return = true;
+  wsr::ParseChecker checker(path, strict);
+  checker.setBase(text);
+  auto edit = [&](const std::string &from, const std::string &to_) {
+    std::string t = text;
+    size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) t.replace(at, from.size(), to_);
+    return t;
+  };
+  std::string knob = edit("#define GEMM_K 512", "#define GEMM_K 256");
+  auto fresh = wsr::emu::translate(knob, path, to);
+  ASSERT_TRUE(fresh.ok) << fresh.error;
+  std::string err;
+  bool lent = false;
+  EXPECT_TRUE(checker.check(knob, &err, [&](const wsr::ParsedSource &ps) {
+    wsr::ParseLoan loan(ps);
+    lent = wsr::parseOnce(knob, path, po).get() == &ps;
+    auto t = wsr::emu::translate(knob, path, to);
+    EXPECT_EQ(t.text, fresh.text);
+  })) << err;
+  EXPECT_TRUE(lent);
+  const long sides = checker.includeOnlyParses();
+  EXPECT_GE(sides, 1) << "the knob's edit was parsed from scratch";
+  // a knob edit that breaks the program is still refused, through the same path
+  EXPECT_FALSE(checker.check(edit("#define BLOCK_K 64", "#define BLOCK_K (64"), &err));
+  EXPECT_EQ(checker.includeOnlyParses(), 2 * sides);
+  // an edit of the #include lines: parsed plainly, still right
+  std::string inc = edit("#include <cstdint>\n", "");
+  EXPECT_TRUE(checker.check(inc, &err)) << err;
+  EXPECT_EQ(checker.includeOnlyParses(), 2 * sides);
+  EXPECT_FALSE(checker.check(edit("#include <cuda_runtime.h>", "#include <no_such_header.h>"), &err));
+  EXPECT_NE(err.find("no_such_header.h"), std::string::npos) << err;
+}
+
 // ---- the reducer's tester: a candidate must still launch a kernel ----
 
 // A GPU bug's repro launches a kernel. On the H200 a reduction of an out-of-bounds TMA store
