@@ -675,7 +675,12 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
   for (auto &c : parseCheckLines(r.out)) {
     if (c.bad == 0) continue;
     std::string shape = c.shape.empty() || c.shape == "none" ? "scattered" : c.shape;
-    Verdict v = make("wrong/" + shape, "wrong:" + c.name + ":" + shape);
+    // Every element wrong is another failure than some: the signature says "(all)". A consumer
+    // loop one tile short leaves the last tile's rows NaN; on the CPU a reduction of it emptied
+    // the kernel and kept wrong:Y:nan from the host's poisoned buffer, every element of it
+    // (session 8). The detail stays the shape.
+    bool all = c.rows > 0 && c.cols > 0 && c.bad >= c.rows * c.cols;
+    Verdict v = make("wrong/" + shape, "wrong:" + c.name + ":" + shape + (all ? "(all)" : ""));
     v.evidence.push_back(c.raw);
     return finish(v);
   }

@@ -154,7 +154,19 @@ TEST(ClassifyRun, FirstFailingTensorDecides) {
   auto v = one(exited(1, "WSCHECK name=S rows=8 cols=8 bad=0 nan=0 max_abs=0 max_rel=0 badrows=- badcols=- shape=none\n"
                          "WSCHECK name=O rows=8 cols=8 bad=64 nan=64 max_abs=0 max_rel=0 badrows=0-7 badcols=0-7 shape=nan\n"));
   EXPECT_EQ(v.detail, "wrong/nan");
-  EXPECT_EQ(v.signature, "wrong:O:nan");
+  EXPECT_EQ(v.signature, "wrong:O:nan(all)");  // every element
+}
+
+// Some rows NaN (a consumer loop one tile short) and every element NaN (a kernel that writes
+// nothing over a poisoned buffer) are one detail but two failures: a reduction must not trade
+// the one for the other.
+TEST(ClassifyRun, EveryElementWrongIsNotTheSameFailureAsSome) {
+  auto part = one(exited(1, "WSCHECK name=Y rows=512 cols=32 bad=128 nan=128 max_abs=0 max_rel=0 badrows=508-511 badcols=0-31 shape=nan\n"));
+  auto all = one(exited(1, "WSCHECK name=Y rows=512 cols=32 bad=16384 nan=16384 max_abs=0 max_rel=0 badrows=0-511 badcols=0-31 shape=nan\n"));
+  EXPECT_EQ(part.detail, "wrong/nan");
+  EXPECT_EQ(all.detail, "wrong/nan");
+  EXPECT_EQ(part.signature, "wrong:Y:nan");
+  EXPECT_EQ(all.signature, "wrong:Y:nan(all)");
 }
 
 TEST(ClassifyRun, NonZeroExitWithNothingElseIsWrongUnspecified) {
