@@ -436,36 +436,57 @@ TEST(ParseLoan, TranslationAndInstrumentationFromTheCheckersAstsAreTheFreshOnes)
   }
 }
 
-// A candidate that edits the leading directives (a shape knob's #define) is parsed once without a
+// The GEMM's checker with the base set, and a variant's check: whether the stages were lent its
+// ASTs, and that what the translation makes from them is a fresh parse's.
+struct GemmCheck {
+  std::string path = repo() + "/corpus/examples/gemm_arrival_count.cu";
+  std::string text = *wsr::readFile(path);
+  wsr::ParseOptions po = [&] {
+    wsr::ParseOptions o;
+    o.includes = {fs::path(path).parent_path().string(), wsr::harnessIncludeDir()};
+    return o;
+  }();
+  wsr::ParseChecker checker{path, [&] {
+                              wsr::ParseOptions strict = po;
+                              strict.strict_return = true;
+                              return strict;
+                            }()};
+  GemmCheck() { checker.setBase(text); }
+  bool lentAsFresh(const std::string &variant) {
+    wsr::emu::TranslateOptions to;
+    to.parse = po;
+    auto fresh = wsr::emu::translate(variant, path, to);
+    EXPECT_TRUE(fresh.ok) << fresh.error;
+    std::string err;
+    bool lent = false;
+    EXPECT_TRUE(checker.check(variant, &err, [&](const wsr::ParsedSource &ps) {
+      wsr::ParseLoan loan(ps);
+      lent = wsr::parseOnce(variant, path, po).get() == &ps;
+      auto t = wsr::emu::translate(variant, path, to);
+      EXPECT_EQ(t.text, fresh.text);
+    })) << err;
+    return lent;
+  }
+  std::string edit(const std::string &from, const std::string &to) {
+    std::string t = text;
+    size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) t.replace(at, from.size(), to);
+    return t;
+  }
+};
+
+// A candidate that edits the leading directives before the #includes is parsed once without a
 // preamble (rebuilding the preamble for it costs twice a plain parse): its verdict and its lent
 // ASTs are those of a fresh parse, and a preamble that no longer compiles still fails the check.
 TEST(ParseLoan, ACandidateThatEditsThePreambleIsParsedWithoutOne) {
-  std::string path = repo() + "/corpus/examples/gemm_arrival_count.cu";
-  std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  wsr::ParseOptions po;
-  po.includes = {fs::path(path).parent_path().string(), wsr::harnessIncludeDir()};
-  wsr::emu::TranslateOptions to;
-  to.parse = po;
-  wsr::ParseOptions strict = po;
-  strict.strict_return = true;
-  wsr::ParseChecker checker(path, strict);
-  checker.setBase(text);
-  std::string variant = "#define WSR_LOAN_VARIANT 1\n" + text;
-  auto fresh = wsr::emu::translate(variant, path, to);
-  ASSERT_TRUE(fresh.ok) << fresh.error;
+  GemmCheck g;
+  EXPECT_TRUE(g.lentAsFresh("#define WSR_LOAN_VARIANT 1\n" + g.text));
+  EXPECT_EQ(g.checker.includeOnlyParses(), 0);  // a line before the #includes: a plain parse
   std::string err;
-  bool lent = false;
-  EXPECT_TRUE(checker.check(variant, &err, [&](const wsr::ParsedSource &ps) {
-    wsr::ParseLoan loan(ps);
-    lent = wsr::parseOnce(variant, path, po).get() == &ps;
-    auto t = wsr::emu::translate(variant, path, to);
-    EXPECT_EQ(t.text, fresh.text);
-  })) << err;
-  EXPECT_TRUE(lent);
-  EXPECT_FALSE(checker.check("#if 1\n#error the preamble breaks\n#endif\n" + text, &err));
+  EXPECT_FALSE(g.checker.check("#if 1\n#error the preamble breaks\n#endif\n" + g.text, &err));
   EXPECT_NE(err.find("the preamble breaks"), std::string::npos) << err;
-  EXPECT_TRUE(checker.check(text, &err)) << err;  // the base itself: the kept preamble
+  EXPECT_TRUE(g.checker.check(g.text, &err)) << err;  // the base itself: the kept preamble
 }
 
 // A shape knob's edit (a #define after the #includes) is parsed with the base's #include lines
@@ -474,45 +495,18 @@ TEST(ParseLoan, ACandidateThatEditsThePreambleIsParsedWithoutOne) {
 // is parsed plainly. (On the H200, with 30 jobs on 32 cores, a plain parse of such a candidate took
 // 5-7 s, most of a campaign reduction's budget; bench/results/2026-11-30-h200-session8.)
 TEST(ParseLoan, AKnobEditIsParsedWithTheBasesIncludesPrecompiled) {
-  std::string path = repo() + "/corpus/examples/gemm_arrival_count.cu";
-  std::string text = *wsr::readFile(path);
-  wsr::ParseOptions po;
-  po.includes = {fs::path(path).parent_path().string(), wsr::harnessIncludeDir()};
-  wsr::emu::TranslateOptions to;
-  to.parse = po;
-  wsr::ParseOptions strict = po;
-  strict.strict_return = true;
-  wsr::ParseChecker checker(path, strict);
-  checker.setBase(text);
-  auto edit = [&](const std::string &from, const std::string &to_) {
-    std::string t = text;
-    size_t at = t.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    if (at != std::string::npos) t.replace(at, from.size(), to_);
-    return t;
-  };
-  std::string knob = edit("#define GEMM_K 512", "#define GEMM_K 256");
-  auto fresh = wsr::emu::translate(knob, path, to);
-  ASSERT_TRUE(fresh.ok) << fresh.error;
-  std::string err;
-  bool lent = false;
-  EXPECT_TRUE(checker.check(knob, &err, [&](const wsr::ParsedSource &ps) {
-    wsr::ParseLoan loan(ps);
-    lent = wsr::parseOnce(knob, path, po).get() == &ps;
-    auto t = wsr::emu::translate(knob, path, to);
-    EXPECT_EQ(t.text, fresh.text);
-  })) << err;
-  EXPECT_TRUE(lent);
-  const long sides = checker.includeOnlyParses();
+  GemmCheck g;
+  EXPECT_TRUE(g.lentAsFresh(g.edit("#define GEMM_K 512", "#define GEMM_K 256")));
+  const long sides = g.checker.includeOnlyParses();
   EXPECT_GE(sides, 1) << "the knob's edit was parsed from scratch";
   // a knob edit that breaks the program is still refused, through the same path
-  EXPECT_FALSE(checker.check(edit("#define BLOCK_K 64", "#define BLOCK_K (64"), &err));
-  EXPECT_EQ(checker.includeOnlyParses(), 2 * sides);
+  std::string err;
+  EXPECT_FALSE(g.checker.check(g.edit("#define BLOCK_K 64", "#define BLOCK_K (64"), &err));
+  EXPECT_EQ(g.checker.includeOnlyParses(), 2 * sides);
   // an edit of the #include lines: parsed plainly, still right
-  std::string inc = edit("#include <cstdint>\n", "");
-  EXPECT_TRUE(checker.check(inc, &err)) << err;
-  EXPECT_EQ(checker.includeOnlyParses(), 2 * sides);
-  EXPECT_FALSE(checker.check(edit("#include <cuda_runtime.h>", "#include <no_such_header.h>"), &err));
+  EXPECT_TRUE(g.checker.check(g.edit("#include <cstdint>\n", ""), &err)) << err;
+  EXPECT_EQ(g.checker.includeOnlyParses(), 2 * sides);
+  EXPECT_FALSE(g.checker.check(g.edit("#include <cuda_runtime.h>", "#include <no_such_header.h>"), &err));
   EXPECT_NE(err.find("no_such_header.h"), std::string::npos) << err;
 }
 

@@ -73,6 +73,22 @@ std::string hostProgram(int n, int sleep_ms) {
          "  std::printf(\"slot=%s\\n\", v ? v : \"(unset)\");\n  return 0;\n}\n";
 }
 
+// Starts args[0] with args, stdout and stderr to `log` (a file, or /dev/null); the caller waits.
+pid_t spawn(const std::vector<std::string> &args, const std::string &log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int f = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(f, 1);
+    dup2(f, 2);
+    std::vector<char *> av;
+    for (auto &a : args) av.push_back(const_cast<char *>(a.c_str()));
+    av.push_back(nullptr);
+    execv(av[0], av.data());
+    _exit(127);
+  }
+  return pid;
+}
+
 int runWsfuzz(const std::vector<std::string> &args, std::string *out) {
   std::vector<std::string> argv = {kWsfuzz};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -302,18 +318,8 @@ TEST(FuzzCampaign, KilledThenResumedJudgesEachMutantOnce) {
   std::string db = d.path + "/c.sqlite";
   std::vector<std::string> args = {kWsfuzz, "--kernels", hosts, "--injectors", "wrong-arch", "--backend", "gpu", "--repeat", "2", "-j", "1",
                                    "--db", db, "--corpus", "", "--cache-dir", kCache};
-  pid_t pid = fork();
+  pid_t pid = spawn(args, "/dev/null");
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    int null = ::open("/dev/null", O_WRONLY);
-    dup2(null, 1);
-    dup2(null, 2);
-    std::vector<char *> av;
-    for (auto &a : args) av.push_back(const_cast<char *>(a.c_str()));
-    av.push_back(nullptr);
-    execv(av[0], av.data());
-    _exit(127);
-  }
   // Kill it (SIGKILL: no handler, no cleanup) once two mutants are judged.
   auto t0 = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(300)) {
@@ -454,18 +460,8 @@ TEST(FuzzCampaign, AnInterruptedReductionGoesOnFromItsBestProgram) {
                                    "-DPIPE_ROWS=512", "--repeat", "1", "-j", "2", "--db", db, "--corpus", corpus,
                                    "--cache-dir", kCache, "--reduce", "--reduce-budget", "20"};
   std::string log = d.path + "/first.log";
-  pid_t pid = fork();
+  pid_t pid = spawn(args, log);
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    int f = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(f, 1);
-    dup2(f, 2);
-    std::vector<char *> av;
-    for (auto &a : args) av.push_back(const_cast<char *>(a.c_str()));
-    av.push_back(nullptr);
-    execv(av[0], av.data());
-    _exit(127);
-  }
   // SIGINT once the first reduction has a best program on disk (its first accepted step).
   auto minFiles = [&] {
     std::vector<fs::path> v;
