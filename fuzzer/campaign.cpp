@@ -779,7 +779,7 @@ int runCampaign(const CampaignOptions &o, const std::function<void(const std::st
   log("wsfuzz: " + std::to_string(mutants.size()) + " mutants planned, " + std::to_string(todo.size()) +
       " to judge in shard " + std::to_string(o.shard_i) + "/" + std::to_string(o.shard_n) + " (-j " + std::to_string(o.jobs) +
       ", " + std::to_string(c.slots.size()) + " GPU slot(s), repeat " + std::to_string(o.repeat) + ")" +
-      (gpuPresent() ? "" : "; no GPU here: runtime judgments will be infra-error"));
+      (gpuPresent() || o.backend == "emu" ? "" : "; no GPU here: runtime judgments will be infra-error"));
 
   GpuKeepers keepers;
   if (o.keepers && !todo.empty() && gpuPresent() && o.backend != "emu") {
