@@ -71,8 +71,7 @@ static size_t includePrefix(const std::string &text);
 
 void ParseChecker::setBase(const std::string &base) {
   base_preamble_ = preambleOf(base);
-  base_text_ = base;
-  base_inc_ = includePrefix(base);
+  base_inc_ = base.substr(0, includePrefix(base));
   has_base_ = true;
 }
 
@@ -136,18 +135,17 @@ static std::shared_ptr<clang::CompilerInvocation> invocationOf(const std::vector
 // ASTs are lent to the stages after the check as a plain parse's are. Null when that cannot be
 // done (the caller parses it plainly).
 std::unique_ptr<clang::ASTUnit> ParseChecker::includeOnly(Side &s, const std::string &text) {
-  if (!has_base_ || base_inc_ == 0 || text.size() < base_inc_ || text.compare(0, base_inc_, base_text_, 0, base_inc_) != 0)
-    return nullptr;
-  clang::PreambleBounds bounds((unsigned)base_inc_, true);
-  if (s.inc_text.size() != base_inc_ || s.inc_text.compare(0, base_inc_, base_text_, 0, base_inc_) != 0) {
+  if (!has_base_ || base_inc_.empty() || text.compare(0, base_inc_.size(), base_inc_) != 0) return nullptr;
+  clang::PreambleBounds bounds((unsigned)base_inc_.size(), true);
+  if (s.inc_text != base_inc_) {
     s.inc.reset();
-    s.inc_text = base_text_.substr(0, base_inc_);
+    s.inc_text = base_inc_;
     auto ci = invocationOf(s.args, path_);
     if (!ci) return nullptr;
     auto vfs = llvm::vfs::getRealFileSystem();
     clang::DiagnosticOptions dopts;
     auto diags = clang::CompilerInstance::createDiagnostics(*vfs, dopts);
-    auto buf = llvm::MemoryBuffer::getMemBufferCopy(base_text_, path_);
+    auto buf = llvm::MemoryBuffer::getMemBufferCopy(base_inc_, path_);
     clang::PreambleCallbacks cb;
     auto built = clang::PrecompiledPreamble::Build(*ci, buf.get(), bounds, diags, vfs, s.pch, /*StoreInMemory=*/true, "", cb);
     if (!built) return nullptr;

@@ -43,8 +43,8 @@ class ParseChecker {
   bool parseSide(Side &s, const std::string &text, std::string *err);
   bool oneOff(const std::string &text, std::string *err, const std::function<void(const ParsedSource &)> &then);
   std::unique_ptr<clang::ASTUnit> includeOnly(Side &s, const std::string &text);
-  std::string base_preamble_, base_text_;
-  size_t base_inc_ = 0;  // the base's leading #include lines, in bytes
+  std::string base_preamble_;
+  std::string base_inc_;  // the base's leading #include lines
   std::atomic<long> include_only_{0};
   bool has_base_ = false;
   std::string path_;

@@ -610,6 +610,13 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   std::string slot = c.slots.acquire();
   std::string kdir = kernelDir(c.o, m.kernel);
   std::string work = makeTempDir("wsfuzz-reduce.");
+  // Stopped before it could finish (Ctrl-C, the campaign's time limit): not recorded, so that the
+  // same command does it again (from its best program when `how` says so).
+  auto unrecorded = [&](const std::string &how) {
+    c.slots.release(slot);
+    removeTree(work);
+    c.say("wsfuzz: interrupted the reduction of " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) + how);
+  };
   std::string orig = work + "/" + m.kernel;
   writeFileAtomic(orig, m.text);
   std::string out;
@@ -686,16 +693,10 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
         best = search.best();
         rr.error = "stopped: " + s.reason;
         budget = s.budget;
-        if (!s.budget && g_stop && !c.o.corpus_dir.empty()) {
-          // Interrupted (Ctrl-C, the campaign's time limit): not recorded, so the same command
-          // resumes it from the program on disk.
+        if (!s.budget && g_stop && !c.o.corpus_dir.empty()) {  // resumable from the program on disk
           writeFileAtomic(out, best);
           writeFileAtomic(spent_path, std::to_string(spent + std::chrono::duration<double>(std::chrono::steady_clock::now() - search_t0).count()) + "\n");
-          c.slots.release(slot);
-          removeTree(work);
-          c.say("wsfuzz: interrupted the reduction of " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) +
-                " at " + std::to_string(countNonBlankLines(best)) + " lines; the same command goes on from there");
-          return;
+          return unrecorded(" at " + std::to_string(countNonBlankLines(best)) + " lines; the same command goes on from there");
         }
       }
       std::error_code ec_spent;
@@ -726,17 +727,11 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   } catch (const std::exception &e) {
     rr.error = e.what();
   }
+  if (g_stop && !rr.ok) return unrecorded("; the same command does it again");  // the original's run cut short, say
   c.slots.release(slot);
   if (c.o.corpus_dir.empty()) rr.path.clear();  // the reduced program lived in the work dir only
   removeTree(work);
   rr.wall_s = spent + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (g_stop && !rr.ok) {
-    // Stopped before it could finish (the original's run cut short, say): not recorded, so the
-    // same command does it again.
-    c.say("wsfuzz: interrupted the reduction of " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) +
-          "; the same command does it again");
-    return;
-  }
   {
     std::lock_guard<std::mutex> l(c.store_m);
     c.store.recordReduction(rr);

@@ -314,10 +314,10 @@ std::string decodeWatchBuffer(const std::string &bytes) {
 }
 
 // "The same hang" for the reducer: which roles (warpgroups) are parked, and whether on their first
-// wait. Lines move and the iteration changes as the reducer shrinks the program and its shape, and a barrier's name is what
-// the source shows at the wait (a helper's parameter), so all of those stay in the evidence. The
-// emulator's signatures list the same roles and add how far each parked-on barrier's phase had got
-// (the WSEMU branch below), which a GPU cannot read.
+// wait. Lines move and the iteration changes as the reducer shrinks the program and its shape, and
+// a barrier's name is what the source shows at the wait (a helper's parameter), so all of those
+// stay in the evidence. The emulator's signatures list the same roles and add how far each
+// parked-on barrier's phase had got (the WSEMU branch below), which a GPU cannot read.
 static std::string warpgroupList(const std::set<unsigned> &wgs) {  // "warpgroup0;warpgroup2"
   std::string out;
   for (unsigned g : wgs) out += (out.empty() ? "" : ";") + std::string("warpgroup") + std::to_string(g);
@@ -543,9 +543,9 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // for that role), as "warpgroup1(none,first)". A producer loop one tile short parks the
     // consumer after its other tiles went through; a reduction on the H200 (session 8) had
     // removed the producer's body, and the consumer, parked on its first wait, gave the same
-    // "warpgroup1(none)": the injected bug was gone, the signature the same. The GPU watchdog cannot read a
-    // barrier's counts, so its signatures are the roles only; a reduction compares signatures of
-    // one backend, and --confirm gpu compares the class.
+    // "warpgroup1(none)": the injected bug was gone, the signature the same. The GPU watchdog
+    // cannot read a barrier's counts, so its signatures are the roles (and "first") only; a
+    // reduction compares signatures of one backend, and --confirm gpu compares the class.
     std::set<std::string> roles;
     for (llvm::StringRef t : llvm::split(llvm::StringRef(emu->signature), ';')) {
       llvm::SmallVector<llvm::StringRef> f;
