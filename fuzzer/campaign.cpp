@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <regex>
 #include <set>
 #include <thread>
@@ -636,8 +637,8 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   const OracleOptions campaign_oracle = t.oracle;
   const std::string campaign_backend = resolveBackend(campaign_oracle);
   // A compile error is nvcc's verdict on every backend: it is reduced where it was judged.
-  const bool other_backend = !c.o.reduce_backend.empty() && c.o.reduce_backend != campaign_backend &&
-                             v.symptom != "compile-error";
+  bool other_backend = !c.o.reduce_backend.empty() && c.o.reduce_backend != campaign_backend &&
+                       v.symptom != "compile-error";
   if (other_backend) t.oracle.backend = c.o.reduce_backend;
   // The baseline's timing is the campaign backend's; on the emulator the tester calibrates from
   // the original's own run, as wsreduce does.
@@ -648,11 +649,28 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   t.parse.includes = t.oracle.build.includes;
   t.parse.defines = c.o.defines;
   rr.lines_before = (int)countNonBlankLines(m.text);
+  std::string fell_back;
   try {
-    Tester tester(t);
-    tester.calibrateParseCheck(m.text);
+    auto tester_p = std::make_unique<Tester>(t);
+    tester_p->calibrateParseCheck(m.text);
     TestResult orig_r;
-    Verdict ov = tester.judgeOriginal(m.text, &orig_r);
+    Verdict ov = tester_p->judgeOriginal(m.text, &orig_r);
+    if (!orig_r.interesting && other_backend) {
+      // The backends disagree on this mutant (the emulator hangs where the GPU traps, say): it is
+      // reduced where it was judged, slower but still reduced, and the report says so.
+      fell_back = "reduced on " + campaign_backend + " (" + c.o.reduce_backend + " did not reproduce it: " + ov.detail + ")";
+      c.say("wsfuzz: " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) + ": " + c.o.reduce_backend +
+            " gives " + ov.detail + ", not " + v.detail + "; reduced on " + campaign_backend + " instead");
+      other_backend = false;
+      t.oracle = campaign_oracle;
+      calibrateFrom(c, m.kernel, t.oracle);
+      t.oracle.repeat = 1;
+      if (!slot.empty()) t.oracle.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
+      tester_p = std::make_unique<Tester>(t);
+      tester_p->calibrateParseCheck(m.text);
+      ov = tester_p->judgeOriginal(m.text, &orig_r);
+    }
+    Tester &tester = *tester_p;
     if (!orig_r.interesting) {
       rr.error = "the mutant does not reproduce " + v.detail + " under the reducer's oracle (got " + ov.detail + ")";
     } else {
@@ -709,6 +727,7 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
       rr.lines_after = (int)countNonBlankLines(best);
       rr.retained = inj && editRetained(*inj, m, best, &rr.how);
       if (budget) rr.how += " (stopped at the budget, " + std::to_string(rr.lines_after) + " lines)";
+      if (!fell_back.empty()) rr.how += "; " + fell_back;
       if (other_backend) {
         // Reduced on one backend: the campaign's oracle (the ground truth) judges the result.
         OracleOptions g = campaign_oracle;
