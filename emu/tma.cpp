@@ -1,6 +1,8 @@
 // TMA (cp.async.bulk.tensor) and plain bulk copies, with the bulk-group bookkeeping.
 // A load reads a box of the tensor (out-of-bounds elements zero-filled), writes it to shared
 // memory in the map's swizzle, and completes the box's full byte count on the mbarrier.
+#include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 
@@ -98,6 +100,25 @@ void forRows(const TensorMap &m, const int32_t *coords, const Box &b, F f) {
   }
 }
 
+// Box elements a bulk tensor copy clipped at the tensor's bounds: a load zero-fills them, a store
+// drops them, both silently, as the GPU does. A program that clipped any says so when it exits
+// ("WSEMU note tma-store-clipped=N"), and the oracle adds it to a wrong result's signature: a
+// TMA store whose coordinates all fall outside the tensor leaves the output unwritten, and so does
+// a kernel with no store at all; without the note a reduction of the first took the second
+// (bench/results/2026-11-30-h200-session9/).
+std::atomic<uint64_t> g_clipped_load{0}, g_clipped_store{0};
+struct ClipNote {
+  ~ClipNote() {
+    uint64_t l = g_clipped_load.load(), s = g_clipped_store.load();
+    if (l || s)
+      std::fprintf(stderr, "WSEMU note tma-load-clipped=%llu tma-store-clipped=%llu\n", (unsigned long long)l,
+                   (unsigned long long)s);
+  }
+} g_clip_note;
+uint64_t clippedElements(const TensorMap &m, int64_t lo, int64_t hi, bool in) {
+  return in ? (uint64_t)(m.box[0] - (hi - lo)) : (uint64_t)m.box[0];
+}
+
 struct TmaLoad : AsyncOp {
   TensorMap map;
   int32_t coords[5];
@@ -112,12 +133,15 @@ struct TmaLoad : AsyncOp {
         else std::memset(&image[i], 0xff, map.elem_bytes), image[i + map.elem_bytes - 1] = 0x7f;
       }
     }
+    uint64_t clipped = 0;
     forRows(map, coords, box, [&](uint64_t r, uint8_t *g, int64_t lo, int64_t hi) {
+      clipped += clippedElements(map, lo, hi, g != nullptr);
       if (!g) return;
       size_t n = (size_t)(hi - lo) * map.elem_bytes;
       checkGlobal(g, n, loc);
       std::memcpy(&image[r * box.row_bytes + lo * map.elem_bytes], g, n);
     });
+    if (clipped) g_clipped_load += clipped;
   }
   void complete() override {
     checkShared(dst, box.bytes, loc);
@@ -146,12 +170,15 @@ struct TmaStore : AsyncOp {
     }
   }
   void complete() override {
+    uint64_t clipped = 0;
     forRows(map, coords, box, [&](uint64_t r, uint8_t *g, int64_t lo, int64_t hi) {
+      clipped += clippedElements(map, lo, hi, g != nullptr);
       if (!g) return;  // out-of-bounds elements of a store are dropped
       size_t n = (size_t)(hi - lo) * map.elem_bytes;
       checkGlobal(g, n, loc);
       std::memcpy(g, &image[r * box.row_bytes + lo * map.elem_bytes], n);
     });
+    if (clipped) g_clipped_store += clipped;
   }
 };
 

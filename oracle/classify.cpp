@@ -680,8 +680,21 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // the kernel and kept wrong:Y:nan from the host's poisoned buffer, every element of it
     // (session 8). The detail stays the shape.
     bool all = c.rows > 0 && c.cols > 0 && c.bad >= c.rows * c.cols;
-    Verdict v = make("wrong/" + shape, "wrong:" + c.name + ":" + shape + (all ? "(all)" : ""));
+    // On the emulator, a bulk tensor copy clipped at the tensor's bounds is part of the failure:
+    // a TMA store whose coordinates all fall outside leaves the output unwritten, as a kernel with
+    // no store does; a reduction of the first took the second (session 9). The GPU cannot say.
+    std::string clip;
+    for (auto &l : lines(r.err)) {
+      if (l.rfind("WSEMU note ", 0) != 0) continue;
+      auto f = fields(l.substr(11));
+      for (const char *k : {"tma-load-clipped", "tma-store-clipped"})
+        if (f.count(k) && f[k] != "0") clip += std::string("+") + k;
+    }
+    Verdict v = make("wrong/" + shape, "wrong:" + c.name + ":" + shape + (all ? "(all)" : "") + clip);
     v.evidence.push_back(c.raw);
+    if (!clip.empty())
+      for (auto &l : lines(r.err))
+        if (l.rfind("WSEMU note ", 0) == 0) v.evidence.push_back(l);
     return finish(v);
   }
   if (r.exit_code != 0) {

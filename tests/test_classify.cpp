@@ -169,6 +169,19 @@ TEST(ClassifyRun, EveryElementWrongIsNotTheSameFailureAsSome) {
   EXPECT_EQ(all.signature, "wrong:Y:nan(all)");
 }
 
+// The emulator's note of bulk tensor copies clipped at the tensor's bounds joins a wrong result's
+// signature (a store dropped whole is not the same failure as no store); a note of none does not.
+TEST(ClassifyRun, AClippedTensorCopyIsPartOfAWrongResultsSignature) {
+  const std::string check = "WSCHECK name=Y rows=512 cols=32 bad=16384 nan=16384 max_abs=0 max_rel=0 badrows=0-511 badcols=0-31 shape=nan\n";
+  auto store = one(exited(1, check, "WSEMU note tma-load-clipped=0 tma-store-clipped=16384\n"));
+  auto load = one(exited(1, check, "WSEMU note tma-load-clipped=256 tma-store-clipped=0\n"));
+  auto plain = one(exited(1, check));
+  EXPECT_EQ(store.signature, "wrong:Y:nan(all)+tma-store-clipped");
+  EXPECT_EQ(load.signature, "wrong:Y:nan(all)+tma-load-clipped");
+  EXPECT_EQ(plain.signature, "wrong:Y:nan(all)");
+  EXPECT_EQ(store.detail, "wrong/nan");
+}
+
 TEST(ClassifyRun, NonZeroExitWithNothingElseIsWrongUnspecified) {
   auto v = one(exited(1, "FAIL: 37 mismatches\n"));
   EXPECT_EQ(v.detail, "wrong/unspecified");

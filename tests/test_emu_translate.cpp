@@ -309,6 +309,33 @@ TEST(EmuBackend, AConsumerParkedOnItsFirstWaitIsNotTheSameHangAsOneParkedLater) 
   EXPECT_EQ(none.signature, "hang:mbarrier:warpgroup1(none,first)") << dump(none);
 }
 
+// A TMA store whose row coordinate is far outside the tensor is dropped by the copy engine: the
+// output is never written, exactly as when the kernel issues no store at all. Only the emulator
+// sees the difference, and says it in the signature: a reduction of the first (oob-coordinate on
+// the H200, session 9) took the second, which no longer has the bug.
+TEST(EmuBackend, AStoreClippedAtTheTensorsBoundsIsNotTheSameFailureAsNoStore) {
+  std::string text = *wsr::readFile(repo() + "/kernels/tma_pipeline_sm90.cu");
+  const std::string store = "tma_store_2d(&y_map, out, 0, t * TILE_ROWS);";
+  size_t at = text.find(store);
+  ASSERT_NE(at, std::string::npos);
+  auto variant = [&](const std::string &name, const std::string &s) {
+    std::string t = text;
+    t.replace(at, store.size(), s);
+    std::string dir = wsr::makeTempDir("wsr-emu-clip.");
+    wsr::writeFileAtomic(dir + "/" + name, t);
+    auto v = judgeEmu(dir + "/" + name, {"PIPE_ROWS=512", "PIPE_GRID=4"});
+    wsr::removeTree(dir);
+    return v;
+  };
+  auto clipped = variant("clipped.cu", "tma_store_2d(&y_map, out, 0, (t * TILE_ROWS) + (1 << 20));");
+  auto none = variant("none.cu", ";");
+  EXPECT_EQ(clipped.detail, "wrong/nan") << dump(clipped);
+  EXPECT_EQ(none.detail, "wrong/nan") << dump(none);
+  EXPECT_EQ(clipped.signature, "wrong:Y:nan(all)+tma-store-clipped") << dump(clipped);
+  EXPECT_EQ(none.signature, "wrong:Y:nan(all)") << dump(none);
+  EXPECT_TRUE(evidenceHas(clipped, "tma-store-clipped=")) << dump(clipped);
+}
+
 TEST(EmuBackend, TmaPipelinePassesAtASmallShape) {
   auto v = judgeEmu(repo() + "/kernels/tma_pipeline_sm90.cu", {"PIPE_ROWS=64"});
   EXPECT_EQ(v.symptom, "pass") << dump(v);
