@@ -133,7 +133,8 @@ TEST(LoopTrips, LowersNamedAndComputedBoundsOnly) {
   EXPECT_EQ(notes(sites), (std::vector<std::string>{"loop bound K_TILES - 1 (7) -> 1", "loop bound K_TILES - 1 (7) -> 2",
                                                      "loop bound K_TILES - 1 (7) -> 3", "loop bound STAGES (4) -> 1",
                                                      "loop bound STAGES (4) -> 2"}));
-  // Literal bounds, written or a whole macro, are shape's: offered there, not twice.
+  // Literal bounds, written or a whole macro, are shape's: offered there, not twice. The
+  // consumer-side `(N_TILES) - 1` names the count the other role's loop names: no site.
   auto shape = sitesOf("shape", p);
   EXPECT_TRUE(anyNote(shape, "loop bound 8 -> 1")) << listing(shape);
   EXPECT_TRUE(anyNote(shape, "loop bound 16 -> 1")) << listing(shape);
