@@ -427,8 +427,16 @@ class AsmTranslator {
     }
     if (startsWith(op, "setmaxnreg.")) {
       if (a.size() != 1 || V(0).empty()) return "";
-      return "::wsemu::ptx::setmaxnreg(" + std::string(dotted(op, "inc") ? "true" : "false") + ", (uint32_t)" + V(0) +
-             ", " + L + ");";
+      // The count is an immediate that ptxas checks when it builds the program, whether or not
+      // the instruction ever runs: so does g++ here. A reduction judged on the emulator lowered
+      // CONSUMER_REGS to 1 in a kernel that hung before the consumer got there; its result
+      // failed in ptxas on the H200 (session 9). The run-time check in sync.cpp stays for the
+      // rest.
+      const std::string n = "((uint32_t)(" + V(0) + "))";
+      return "{ static_assert(" + n + " >= 24 && " + n + " <= 256 && " + n + " % 8 == 0, \"ptxas: setmaxnreg." +
+             std::string(dotted(op, "inc") ? "inc" : "dec") +
+             " takes a register count of 24-256 in multiples of 8\"); ::wsemu::ptx::setmaxnreg(" +
+             std::string(dotted(op, "inc") ? "true" : "false") + ", " + n + ", " + L + "); }";
     }
     if (startsWith(op, "elect.sync")) {
       if (a.size() != 2 || V(1).empty()) return "";

@@ -420,7 +420,8 @@ Verdict classifyBuild(const BuildRecord &b) {
     std::string x = lower(l);
     return contains(x, "internal compiler error") || contains(x, "internal error") ||
            contains(x, "died due to signal") || contains(x, "segmentation fault") ||
-           contains(x, "please submit a bug report") || contains(x, "assertion") ||
+           contains(x, "please submit a bug report") ||
+           (contains(x, "assertion") && !contains(x, "static assertion") && !contains(x, "static_assert")) ||
            contains(x, "stack dump");
   });
   if (b.signal || !ice.empty()) {
@@ -432,6 +433,12 @@ Verdict classifyBuild(const BuildRecord &b) {
   std::string ptxas = first([](const std::string &l) {
     return l.rfind("ptxas", 0) == 0 && (contains(l, "error") || contains(l, "fatal"));
   });
+  // The emulator's build stands in for ptxas where the GPU's build would fail there (an
+  // immediate out of range: emu/translate.cpp's static_asserts say "ptxas: ...").
+  if (ptxas.empty()) {
+    std::string emu = first([](const std::string &l) { return contains(l, "static assertion failed: ptxas: "); });
+    if (!emu.empty()) ptxas = emu.substr(emu.find("ptxas: "));
+  }
   if (!ptxas.empty()) {
     Verdict v = make("compile-error/ptxas", "compile-error:ptxas:" + normaliseCompileError(ptxas));
     v.evidence.push_back(ptxas);

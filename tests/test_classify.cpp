@@ -81,6 +81,20 @@ TEST(ClassifyBuild, CompilerCrashIsIce) {
   EXPECT_EQ(classify(killed, {}, {}).detail, "compile-error/ice");
 }
 
+// A failed static_assert is the program's own error, not the compiler's crash. The emulator's build
+// turns what ptxas would refuse (setmaxnreg.inc 1) into one that names ptxas: the same class.
+TEST(ClassifyBuild, AStaticAssertIsNotACompilerCrash) {
+  auto user = classify(failedBuild("k.cu(50): error: static assertion failed with \"TILE_ROWS must split over the 4 consumer warps\"\n"), {}, {});
+  EXPECT_EQ(user.detail, "compile-error/frontend");
+  auto gxx = classify(failedBuild("k.emu.cpp:50:15: error: static assertion failed: TILE_ROWS must split over the 4 consumer warps\n"), {}, {});
+  EXPECT_EQ(gxx.detail, "compile-error/frontend");
+  auto emu = classify(failedBuild("k.min.cu:133:44: error: static assertion failed: ptxas: setmaxnreg.inc takes a register count "
+                                  "of 24-256 in multiples of 8\n"),
+                      {}, {});
+  EXPECT_EQ(emu.detail, "compile-error/ptxas");
+  EXPECT_EQ(emu.signature, "compile-error:ptxas:ptxas: setmaxnreg.inc takes a register count of 24-256 in multiples of 8");
+}
+
 TEST(ClassifyBuild, LinkErrorIsNotAFrontendError) {
   auto v = classify(failedBuild("/usr/bin/ld: k.o: in function `main':\nk.cu:(.text+0x1d): undefined reference to `launch_gemm'\n"
                                 "collect2: error: ld returned 1 exit status"),

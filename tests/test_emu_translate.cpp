@@ -336,6 +336,23 @@ TEST(EmuBackend, AStoreClippedAtTheTensorsBoundsIsNotTheSameFailureAsNoStore) {
   EXPECT_TRUE(evidenceHas(clipped, "tma-store-clipped=")) << dump(clipped);
 }
 
+// ptxas checks setmaxnreg's count when it builds the program, whether or not the instruction runs;
+// the emulator's build does the same. A reduction judged on the emulator lowered the count in a
+// branch the hang never reached, and its result failed in ptxas on the H200 (session 9).
+TEST(EmuBackend, ASetmaxnregCountPtxasRefusesFailsTheBuildEvenWhereItNeverRuns) {
+  std::string text = *wsr::readFile(repo() + "/kernels/tma_pipeline_sm90.cu");
+  const std::string call = "warpgroup_reg_alloc<CONSUMER_REGS>();";
+  size_t at = text.find(call);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, call.size(), "if (gridDim.x > 1u << 30) warpgroup_reg_alloc<1>(); else warpgroup_reg_alloc<CONSUMER_REGS>();");
+  std::string dir = wsr::makeTempDir("wsr-emu-regs.");
+  wsr::writeFileAtomic(dir + "/regs.cu", text);
+  auto v = judgeEmu(dir + "/regs.cu", {"PIPE_ROWS=64"});
+  wsr::removeTree(dir);
+  EXPECT_EQ(v.detail, "compile-error/ptxas") << dump(v);
+  EXPECT_NE(v.signature.find("setmaxnreg.inc takes a register count of 24-256"), std::string::npos) << dump(v);
+}
+
 TEST(EmuBackend, TmaPipelinePassesAtASmallShape) {
   auto v = judgeEmu(repo() + "/kernels/tma_pipeline_sm90.cu", {"PIPE_ROWS=64"});
   EXPECT_EQ(v.symptom, "pass") << dump(v);
