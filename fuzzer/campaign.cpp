@@ -633,18 +633,21 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   t.symptom = v.symptom;
   t.signature = v.signature;
   t.original_path = orig;
-  t.oracle = oracleFor(c.o, m.arch, kdir);
-  const OracleOptions campaign_oracle = t.oracle;
+  const OracleOptions campaign_oracle = oracleFor(c.o, m.arch, kdir);
   const std::string campaign_backend = resolveBackend(campaign_oracle);
   // A compile error is nvcc's verdict on every backend: it is reduced where it was judged.
   bool other_backend = !c.o.reduce_backend.empty() && c.o.reduce_backend != campaign_backend &&
                        v.symptom != "compile-error";
-  if (other_backend) t.oracle.backend = c.o.reduce_backend;
-  // The baseline's timing is the campaign backend's; on the emulator the tester calibrates from
-  // the original's own run, as wsreduce does.
-  if (!other_backend) calibrateFrom(c, m.kernel, t.oracle);
-  t.oracle.repeat = 1;
-  if (!slot.empty()) t.oracle.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
+  auto reduceOn = [&](bool other) {
+    t.oracle = campaign_oracle;
+    if (other) t.oracle.backend = c.o.reduce_backend;
+    // The baseline's timing is the campaign backend's; on the emulator the tester calibrates
+    // from the original's own run, as wsreduce does.
+    else calibrateFrom(c, m.kernel, t.oracle);
+    t.oracle.repeat = 1;
+    if (!slot.empty()) t.oracle.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
+  };
+  reduceOn(other_backend);
   t.parse.arch = m.arch;
   t.parse.includes = t.oracle.build.includes;
   t.parse.defines = c.o.defines;
@@ -662,10 +665,7 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
       c.say("wsfuzz: " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) + ": " + c.o.reduce_backend +
             " gives " + ov.detail + ", not " + v.detail + "; reduced on " + campaign_backend + " instead");
       other_backend = false;
-      t.oracle = campaign_oracle;
-      calibrateFrom(c, m.kernel, t.oracle);
-      t.oracle.repeat = 1;
-      if (!slot.empty()) t.oracle.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
+      reduceOn(false);
       tester_p = std::make_unique<Tester>(t);
       tester_p->calibrateParseCheck(m.text);
       ov = tester_p->judgeOriginal(m.text, &orig_r);

@@ -55,10 +55,12 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   Visitor(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o, PlaceIds &p)
       : ctx(c), src(s), out(o), places(p) {}
 
-  bool TraverseFunctionDecl(clang::FunctionDecl *d) {
+  // Every kind of function (free, member, lambda body) is a scope of its own.
+  bool TraverseDecl(clang::Decl *d) {
+    if (!d || !llvm::isa<clang::FunctionDecl>(d)) return Base::TraverseDecl(d);
     const clang::Decl *outer = fn;
     fn = d;
-    bool r = Base::TraverseFunctionDecl(d);
+    bool r = Base::TraverseDecl(d);
     fn = outer;
     return r;
   }

@@ -273,7 +273,6 @@ RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt
   asio::io_context ctx;
   Reader out(ctx, opt.capture_bytes), err(ctx, opt.capture_bytes);
   auto t0 = std::chrono::steady_clock::now();
-  bp::error_code ec;
   std::optional<bp::process> proc;
   // posix_spawn, not fork: glibc starts the child with clone(CLONE_VM | CLONE_VFORK), so nothing
   // of this process's memory is copied or write-protected. wsfuzz --reduce runs 16 reductions
