@@ -120,16 +120,6 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
 
 }  // namespace
 
-std::vector<PassSite> loopTripSites(const ParsedSource &src) {
-  std::vector<PassSite> sites;
-  PlaceIds places;
-  forEachSide(src, [&](clang::ASTContext &ctx, bool) {
-    Visitor v(ctx, src, sites, places);
-    forEachMainFileDecl(ctx, [&](clang::Decl *d) { v.TraverseDecl(d); });
-    v.flush();
-  });
-  dedupeAndOrder(sites);
-  return sites;
-}
+std::vector<PassSite> loopTripSites(const ParsedSource &src) { return visitorSites<Visitor>(src); }
 
 }  // namespace wsr

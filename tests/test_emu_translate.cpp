@@ -283,26 +283,29 @@ TEST(EmuBackend, ALaunchOutsideTheLimitsOrFromGarbageNeverRuns) {
   EXPECT_EQ(fine.detail, "hang/mbarrier") << dump(fine);
 }
 
+// tma_pipeline_sm90.cu with its first `from` replaced by `to`, judged on the emulator.
+wsr::Verdict judgePipelineEdit(const std::string &from, const std::string &to, std::vector<std::string> defines) {
+  std::string text = *wsr::readFile(repo() + "/kernels/tma_pipeline_sm90.cu");
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at == std::string::npos) return {};
+  text.replace(at, from.size(), to);
+  std::string dir = wsr::makeTempDir("wsr-emu-edit.");
+  wsr::writeFileAtomic(dir + "/edited.cu", text);
+  auto v = judgeEmu(dir + "/edited.cu", defines);
+  wsr::removeTree(dir);
+  return v;
+}
+
 // A producer loop one tile short parks the consumer after its other tiles went through; a
 // producer that makes nothing parks it on its first wait. Both leave the consumer on `full` with
 // nothing arrived, and were one signature until session 8, when a reduction on the H200 removed
 // the producer's body of a k-loop-off-by-one mutant and kept "the same" hang without the bug.
 TEST(EmuBackend, AConsumerParkedOnItsFirstWaitIsNotTheSameHangAsOneParkedLater) {
-  std::string text = *wsr::readFile(repo() + "/kernels/tma_pipeline_sm90.cu");
   const std::string bound = "t < NUM_TILES;";  // the producer's loop comes first
-  size_t at = text.find(bound);
-  ASSERT_NE(at, std::string::npos);
-  auto variant = [&](const std::string &name, const std::string &b) {
-    std::string t = text;
-    t.replace(at, bound.size(), b);
-    std::string dir = wsr::makeTempDir("wsr-emu-first.");
-    wsr::writeFileAtomic(dir + "/" + name, t);
-    auto v = judgeEmu(dir + "/" + name, {"PIPE_ROWS=512", "PIPE_GRID=4"});  // 4 tiles per CTA
-    wsr::removeTree(dir);
-    return v;
-  };
-  auto short_by_one = variant("short.cu", "t < (NUM_TILES) - 1;");
-  auto none = variant("none.cu", "t < 0;");
+  const std::vector<std::string> four = {"PIPE_ROWS=512", "PIPE_GRID=4"};  // 4 tiles per CTA
+  auto short_by_one = judgePipelineEdit(bound, "t < (NUM_TILES) - 1;", four);
+  auto none = judgePipelineEdit(bound, "t < 0;", four);
   EXPECT_EQ(short_by_one.detail, "hang/mbarrier") << dump(short_by_one);
   EXPECT_EQ(none.detail, "hang/mbarrier") << dump(none);
   EXPECT_EQ(short_by_one.signature, "hang:mbarrier:warpgroup1(none)") << dump(short_by_one);
@@ -314,21 +317,10 @@ TEST(EmuBackend, AConsumerParkedOnItsFirstWaitIsNotTheSameHangAsOneParkedLater) 
 // sees the difference, and says it in the signature: a reduction of the first (oob-coordinate on
 // the H200, session 9) took the second, which no longer has the bug.
 TEST(EmuBackend, AStoreClippedAtTheTensorsBoundsIsNotTheSameFailureAsNoStore) {
-  std::string text = *wsr::readFile(repo() + "/kernels/tma_pipeline_sm90.cu");
   const std::string store = "tma_store_2d(&y_map, out, 0, t * TILE_ROWS);";
-  size_t at = text.find(store);
-  ASSERT_NE(at, std::string::npos);
-  auto variant = [&](const std::string &name, const std::string &s) {
-    std::string t = text;
-    t.replace(at, store.size(), s);
-    std::string dir = wsr::makeTempDir("wsr-emu-clip.");
-    wsr::writeFileAtomic(dir + "/" + name, t);
-    auto v = judgeEmu(dir + "/" + name, {"PIPE_ROWS=512", "PIPE_GRID=4"});
-    wsr::removeTree(dir);
-    return v;
-  };
-  auto clipped = variant("clipped.cu", "tma_store_2d(&y_map, out, 0, (t * TILE_ROWS) + (1 << 20));");
-  auto none = variant("none.cu", ";");
+  const std::vector<std::string> four = {"PIPE_ROWS=512", "PIPE_GRID=4"};
+  auto clipped = judgePipelineEdit(store, "tma_store_2d(&y_map, out, 0, (t * TILE_ROWS) + (1 << 20));", four);
+  auto none = judgePipelineEdit(store, ";", four);
   EXPECT_EQ(clipped.detail, "wrong/nan") << dump(clipped);
   EXPECT_EQ(none.detail, "wrong/nan") << dump(none);
   EXPECT_EQ(clipped.signature, "wrong:Y:nan(all)+tma-store-clipped") << dump(clipped);
@@ -340,15 +332,9 @@ TEST(EmuBackend, AStoreClippedAtTheTensorsBoundsIsNotTheSameFailureAsNoStore) {
 // the emulator's build does the same. A reduction judged on the emulator lowered the count in a
 // branch the hang never reached, and its result failed in ptxas on the H200 (session 9).
 TEST(EmuBackend, ASetmaxnregCountPtxasRefusesFailsTheBuildEvenWhereItNeverRuns) {
-  std::string text = *wsr::readFile(repo() + "/kernels/tma_pipeline_sm90.cu");
-  const std::string call = "warpgroup_reg_alloc<CONSUMER_REGS>();";
-  size_t at = text.find(call);
-  ASSERT_NE(at, std::string::npos);
-  text.replace(at, call.size(), "if (gridDim.x > 1u << 30) warpgroup_reg_alloc<1>(); else warpgroup_reg_alloc<CONSUMER_REGS>();");
-  std::string dir = wsr::makeTempDir("wsr-emu-regs.");
-  wsr::writeFileAtomic(dir + "/regs.cu", text);
-  auto v = judgeEmu(dir + "/regs.cu", {"PIPE_ROWS=64"});
-  wsr::removeTree(dir);
+  auto v = judgePipelineEdit("warpgroup_reg_alloc<CONSUMER_REGS>();",
+                             "if (gridDim.x > 1u << 30) warpgroup_reg_alloc<1>(); else warpgroup_reg_alloc<CONSUMER_REGS>();",
+                             {"PIPE_ROWS=64"});
   EXPECT_EQ(v.detail, "compile-error/ptxas") << dump(v);
   EXPECT_NE(v.signature.find("setmaxnreg.inc takes a register count of 24-256"), std::string::npos) << dump(v);
 }
