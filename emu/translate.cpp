@@ -433,10 +433,10 @@ class AsmTranslator {
       // failed in ptxas on the H200 (session 9). The run-time check in sync.cpp stays for the
       // rest.
       const std::string n = "((uint32_t)(" + V(0) + "))";
+      const bool inc = dotted(op, "inc");
       return "{ static_assert(" + n + " >= 24 && " + n + " <= 256 && " + n + " % 8 == 0, \"ptxas: setmaxnreg." +
-             std::string(dotted(op, "inc") ? "inc" : "dec") +
-             " takes a register count of 24-256 in multiples of 8\"); ::wsemu::ptx::setmaxnreg(" +
-             std::string(dotted(op, "inc") ? "true" : "false") + ", " + n + ", " + L + "); }";
+             (inc ? "inc" : "dec") + " takes a register count of 24-256 in multiples of 8\"); ::wsemu::ptx::setmaxnreg(" +
+             (inc ? "true" : "false") + ", " + n + ", " + L + "); }";
     }
     if (startsWith(op, "elect.sync")) {
       if (a.size() != 2 || V(1).empty()) return "";

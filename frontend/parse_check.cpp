@@ -67,11 +67,26 @@ static std::string preambleOf(const std::string &text) {
   return text.substr(0, b.Size);
 }
 
-static size_t includePrefix(const std::string &text);
+// The leading #include lines of a text whose preamble (preambleOf) is `pre`: up to the end of the
+// last line of it starting with #include. 0 when there is none.
+static size_t includePrefix(const std::string &pre) {
+  size_t end = 0, at = 0;
+  while (at < pre.size()) {
+    size_t nl = pre.find('\n', at);
+    size_t e = nl == std::string::npos ? pre.size() : nl + 1;
+    size_t i = pre.find_first_not_of(" \t", at);
+    if (i != std::string::npos && i < e && pre[i] == '#') {
+      size_t j = pre.find_first_not_of(" \t", i + 1);
+      if (j != std::string::npos && pre.compare(j, 7, "include") == 0) end = e;
+    }
+    at = e;
+  }
+  return end;
+}
 
 void ParseChecker::setBase(const std::string &base) {
   base_preamble_ = preambleOf(base);
-  base_inc_ = base.substr(0, includePrefix(base));
+  base_inc_ = base.substr(0, includePrefix(base_preamble_));
   has_base_ = true;
 }
 
@@ -92,24 +107,6 @@ static std::unique_ptr<clang::ASTUnit> newUnit(const std::vector<std::string> &a
                                              clangResourceDir(), /*StorePreamblesInMemory=*/true, "",
                                              /*OnlyLocalDecls=*/true, clang::CaptureDiagsKind::All, remap,
                                              /*RemappedFilesKeepOriginalName=*/true, preambleAfter);
-}
-
-// The leading #include lines of `text`: up to the end of the last line starting with #include
-// within its preamble (Lexer::ComputePreamble). 0 when there is none.
-static size_t includePrefix(const std::string &text) {
-  std::string pre = preambleOf(text);
-  size_t end = 0, at = 0;
-  while (at < pre.size()) {
-    size_t nl = pre.find('\n', at);
-    size_t e = nl == std::string::npos ? pre.size() : nl + 1;
-    size_t i = pre.find_first_not_of(" \t", at);
-    if (i != std::string::npos && i < e && pre[i] == '#') {
-      size_t j = pre.find_first_not_of(" \t", i + 1);
-      if (j != std::string::npos && pre.compare(j, 7, "include") == 0) end = e;
-    }
-    at = e;
-  }
-  return end;
 }
 
 static std::shared_ptr<clang::CompilerInvocation> invocationOf(const std::vector<std::string> &args, const std::string &path) {

@@ -16,7 +16,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <memory>
 #include <regex>
 #include <set>
 #include <thread>
@@ -633,44 +632,40 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   t.symptom = v.symptom;
   t.signature = v.signature;
   t.original_path = orig;
-  const OracleOptions campaign_oracle = oracleFor(c.o, m.arch, kdir);
+  t.oracle = oracleFor(c.o, m.arch, kdir);
+  const OracleOptions campaign_oracle = t.oracle;
   const std::string campaign_backend = resolveBackend(campaign_oracle);
   // A compile error is nvcc's verdict on every backend: it is reduced where it was judged.
   bool other_backend = !c.o.reduce_backend.empty() && c.o.reduce_backend != campaign_backend &&
                        v.symptom != "compile-error";
-  auto reduceOn = [&](bool other) {
-    t.oracle = campaign_oracle;
-    if (other) t.oracle.backend = c.o.reduce_backend;
-    // The baseline's timing is the campaign backend's; on the emulator the tester calibrates
-    // from the original's own run, as wsreduce does.
-    else calibrateFrom(c, m.kernel, t.oracle);
-    t.oracle.repeat = 1;
-    if (!slot.empty()) t.oracle.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
-  };
-  reduceOn(other_backend);
+  if (other_backend) t.oracle.backend = c.o.reduce_backend;
+  // The baseline's timing is the campaign backend's; on the emulator the tester calibrates from
+  // the original's own run, as wsreduce does.
+  if (!other_backend) calibrateFrom(c, m.kernel, t.oracle);
+  t.oracle.repeat = 1;
+  if (!slot.empty()) t.oracle.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
   t.parse.arch = m.arch;
   t.parse.includes = t.oracle.build.includes;
   t.parse.defines = c.o.defines;
   rr.lines_before = (int)countNonBlankLines(m.text);
   std::string fell_back;
   try {
-    auto tester_p = std::make_unique<Tester>(t);
-    tester_p->calibrateParseCheck(m.text);
+    Tester tester(t);
+    tester.calibrateParseCheck(m.text);
     TestResult orig_r;
-    Verdict ov = tester_p->judgeOriginal(m.text, &orig_r);
+    Verdict ov = tester.judgeOriginal(m.text, &orig_r);
     if (!orig_r.interesting && other_backend) {
       // The backends disagree on this mutant (the emulator hangs where the GPU traps, say): it is
       // reduced where it was judged, slower but still reduced, and the report says so.
       fell_back = "reduced on " + campaign_backend + " (" + c.o.reduce_backend + " did not reproduce it: " + ov.detail + ")";
       c.say("wsfuzz: " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) + ": " + c.o.reduce_backend +
             " gives " + ov.detail + ", not " + v.detail + "; reduced on " + campaign_backend + " instead");
+      // The same tester (its parse check already calibrated), on the campaign's backend.
       other_backend = false;
-      reduceOn(false);
-      tester_p = std::make_unique<Tester>(t);
-      tester_p->calibrateParseCheck(m.text);
-      ov = tester_p->judgeOriginal(m.text, &orig_r);
+      tester.oracleOptions().backend = campaign_oracle.backend;
+      calibrateFrom(c, m.kernel, tester.oracleOptions());
+      ov = tester.judgeOriginal(m.text, &orig_r);
     }
-    Tester &tester = *tester_p;
     if (!orig_r.interesting) {
       rr.error = "the mutant does not reproduce " + v.detail + " under the reducer's oracle (got " + ov.detail + ")";
     } else {

@@ -691,17 +691,17 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // a TMA store whose coordinates all fall outside leaves the output unwritten, as a kernel with
     // no store does; a reduction of the first took the second (session 9). The GPU cannot say.
     std::string clip;
+    std::vector<std::string> notes;
     for (auto &l : lines(r.err)) {
       if (l.rfind("WSEMU note ", 0) != 0) continue;
+      notes.push_back(l);
       auto f = fields(l.substr(11));
       for (const char *k : {"tma-load-clipped", "tma-store-clipped"})
         if (f.count(k) && f[k] != "0") clip += std::string("+") + k;
     }
     Verdict v = make("wrong/" + shape, "wrong:" + c.name + ":" + shape + (all ? "(all)" : "") + clip);
     v.evidence.push_back(c.raw);
-    if (!clip.empty())
-      for (auto &l : lines(r.err))
-        if (l.rfind("WSEMU note ", 0) == 0) v.evidence.push_back(l);
+    if (!clip.empty()) v.evidence.insert(v.evidence.end(), notes.begin(), notes.end());
     return finish(v);
   }
   if (r.exit_code != 0) {

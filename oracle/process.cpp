@@ -115,6 +115,14 @@ std::vector<std::string> environmentWith(const std::map<std::string, std::string
   return envs;
 }
 
+// A null-terminated char* array over `v` (argv, envp), valid while `v` lives.
+std::vector<char *> cStrings(const std::vector<std::string> &v) {
+  std::vector<char *> out;
+  for (auto &s : v) out.push_back(const_cast<char *>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
 }  // namespace
 
 void setThreadCancelFlag(const std::atomic<bool> *flag) { t_cancel = flag; }
@@ -135,11 +143,7 @@ pid_t startDetached(const std::vector<std::string> &argv, const std::map<std::st
     return -1;
   }
   std::vector<std::string> envs = environmentWith(env_set, {});
-  std::vector<char *> av, ev;
-  for (auto &a : argv) av.push_back(const_cast<char *>(a.c_str()));
-  av.push_back(nullptr);
-  for (auto &e : envs) ev.push_back(const_cast<char *>(e.c_str()));
-  ev.push_back(nullptr);
+  std::vector<char *> av = cStrings(argv), ev = cStrings(envs);
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
@@ -290,12 +294,8 @@ RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt
     return rec;
   };
   if (::pipe2(po, O_CLOEXEC) != 0 || ::pipe2(pe, O_CLOEXEC) != 0) return fail("pipe", errno);
-  std::vector<char *> av, ev;
-  for (auto &a : argv) av.push_back(const_cast<char *>(a.c_str()));
+  std::vector<char *> av = cStrings(argv), ev = cStrings(envs);
   av[0] = const_cast<char *>(exe->c_str());
-  av.push_back(nullptr);
-  for (auto &e : envs) ev.push_back(const_cast<char *>(e.c_str()));
-  ev.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t at;
   ::posix_spawn_file_actions_init(&fa);
