@@ -66,7 +66,19 @@ void mbarrier_init(uint32_t addr, uint32_t count, SrcLoc loc) {
   if (count == 0 || count > (uint32_t)kTxMax)
     fail("ub/mbarrier-init-count", loc, "mbarrier.init count " + std::to_string(count) + " is outside [1, 2^20-1]");
   Cta &c = cta();
+  // Two threads initialising one mbarrier with no CTA barrier between them race: mbarrier.init is a
+  // plain write of the object, and on the GPU the later init lands wherever the other thread's
+  // arrivals and waits happen to be (a reduction that dropped the init's `threadIdx.x == 0` guard
+  // hung here and passed on the H200, session 10). Re-initialising by the same thread is ordered.
+  if (auto it = c.mbars.find(addr); it != c.mbars.end() && it->second.init_thread >= 0 &&
+                                    it->second.init_thread != self().id && it->second.init_epoch == c.bar_epoch)
+    fail("ub/mbarrier-init-race", loc,
+         "mbarrier.init on " + smemName(addr) + " by thread " + std::to_string(self().id) + " races with thread " +
+             std::to_string(it->second.init_thread) + "'s init at line " + std::to_string(it->second.init_loc.line) +
+             ": no barrier orders them");
   MBarrier &b = c.mbars[addr];
+  b.init_thread = self().id;
+  b.init_epoch = c.bar_epoch;
   b.addr = addr;
   b.expected = count;
   b.pending = count;

@@ -39,6 +39,8 @@ struct MBarrier {
   int64_t tx = 0;          // tx-count: bytes expected minus bytes delivered
   uint64_t phase = 0;      // completed phases; the current phase's parity is phase & 1
   SrcLoc init_loc;
+  int init_thread = -1;    // the thread whose mbarrier.init set it up
+  uint64_t init_epoch = 0; // the CTA's barrier epoch at that init
   std::vector<Thread *> waiters;
 };
 
@@ -123,6 +125,7 @@ struct Cta {
   std::map<uint32_t, Sym> smem_names;
   std::unordered_map<uint32_t, MBarrier> mbars;
   NamedBarrier bars[16];
+  uint64_t bar_epoch = 0;  // completed bar.sync / barrier.sync generations, any id: what orders two inits
   std::map<std::string, std::shared_ptr<Collective>> open_colls;
   std::vector<AsyncPtr> pending;
   std::deque<Thread *> runq;

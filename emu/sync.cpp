@@ -29,6 +29,7 @@ void tryComplete(Cta &c, NamedBarrier &b) {
   }
   if (b.arrived < b.expected) return;
   b.generation++;
+  c.bar_epoch++;
   b.arrived = 0;
   b.expected = 0;
   b.cta_wide = false;

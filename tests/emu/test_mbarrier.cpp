@@ -108,6 +108,33 @@ TEST(MBarrier, WaitBeforeInitIsUB) {
   EXPECT_NE(v.message.find("mbarrier used before init"), std::string::npos);
 }
 
+// (f) mbarrier.init is a plain write of the object: two threads initialising one barrier with no
+// CTA barrier between them race. A reduction that dropped the init's `threadIdx.x == 0` guard hung
+// on the emulator and passed on the H200 (session 10). The same thread again, or another thread
+// after a __syncthreads, is ordered.
+TEST(MBarrier, InitByTwoThreadsWithNoBarrierBetweenIsARace) {
+  Verdict race = launch(Dim3(1), Dim3(64), 64, [] {
+    using namespace wsemu::ptx;
+    auto *bar = reinterpret_cast<uint64_t *>(dynamicShared());
+    nameShared(bar, 8, 8, "full");
+    if (threadIdx().x == 0 || threadIdx().x == 32) mbarrier_init(smemAddr(bar), 2, WSEMU_HERE);  // @init-race
+    syncthreads(WSEMU_HERE);
+  }, cfgOf());
+  EXPECT_EQ(race.detail, "ub/mbarrier-init-race") << dump(race);
+  EXPECT_EQ(race.signature.rfind(siteOfMarker("test_mbarrier.cpp", "init-race"), 0), 0u) << dump(race);
+  EXPECT_NE(race.message.find("races with thread"), std::string::npos) << race.message;
+  Verdict ordered = launch(Dim3(1), Dim3(64), 64, [] {
+    using namespace wsemu::ptx;
+    auto *bar = reinterpret_cast<uint64_t *>(dynamicShared());
+    if (threadIdx().x == 0) mbarrier_init(smemAddr(bar), 2, WSEMU_HERE);
+    if (threadIdx().x == 0) mbarrier_init(smemAddr(bar), 1, WSEMU_HERE);  // the same thread: ordered
+    syncthreads(WSEMU_HERE);
+    if (threadIdx().x == 32) mbarrier_init(smemAddr(bar), 1, WSEMU_HERE);  // after the barrier: ordered
+    syncthreads(WSEMU_HERE);
+  }, cfgOf());
+  EXPECT_EQ(ordered.symptom, "pass") << dump(ordered);
+}
+
 TEST(MBarrier, TxOverflowIsUB) {
   Verdict v = launch(Dim3(1), Dim3(32), 64, [] {
     using namespace wsemu::ptx;
