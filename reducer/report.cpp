@@ -2,6 +2,9 @@
 
 #include "edit.h"
 
+#include <clang/Format/Format.h>
+#include <clang/Tooling/Core/Replacement.h>
+
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -36,19 +39,19 @@ std::string dropHarness(const std::string &text) {
 }
 
 std::string formatCuda(const std::string &text, int columns) {
-  for (auto name : {"clang-format-22", "clang-format"}) {
-    auto tool = findInPath(name);
-    if (!tool) continue;
-    std::string dir = makeTempDir("wsfmt.");
-    std::string f = dir + "/x.cu";
-    writeFileAtomic(f, text);
-    RunOptions o;
-    o.timeout_s = 30;
-    auto r = runProcess({*tool, "--style={BasedOnStyle: LLVM, ColumnLimit: " + std::to_string(columns) + "}", f}, o);
-    removeTree(dir);
-    if (r.exit_code == 0 && !r.timed_out && !r.out.empty()) return r.out;
+  // Clang's own formatter, linked in: the GPU machine has no clang-format binary, and a result
+  // reduced there came back with the passes' blank lines and trailing spaces (session 10).
+  clang::format::FormatStyle style = clang::format::getLLVMStyle(clang::format::FormatStyle::LK_Cpp);
+  style.ColumnLimit = columns;
+  style.SortIncludes.Enabled = false;  // include order can matter
+  std::vector<clang::tooling::Range> all{clang::tooling::Range(0, text.size())};
+  auto edits = clang::format::reformat(style, text, all, "reduced.cu");
+  auto out = clang::tooling::applyAllReplacements(text, edits);
+  if (!out) {
+    llvm::consumeError(out.takeError());
+    return text;
   }
-  return text;
+  return *out;
 }
 
 std::vector<std::string> knobValues(const std::string &text) {

@@ -18,8 +18,8 @@ std::string inlineHarness(const std::string &text);
 // compare that a wrong result needs) or does not include it.
 std::string dropHarness(const std::string &text);
 
-// Runs clang-format (22, then any) on the text; returns it unchanged if none is found.
-// `columns` 0: no line is broken for its length (clang-format's ColumnLimit: 0).
+// Formats the text with Clang's formatter (LLVM style, includes left in their order); returns it
+// unchanged if it cannot. `columns` 0: no line is broken for its length (ColumnLimit: 0).
 std::string formatCuda(const std::string &text, int columns = 100);
 
 struct ReportInput {

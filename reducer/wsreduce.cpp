@@ -320,13 +320,17 @@ int main(int argc, char **argv) {
   // A program that only returns the harness's exit code (a hang, a crash: the search stopped
   // before taking that return) is tried without the harness first; what still needs it gets it
   // inlined.
+  // The result is always formatted (a search stopped by its budget leaves the passes' blank lines,
+  // trailing spaces and statements joined on one line), and its size is counted after it: of the
+  // 100-column format and the one that never breaks a line for length (an asm string broken over
+  // lines), the one with fewer lines.
   for (auto step : {-1, 0, 1}) {
     std::string next = step < 0 ? wsr::dropHarness(best) : step == 0 ? wsr::inlineHarness(best) : wsr::formatCuda(best);
-    // Formatting that makes the program longer is not kept: when the 100-column format breaks a
-    // long line (an asm string), the program is formatted without breaking lines for length.
-    if (step == 1 && wsr::countNonBlankLines(next) > wsr::countNonBlankLines(best)) next = wsr::formatCuda(best, 0);
+    if (step == 1) {
+      std::string unbroken = wsr::formatCuda(best, 0);
+      if (wsr::countNonBlankLines(unbroken) < wsr::countNonBlankLines(next)) next = unbroken;
+    }
     if (next == best) continue;
-    if (step == 1 && wsr::countNonBlankLines(next) > wsr::countNonBlankLines(best)) continue;
     if (tester.test(next).interesting) best = next;
   }
   if (!wsr::writeFileAtomic(out, best, &err)) return fail(err);

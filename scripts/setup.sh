@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake ninja-build git
-  clang-22 libclang-22-dev llvm-22-dev clang-format-22   # LibTooling that parses CUDA 13 headers
+  clang-22 libclang-22-dev llvm-22-dev                   # LibTooling that parses CUDA 13 headers (and clang-format, linked in)
   libboost1.81-dev libboost-context1.81-dev               # Boost.Process v2, Boost.Context fibers
   librange-v3-dev libgtest-dev libgmock-dev libsqlite3-dev
   libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libncurses-dev  # static LLVM link

@@ -87,6 +87,9 @@ TEST(Reducer, ABudgetEndsTheSearchAndTheResultIsStillFinishedAndReported) {
   ASSERT_TRUE(min);
   EXPECT_LT(countNonBlankLines(*min), before) << *min;
   EXPECT_NE(min->find("tcgen05.fence"), std::string::npos) << "the construct that fails is kept";
+  // Stopped midway, the program is still formatted: no trailing spaces, no runs of blank lines.
+  EXPECT_EQ(min->find(" \n"), std::string::npos) << *min;
+  EXPECT_EQ(min->find("\n\n\n"), std::string::npos) << *min;
   auto md = readFile(w.dir + "/ptxas_error.min.md");
   ASSERT_TRUE(md) << "the report is written as for a finished reduction";
   EXPECT_NE(md->find("compile-error/ptxas"), std::string::npos);
@@ -199,7 +202,7 @@ TEST(Reducer, KernelHangIsReducedOnTheEmulator) {
   Work w;
   std::string src = w.copy("reduce/kernel_hang.cu");
   auto r = wsreduce({src, "--symptom", "hang", "--backend", "emu", "-j2", "--passes",
-                     "remove-function,remove-stmt,unwrap-branch,remove-decl,inline-call,simplify-expr,cleanup"});
+                     "remove-function,remove-stmt,unwrap-branch,unwrap-macro,remove-decl,inline-call,simplify-expr,cleanup"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("signature hang:mbarrier:warpgroup0(partial,first) (backend emu)"), std::string::npos) << r.err;
   auto min = readFile(minOf(src));
