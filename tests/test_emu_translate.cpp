@@ -4,6 +4,7 @@
 
 #include "oracle.h"
 #include "parse_check.h"
+#include "pass.h"
 #include "report.h"
 #include "tester.h"
 #include "watchdog.h"
@@ -337,6 +338,43 @@ TEST(EmuBackend, ASetmaxnregCountPtxasRefusesFailsTheBuildEvenWhereItNeverRuns) 
                              {"PIPE_ROWS=64"});
   EXPECT_EQ(v.detail, "compile-error/ptxas") << dump(v);
   EXPECT_NE(v.signature.find("setmaxnreg.inc takes a register count of 24-256"), std::string::npos) << dump(v);
+}
+
+// Every thread initialising the barriers (the `threadIdx.x == 0` guard and the __syncthreads gone)
+// races on the GPU: a reduction of the README's demo that took both away hung on the emulator and
+// passed on the H200 (session 10). The emulator calls it what it is, so a reduction cannot take it.
+TEST(EmuBackend, BarriersInitialisedByEveryThreadAreARaceNotTheHang) {
+  auto v = judgePipelineEdit("if (threadIdx.x == 0) {\n    for (int s = 0; s < STAGES; ++s) {",
+                             "{\n    for (int s = 0; s < STAGES; ++s) {", {"PIPE_ROWS=64"});
+  EXPECT_EQ(v.detail, "crash/ub-mbarrier-init-race") << dump(v);
+}
+
+// remove-tma-load's claim, on the README's demo: the kernel's TMA load and the bytes announced for
+// it go together and the pipeline hangs exactly as before; the load alone does not.
+TEST(EmuBackend, ALoadGoesWithItsExpectedBytesAndTheHangStaysTheSame) {
+  std::string path = repo() + "/corpus/examples/pipeline_arrival_count.cu";
+  std::string text = *wsr::readFile(path);
+  wsr::ParseOptions po;
+  po.includes.push_back(repo() + "/oracle/include");
+  auto parsed = wsr::parseSource(text, path, po);
+  ASSERT_TRUE(parsed->ok()) << parsed->firstError();
+  auto sites = wsr::findPass("remove-tma-load")->sites(*parsed);
+  ASSERT_EQ(sites.size(), 1u);
+  std::string dir = wsr::makeTempDir("wsr-emu-tma.");
+  auto judgeText = [&](const std::string &t, const std::string &name) {
+    wsr::writeFileAtomic(dir + "/" + name, t);
+    return judgeEmu(dir + "/" + name, {"PIPE_ROWS=256", "PIPE_GRID=1"});  // 8 tiles, 4 stages: a second round
+  };
+  auto before = judgeText(text, "before.cu");
+  auto pair = judgeText(wsr::applySites(text, std::vector<wsr::Site>{sites[0]}), "pair.cu");
+  wsr::Site load_only = sites[0];
+  std::erase_if(load_only.edits, [](const wsr::Edit &e) { return e.replacement == "0"; });
+  auto alone = judgeText(wsr::applySites(text, std::vector<wsr::Site>{load_only}), "alone.cu");
+  wsr::removeTree(dir);
+  EXPECT_EQ(before.detail, "hang/mbarrier") << dump(before);
+  EXPECT_EQ(pair.detail, before.detail) << dump(pair);
+  EXPECT_EQ(pair.signature, before.signature) << dump(pair);
+  EXPECT_NE(alone.signature, before.signature) << dump(alone);
 }
 
 TEST(EmuBackend, TmaPipelinePassesAtASmallShape) {

@@ -433,6 +433,35 @@ TEST(InlineCall, AHelperCalledOnceBecomesItsBody) {
   EXPECT_TRUE(parses(p, out));
 }
 
+// The loads of one function and the expect_tx byte counts announced for them are one site (alone,
+// either changes the hang); every function's at once comes first.
+TEST(RemoveTmaLoad, TheLoadsGoWithTheBytesExpectedOfThem) {
+  LOAD(p, "tma_load.cu");
+  auto sites = sitesOf("remove-tma-load", p);
+  SCOPED_TRACE(listing(sites));
+  EXPECT_EQ(notes(sites), (std::vector<std::string>{
+                              "remove every TMA load and set every expect_tx byte count to 0",
+                              "remove the 2 TMA load(s) of wrapped and set its 1 expect_tx byte count(s) to 0",
+                              "remove the 1 TMA load(s) of raw and set its 1 expect_tx byte count(s) to 0"}));
+  if (sites.size() != 3) return;
+  std::string wrapped = apply(p, sites[1]);
+  EXPECT_EQ(wrapped, rewrite(p.text, {{"mbar_arrive_expect_tx(&full, 2 * TILE_BYTES);", "mbar_arrive_expect_tx(&full, 0);"},
+                                      {"  tma_load_2d(tiles, &a, &full, 0, 0);\n", ""},
+                                      {"  tma_load_2d(tiles + TILE_BYTES, &b, &full, 0, 0);\n", ""}}));
+  EXPECT_TRUE(parses(p, wrapped));
+  std::string raw = apply(p, sites[2]);
+  auto count = [](const std::string &t, const std::string &what) {
+    size_t n = 0;
+    for (size_t at = t.find(what); at != std::string::npos; at = t.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(p.text, "cp.async.bulk.tensor"), 2u);
+  EXPECT_EQ(count(raw, "cp.async.bulk.tensor"), 1u) << "the kernel's own load is gone, the wrapper's stays:\n" << raw;
+  EXPECT_NE(raw.find(":\"r\"(smem_u32(&full)), \"r\"(0) : \"memory\");"), std::string::npos) << raw;
+  EXPECT_TRUE(parses(p, raw));
+  EXPECT_TRUE(parses(p, apply(p, sites[0])));
+}
+
 TEST(Tokens, OneTokenOrABalancedGroup) {
   LOAD(p, "tokens.cu");
   auto sites = sitesOf("tokens", p);

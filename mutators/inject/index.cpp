@@ -589,10 +589,14 @@ void collectKnobs(const ParsedSide &side, const std::vector<std::string> &assert
     if (!tok.is(clang::tok::numeric_constant)) continue;
     auto loc = tok.getLocation();
     if (!sm.isInMainFile(loc)) continue;
-    llvm::StringRef spelling(tok.getLiteralData(), tok.getLength());
+    unsigned off = sm.getFileOffset(loc);
+    // A macro read back from a precompiled preamble (the parse check's) has no literal data:
+    // its spelling is the user's text at the token's offset.
+    if (!tok.getLiteralData() && off + tok.getLength() > idx.text.size()) continue;
+    llvm::StringRef spelling = tok.getLiteralData() ? llvm::StringRef(tok.getLiteralData(), tok.getLength())
+                                                    : llvm::StringRef(idx.text).substr(off, tok.getLength());
     long long v;
     if (spelling.rtrim("uUlL").getAsInteger(0, v)) continue;
-    unsigned off = sm.getFileOffset(loc);
     Knob k{it->first->getName().str(), Range{off, off + tok.getLength()}, v, 1};
     for (auto &a : asserts) {
       std::smatch m;
