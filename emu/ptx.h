@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 
 #include "emu/core.h"
 #include "emu/device.h"
@@ -59,6 +60,9 @@ bool mbarrier_test_wait_parity(uint32_t bar, uint32_t parity, SrcLoc loc);
 bool mbarrier_test_wait(uint32_t bar, uint64_t state, SrcLoc loc);
 
 // ---- fences: no-ops in a sequentially consistent emulator, recorded ----
+// The program's notes, "WSEMU note ..." lines: mbarrier-init-unordered=N (mbarrier operations by a
+// thread no CTA barrier had ordered after another thread's init of that barrier).
+void printNotes(FILE *f);
 void fence(const char *which, SrcLoc loc);  // "mbarrier_init", "proxy.async", "acq_rel.cta", ...
 inline void fence_mbarrier_init(SrcLoc loc) { fence("mbarrier_init.release.cluster", loc); }
 inline void fence_proxy_async(SrcLoc loc) { fence("proxy.async.shared::cta", loc); }

@@ -125,7 +125,7 @@ struct Cta {
   std::map<uint32_t, Sym> smem_names;
   std::unordered_map<uint32_t, MBarrier> mbars;
   NamedBarrier bars[16];
-  uint64_t bar_epoch = 0;  // completed bar.sync / barrier.sync generations, any id: what orders two inits
+  uint64_t bar_epoch = 0;  // completed CTA-wide bar.syncs: what orders an mbarrier's init before other threads' use
   std::map<std::string, std::shared_ptr<Collective>> open_colls;
   std::vector<AsyncPtr> pending;
   std::deque<Thread *> runq;

@@ -29,7 +29,7 @@ void tryComplete(Cta &c, NamedBarrier &b) {
   }
   if (b.arrived < b.expected) return;
   b.generation++;
-  c.bar_epoch++;
+  if (b.cta_wide || b.expected >= 32 * c.nwarps) c.bar_epoch++;  // every thread took part: it orders them all
   b.arrived = 0;
   b.expected = 0;
   b.cta_wide = false;

@@ -571,6 +571,10 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     std::string rs;
     for (auto &r : roles) rs += (rs.empty() ? "" : ";") + r;
     if (rs.empty()) rs = "?";
+    // Barriers used before any CTA barrier ordered them after their init (the emulator's note):
+    // part of the failure, so that a reduction cannot take the __syncthreads after the inits and
+    // keep "the same" hang with a race in it (session 10).
+    if (contains(r.err, "WSEMU note mbarrier-init-unordered=")) rs += "+mbarrier-init-unordered";
     if (emu->symptom == "hang") v = make(d, "hang:" + what + ":" + rs);
     else if (emu->symptom == "ub") v = make("crash/ub-" + what, "crash:ub-" + what + ":" + rs);
     else if (emu->symptom == "compile-error") {
@@ -696,7 +700,7 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
       if (l.rfind("WSEMU note ", 0) != 0) continue;
       notes.push_back(l);
       auto f = fields(l.substr(11));
-      for (const char *k : {"tma-load-clipped", "tma-store-clipped"})
+      for (const char *k : {"tma-load-clipped", "tma-store-clipped", "mbarrier-init-unordered"})
         if (f.count(k) && f[k] != "0") clip += std::string("+") + k;
     }
     Verdict v = make("wrong/" + shape, "wrong:" + c.name + ":" + shape + (all ? "(all)" : "") + clip);

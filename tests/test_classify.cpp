@@ -196,6 +196,21 @@ TEST(ClassifyRun, AClippedTensorCopyIsPartOfAWrongResultsSignature) {
   EXPECT_EQ(store.detail, "wrong/nan");
 }
 
+// The emulator's note that a barrier was used before any CTA barrier ordered it after its init
+// is part of a hang's signature (and a wrong result's): a reduction cannot drop the __syncthreads
+// after the inits and keep "the same" hang (session 10).
+TEST(ClassifyRun, ABarrierUsedBeforeItsInitIsOrderedIsPartOfTheSignature) {
+  const std::string hang =
+      "WSEMU verdict=hang/mbarrier symptom=hang block=0,0,0 signature=k.cu:48>k.cu:23,warpgroup0,iter1,arrivals=partial\n";
+  auto racy = one(exited(86, "", hang + "WSEMU note mbarrier-init-unordered=3\n"));
+  auto ordered = one(exited(86, "", hang));
+  EXPECT_EQ(racy.signature, "hang:mbarrier:warpgroup0(partial)+mbarrier-init-unordered");
+  EXPECT_EQ(ordered.signature, "hang:mbarrier:warpgroup0(partial)");
+  EXPECT_EQ(racy.detail, "hang/mbarrier");
+  const std::string check = "WSCHECK name=Y rows=4 cols=4 bad=16 nan=16 max_abs=0 max_rel=0 badrows=0-3 badcols=0-3 shape=nan\n";
+  EXPECT_EQ(one(exited(1, check, "WSEMU note mbarrier-init-unordered=1\n")).signature, "wrong:Y:nan(all)+mbarrier-init-unordered");
+}
+
 TEST(ClassifyRun, NonZeroExitWithNothingElseIsWrongUnspecified) {
   auto v = one(exited(1, "FAIL: 37 mismatches\n"));
   EXPECT_EQ(v.detail, "wrong/unspecified");

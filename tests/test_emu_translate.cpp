@@ -377,6 +377,24 @@ TEST(EmuBackend, ALoadGoesWithItsExpectedBytesAndTheHangStaysTheSame) {
   EXPECT_NE(alone.signature, before.signature) << dump(alone);
 }
 
+// Without the __syncthreads after the inits the consumers use the barriers before anything orders
+// them after thread 0's init: the emulator's schedule runs the init first and the hang looks the
+// same, so the note goes into its signature (a reduction of the GEMM hang dropped it, session 10).
+TEST(EmuBackend, ABarrierUsedBeforeAnySyncOrdersItAfterItsInitIsNotTheSameHang) {
+  std::string text = *wsr::readFile(repo() + "/corpus/examples/pipeline_arrival_count.cu");
+  std::string dir = wsr::makeTempDir("wsr-emu-sync.");
+  wsr::writeFileAtomic(dir + "/synced.cu", text);
+  size_t at = text.find("  __syncthreads();\n");
+  ASSERT_NE(at, std::string::npos);
+  text.erase(at, std::string("  __syncthreads();\n").size());
+  wsr::writeFileAtomic(dir + "/unsynced.cu", text);
+  auto synced = judgeEmu(dir + "/synced.cu", {"PIPE_ROWS=256", "PIPE_GRID=1"});
+  auto unsynced = judgeEmu(dir + "/unsynced.cu", {"PIPE_ROWS=256", "PIPE_GRID=1"});
+  wsr::removeTree(dir);
+  EXPECT_EQ(synced.signature, "hang:mbarrier:warpgroup0(partial);warpgroup1(none)") << dump(synced);
+  EXPECT_EQ(unsynced.signature, synced.signature + "+mbarrier-init-unordered") << dump(unsynced);
+}
+
 TEST(EmuBackend, TmaPipelinePassesAtASmallShape) {
   auto v = judgeEmu(repo() + "/kernels/tma_pipeline_sm90.cu", {"PIPE_ROWS=64"});
   EXPECT_EQ(v.symptom, "pass") << dump(v);
