@@ -293,7 +293,6 @@ inline void syncPoint() {
   auto &p = pending();
   if (!p.set) return;
   p.v.print(stderr);
-  ::wsemu::ptx::printNotes(stderr);  // _Exit runs no destructor: the notes go with the verdict
   std::fflush(stdout);
   std::fflush(stderr);
   std::_Exit(p.v.exitStatus());

@@ -19,7 +19,13 @@ void printNotes(FILE *f) {
 
 namespace {
 constexpr int64_t kTxMax = (1 << 20) - 1;
-// A program that ends normally says its notes at exit (a failed launch says them with its verdict).
+
+// Whether the current thread's operation on `b` is ordered after its init: the same thread did it,
+// or a CTA-wide barrier completed since.
+bool orderedAfterInit(const MBarrier &b, const Cta &c) {
+  return b.init_thread < 0 || b.init_thread == self().id || b.init_epoch != c.bar_epoch;
+}
+// A program that ends normally says its notes at exit (a failed launch, with its verdict: Verdict::print).
 struct ExitNotes {
   ~ExitNotes() { printNotes(stderr); }
 } g_exit_notes;
@@ -37,9 +43,7 @@ MBarrier &getBar(uint32_t addr, SrcLoc loc, const char *op, bool by_thread = tru
   // it from the start (a __syncthreads moved into a role branch), and its failure is then the
   // hang; the count goes into the failure's signature (+mbarrier-init-unordered), so a reduction
   // cannot drop the __syncthreads after the inits (session 10: the GEMM hang's did).
-  if (by_thread && it->second.init_thread >= 0 && it->second.init_thread != self().id &&
-      it->second.init_epoch == c.bar_epoch)
-    ++g_init_unordered;
+  if (by_thread && !orderedAfterInit(it->second, c)) ++g_init_unordered;
   return it->second;
 }
 
@@ -90,8 +94,7 @@ void mbarrier_init(uint32_t addr, uint32_t count, SrcLoc loc) {
   // plain write of the object, and on the GPU the later init lands wherever the other thread's
   // arrivals and waits happen to be (a reduction that dropped the init's `threadIdx.x == 0` guard
   // hung here and passed on the H200, session 10). Re-initialising by the same thread is ordered.
-  if (auto it = c.mbars.find(addr); it != c.mbars.end() && it->second.init_thread >= 0 &&
-                                    it->second.init_thread != self().id && it->second.init_epoch == c.bar_epoch)
+  if (auto it = c.mbars.find(addr); it != c.mbars.end() && !orderedAfterInit(it->second, c))
     fail("ub/mbarrier-init-race", loc,
          "mbarrier.init on " + smemName(addr) + " by thread " + std::to_string(self().id) + " races with thread " +
              std::to_string(it->second.init_thread) + "'s init at line " + std::to_string(it->second.init_loc.line) +

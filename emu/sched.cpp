@@ -9,7 +9,6 @@
 #include <sstream>
 
 #include "emu/device.h"
-#include "emu/ptx.h"
 #include "emu/state.h"
 
 namespace wsemu {
@@ -397,7 +396,6 @@ Verdict launch(Dim3 grid, Dim3 block, size_t dynamic_smem, const std::function<v
       }
   if (!v.pass() && cfg.exit_on_failure) {
     v.print(stderr);
-    ptx::printNotes(stderr);
     std::fflush(stderr);
     std::fflush(stdout);
     std::_Exit(v.exitStatus());

@@ -2,6 +2,7 @@
 #include <map>
 #include <sstream>
 
+#include "emu/ptx.h"
 #include "emu/state.h"
 
 namespace wsemu {
@@ -32,8 +33,10 @@ std::vector<std::string> Verdict::lines() const {
   return out;
 }
 
+// The program's notes go with its verdict: both callers _Exit after it, which runs no destructor.
 void Verdict::print(FILE *f) const {
   for (auto &l : lines()) std::fprintf(f, "%s\n", l.c_str());
+  ptx::printNotes(f);
 }
 
 std::string smemName(uint32_t addr) {

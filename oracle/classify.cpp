@@ -467,6 +467,21 @@ Verdict classifyBuild(const BuildRecord &b) {
   return v;
 }
 
+// The emulator's notes ("WSEMU note k=N ..." lines) that are part of a failure's signature: "+k" for
+// each of `keys` with N != 0, in that order; the note lines themselves into *notes.
+static std::string noteMarks(const std::string &err, std::initializer_list<const char *> keys,
+                             std::vector<std::string> *notes = nullptr) {
+  std::string marks;
+  for (auto &l : lines(err)) {
+    if (l.rfind("WSEMU note ", 0) != 0) continue;
+    if (notes) notes->push_back(l);
+    auto f = fields(l.substr(11));
+    for (const char *k : keys)
+      if (f.count(k) && f[k] != "0") marks += std::string("+") + k;
+  }
+  return marks;
+}
+
 std::optional<EmuVerdict> parseEmuVerdict(const std::string &text) {
   std::optional<EmuVerdict> out;
   for (auto &l : lines(text)) {
@@ -574,7 +589,7 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // Barriers used before any CTA barrier ordered them after their init (the emulator's note):
     // part of the failure, so that a reduction cannot take the __syncthreads after the inits and
     // keep "the same" hang with a race in it (session 10).
-    if (contains(r.err, "WSEMU note mbarrier-init-unordered=")) rs += "+mbarrier-init-unordered";
+    rs += noteMarks(r.err, {"mbarrier-init-unordered"});
     if (emu->symptom == "hang") v = make(d, "hang:" + what + ":" + rs);
     else if (emu->symptom == "ub") v = make("crash/ub-" + what, "crash:ub-" + what + ":" + rs);
     else if (emu->symptom == "compile-error") {
@@ -694,18 +709,12 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // On the emulator, a bulk tensor copy clipped at the tensor's bounds is part of the failure:
     // a TMA store whose coordinates all fall outside leaves the output unwritten, as a kernel with
     // no store does; a reduction of the first took the second (session 9). The GPU cannot say.
-    std::string clip;
+    // So is a barrier used before anything ordered it after its init (session 10).
     std::vector<std::string> notes;
-    for (auto &l : lines(r.err)) {
-      if (l.rfind("WSEMU note ", 0) != 0) continue;
-      notes.push_back(l);
-      auto f = fields(l.substr(11));
-      for (const char *k : {"tma-load-clipped", "tma-store-clipped", "mbarrier-init-unordered"})
-        if (f.count(k) && f[k] != "0") clip += std::string("+") + k;
-    }
-    Verdict v = make("wrong/" + shape, "wrong:" + c.name + ":" + shape + (all ? "(all)" : "") + clip);
+    std::string marks = noteMarks(r.err, {"tma-load-clipped", "tma-store-clipped", "mbarrier-init-unordered"}, &notes);
+    Verdict v = make("wrong/" + shape, "wrong:" + c.name + ":" + shape + (all ? "(all)" : "") + marks);
     v.evidence.push_back(c.raw);
-    if (!clip.empty()) v.evidence.insert(v.evidence.end(), notes.begin(), notes.end());
+    if (!marks.empty()) v.evidence.insert(v.evidence.end(), notes.begin(), notes.end());
     return finish(v);
   }
   if (r.exit_code != 0) {

@@ -284,6 +284,15 @@ TEST(EmuBackend, ALaunchOutsideTheLimitsOrFromGarbageNeverRuns) {
   EXPECT_EQ(fine.detail, "hang/mbarrier") << dump(fine);
 }
 
+// A program's text judged on the emulator (written to a scratch folder as `name`).
+wsr::Verdict judgeEmuText(const std::string &text, std::vector<std::string> defines, const std::string &name = "edited.cu") {
+  std::string dir = wsr::makeTempDir("wsr-emu-edit.");
+  wsr::writeFileAtomic(dir + "/" + name, text);
+  auto v = judgeEmu(dir + "/" + name, std::move(defines));
+  wsr::removeTree(dir);
+  return v;
+}
+
 // tma_pipeline_sm90.cu with its first `from` replaced by `to`, judged on the emulator.
 wsr::Verdict judgePipelineEdit(const std::string &from, const std::string &to, std::vector<std::string> defines) {
   std::string text = *wsr::readFile(repo() + "/kernels/tma_pipeline_sm90.cu");
@@ -291,12 +300,13 @@ wsr::Verdict judgePipelineEdit(const std::string &from, const std::string &to, s
   EXPECT_NE(at, std::string::npos) << from;
   if (at == std::string::npos) return {};
   text.replace(at, from.size(), to);
-  std::string dir = wsr::makeTempDir("wsr-emu-edit.");
-  wsr::writeFileAtomic(dir + "/edited.cu", text);
-  auto v = judgeEmu(dir + "/edited.cu", defines);
-  wsr::removeTree(dir);
-  return v;
+  return judgeEmuText(text, std::move(defines));
 }
+
+// The README's demo (a wrong arrival count) and a shape at which it hangs on the emulator: 8 tiles
+// through 4 stages, so the producer waits on a second round of `empty`.
+const char *const kDemo = "/corpus/examples/pipeline_arrival_count.cu";
+const std::vector<std::string> kDemoHangs = {"PIPE_ROWS=256", "PIPE_GRID=1"};
 
 // A producer loop one tile short parks the consumer after its other tiles went through; a
 // producer that makes nothing parks it on its first wait. Both leave the consumer on `full` with
@@ -352,7 +362,7 @@ TEST(EmuBackend, BarriersInitialisedByEveryThreadAreARaceNotTheHang) {
 // remove-tma-load's claim, on the README's demo: the kernel's TMA load and the bytes announced for
 // it go together and the pipeline hangs exactly as before; the load alone does not.
 TEST(EmuBackend, ALoadGoesWithItsExpectedBytesAndTheHangStaysTheSame) {
-  std::string path = repo() + "/corpus/examples/pipeline_arrival_count.cu";
+  std::string path = repo() + kDemo;
   std::string text = *wsr::readFile(path);
   wsr::ParseOptions po;
   po.includes.push_back(repo() + "/oracle/include");
@@ -360,17 +370,11 @@ TEST(EmuBackend, ALoadGoesWithItsExpectedBytesAndTheHangStaysTheSame) {
   ASSERT_TRUE(parsed->ok()) << parsed->firstError();
   auto sites = wsr::findPass("remove-tma-load")->sites(*parsed);
   ASSERT_EQ(sites.size(), 1u);
-  std::string dir = wsr::makeTempDir("wsr-emu-tma.");
-  auto judgeText = [&](const std::string &t, const std::string &name) {
-    wsr::writeFileAtomic(dir + "/" + name, t);
-    return judgeEmu(dir + "/" + name, {"PIPE_ROWS=256", "PIPE_GRID=1"});  // 8 tiles, 4 stages: a second round
-  };
-  auto before = judgeText(text, "before.cu");
-  auto pair = judgeText(wsr::applySites(text, std::vector<wsr::Site>{sites[0]}), "pair.cu");
+  auto before = judgeEmuText(text, kDemoHangs, "before.cu");
+  auto pair = judgeEmuText(wsr::applySites(text, std::vector<wsr::Site>{sites[0]}), kDemoHangs, "pair.cu");
   wsr::Site load_only = sites[0];
   std::erase_if(load_only.edits, [](const wsr::Edit &e) { return e.replacement == "0"; });
-  auto alone = judgeText(wsr::applySites(text, std::vector<wsr::Site>{load_only}), "alone.cu");
-  wsr::removeTree(dir);
+  auto alone = judgeEmuText(wsr::applySites(text, std::vector<wsr::Site>{load_only}), kDemoHangs, "alone.cu");
   EXPECT_EQ(before.detail, "hang/mbarrier") << dump(before);
   EXPECT_EQ(pair.detail, before.detail) << dump(pair);
   EXPECT_EQ(pair.signature, before.signature) << dump(pair);
@@ -381,16 +385,13 @@ TEST(EmuBackend, ALoadGoesWithItsExpectedBytesAndTheHangStaysTheSame) {
 // them after thread 0's init: the emulator's schedule runs the init first and the hang looks the
 // same, so the note goes into its signature (a reduction of the GEMM hang dropped it, session 10).
 TEST(EmuBackend, ABarrierUsedBeforeAnySyncOrdersItAfterItsInitIsNotTheSameHang) {
-  std::string text = *wsr::readFile(repo() + "/corpus/examples/pipeline_arrival_count.cu");
-  std::string dir = wsr::makeTempDir("wsr-emu-sync.");
-  wsr::writeFileAtomic(dir + "/synced.cu", text);
-  size_t at = text.find("  __syncthreads();\n");
+  std::string text = *wsr::readFile(repo() + kDemo);
+  auto synced = judgeEmuText(text, kDemoHangs, "synced.cu");
+  const std::string sync = "  __syncthreads();\n";
+  size_t at = text.find(sync);
   ASSERT_NE(at, std::string::npos);
-  text.erase(at, std::string("  __syncthreads();\n").size());
-  wsr::writeFileAtomic(dir + "/unsynced.cu", text);
-  auto synced = judgeEmu(dir + "/synced.cu", {"PIPE_ROWS=256", "PIPE_GRID=1"});
-  auto unsynced = judgeEmu(dir + "/unsynced.cu", {"PIPE_ROWS=256", "PIPE_GRID=1"});
-  wsr::removeTree(dir);
+  text.erase(at, sync.size());
+  auto unsynced = judgeEmuText(text, kDemoHangs, "unsynced.cu");
   EXPECT_EQ(synced.signature, "hang:mbarrier:warpgroup0(partial);warpgroup1(none)") << dump(synced);
   EXPECT_EQ(unsynced.signature, synced.signature + "+mbarrier-init-unordered") << dump(unsynced);
 }
