@@ -21,10 +21,17 @@ uint64_t globaltimer() { return cta().ops * 10 + cta().step; }
 uint64_t clock64() { return cta().ops; }
 
 // ---------------------------------------------------------------------------------------
-// Shared memory: [0, dyn) dynamic, then the statics from a 1024-aligned offset, then a
-// guard region. Contents start as 0xFF bytes (NaN as floats): uninitialised reads show.
+// Shared memory: the arena is [0, dyn) dynamic, then the statics from a 1024-aligned offset,
+// then a guard region. Contents start as 0xFF bytes (NaN as floats): uninitialised reads show.
+// A shared-window address (what __cvta_generic_to_shared gives, what the PTX operands hold) is
+// the arena offset plus kWindowBase: on the H200 the first KiB of a CTA's shared window is
+// reserved and the kernel's own shared memory starts at 1024 (bench/probes/smem_base.cu,
+// bench/results/2026-11-30-h200-session11/). A literal address below it (a reduction that
+// replaced `smem_u32(&full[0])` by `0`) names no memory of the kernel's: out of bounds here,
+// another barrier or none on the GPU.
 // ---------------------------------------------------------------------------------------
 static constexpr size_t kStaticCap = 64 * 1024, kGuard = 4096;
+static constexpr uint32_t kWindowBase = 1024;
 
 static size_t staticBase(const Cta &c) { return (c.dyn_bytes + 1023) & ~size_t(1023); }
 
@@ -58,7 +65,7 @@ void *sharedStaticBytes(const char *name, size_t bytes, size_t align, size_t ele
       fail("crash/out-of-resources", SrcLoc{}, std::string("static __shared__ ") + name + " exceeds the emulator's 64 KiB");
     c.static_used = off + bytes;
     it = c.static_offsets.emplace(name, staticBase(c) + off).first;
-    c.smem_names[(uint32_t)it->second] = Cta::Sym{name, bytes, elem};
+    c.smem_names[(uint32_t)it->second + kWindowBase] = Cta::Sym{name, bytes, elem};
   }
   return c.smem + it->second;
 }
@@ -77,20 +84,22 @@ uint32_t smemAddr(const void *p, SrcLoc loc) {
     o << "__cvta_generic_to_shared of " << p << ", which is not in this CTA's shared memory";
     fail("ub/out-of-bounds-shared", loc, o.str());
   }
-  return (uint32_t)(static_cast<const uint8_t *>(p) - c.smem);
+  return (uint32_t)(static_cast<const uint8_t *>(p) - c.smem) + kWindowBase;
 }
 
-void *smemPtr(uint32_t addr) { return cta().smem + addr; }
+void *smemPtr(uint32_t addr) { return cta().smem + (addr - kWindowBase); }
 
 void checkShared(uint32_t addr, size_t bytes, SrcLoc loc) {
   Cta &c = cta();
-  size_t a = addr, sb = staticBase(c);
-  bool ok = (a + bytes <= c.dyn_bytes) || (a >= sb && a + bytes <= sb + c.static_used);
+  const size_t w = kWindowBase, sb = w + staticBase(c);
+  size_t a = addr;
+  bool ok = (a >= w && a + bytes <= w + c.dyn_bytes) || (a >= sb && a + bytes <= sb + c.static_used);
   if (!ok) {
     std::ostringstream o;
     o << bytes << " bytes at shared address 0x" << std::hex << addr << std::dec << " (" << smemName(addr)
-      << ") are outside this CTA's shared memory: dynamic [0, " << c.dyn_bytes << ")";
+      << ") are outside this CTA's shared memory: dynamic [" << w << ", " << w + c.dyn_bytes << ")";
     if (c.static_used) o << ", static [" << sb << ", " << sb + c.static_used << ")";
+    if (a < w) o << "; the first " << w << " bytes of the shared window are reserved on sm_90";
     fail("ub/out-of-bounds-shared", loc, o.str());
   }
 }
@@ -177,7 +186,7 @@ void checkGlobal(const void *p, size_t bytes, SrcLoc loc) {
 
 void checkAccess(const void *p, size_t bytes, SrcLoc loc) {
   if (isShared(p)) {
-    checkShared((uint32_t)(static_cast<const uint8_t *>(p) - cta().smem), bytes, loc);
+    checkShared(smemAddr(p), bytes, loc);
     return;
   }
   checkGlobal(p, bytes, loc);

@@ -1,16 +1,23 @@
 // Issue 8 probe: what a fresh CUDA process costs, alone on a GPU and beside another starting on a
-// different GPU. Prints the time to the first context (cudaFree(0)), to an empty kernel's end,
+// different GPU. `ctx_start hold` keeps its context open until killed (a keeper). Prints the time to the first context (cudaFree(0)), to an empty kernel's end,
 // and the process's whole life is measured outside (bench/jobs/h200x2_s10_reduce.sh).
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 __global__ void empty_kernel() {}
 
-int main() {
+int main(int argc, char **argv) {
   auto t0 = std::chrono::steady_clock::now();
   cudaFree(0);
   auto t1 = std::chrono::steady_clock::now();
+  if (argc > 1 && std::strcmp(argv[1], "hold") == 0) {  // a keeper: hold the context until killed
+    std::printf("holding\n");
+    std::fflush(stdout);
+    pause();
+  }
   empty_kernel<<<1, 32>>>();
   cudaError_t e = cudaDeviceSynchronize();
   auto t2 = std::chrono::steady_clock::now();

@@ -144,3 +144,20 @@ TEST(Memory, SharedOutOfBoundsIsUB) {
   }, cfgOf());
   EXPECT_EQ(v.detail, "ub/out-of-bounds-shared") << dump(v);
 }
+
+// On the H200 the kernel's shared memory starts at shared-window address 1024: the first KiB is
+// reserved (bench/probes/smem_base.cu, bench/results/2026-11-30-h200-session11/). A barrier at a
+// literal address 0, what simplify-expr once made of `smem_u32(&full[0])`, is not the kernel's.
+TEST(Memory, SharedWindowStartsAfterTheReservedKilobyte) {
+  uint32_t first = 0;
+  Verdict ok = launch(Dim3(1), Dim3(32), 256, [&] {
+    if (threadIdx().x == 0) first = smemAddr(dynamicShared());
+  }, cfgOf());
+  EXPECT_TRUE(ok.pass()) << dump(ok);
+  EXPECT_EQ(first, 1024u);
+  Verdict v = launch(Dim3(1), Dim3(32), 256, [] {
+    if (threadIdx().x == 0) ptx::mbarrier_init(0, 1, WSEMU_HERE);
+  }, cfgOf());
+  EXPECT_EQ(v.detail, "ub/out-of-bounds-shared") << dump(v);
+  EXPECT_NE(v.message.find("reserved"), std::string::npos) << v.message;
+}
