@@ -74,19 +74,44 @@ std::string mutantHash(const std::string &arch, const std::vector<std::string> &
 SlotPool::SlotPool(std::vector<std::string> devices) : slots_(std::move(devices)) {
   if (slots_.empty()) slots_.push_back("");
   busy_.assign(slots_.size(), false);
+  waiter_.assign(slots_.size(), false);
 }
 
 std::string SlotPool::acquire() {
   std::unique_lock<std::mutex> l(m_);
   for (;;) {
     for (size_t i = 0; i < slots_.size(); ++i)
-      if (!busy_[i]) {
+      if (!busy_[i] && !waiter_[i]) {
         busy_[i] = true;
         max_busy_ = std::max(max_busy_, ++n_busy_);
         return slots_[i];
       }
     cv_.wait(l);
   }
+}
+
+size_t SlotPool::reserve() {
+  std::unique_lock<std::mutex> l(m_);
+  for (;;) {
+    size_t pick = slots_.size();
+    for (size_t i = 0; i < slots_.size(); ++i)  // a free slot first, else any without a waiter
+      if (!waiter_[i] && (pick == slots_.size() || (busy_[pick] && !busy_[i]))) pick = i;
+    if (pick < slots_.size()) {
+      waiter_[pick] = true;
+      return pick;
+    }
+    cv_.wait(l);
+  }
+}
+
+void SlotPool::take(size_t i) {
+  std::unique_lock<std::mutex> l(m_);
+  cv_.wait(l, [&] { return !busy_[i]; });
+  busy_[i] = true;
+  waiter_[i] = false;
+  max_busy_ = std::max(max_busy_, ++n_busy_);
+  l.unlock();
+  cv_.notify_all();  // the slot has room for a waiter again
 }
 
 void SlotPool::release(const std::string &slot) {
@@ -99,7 +124,7 @@ void SlotPool::release(const std::string &slot) {
         break;
       }
   }
-  cv_.notify_one();
+  cv_.notify_all();  // its waiter, or an acquire()
 }
 
 void parallelFor(size_t n, int jobs, const std::function<void(size_t)> &work, const std::function<bool()> &stop) {
@@ -331,6 +356,7 @@ struct Ctx {
   Store &store;
   std::mutex store_m, log_m;
   SlotPool slots;
+  std::string gate;  // the gate library when GPU runs are started ahead of their turn
   const std::function<void(const std::string &)> &log;
   std::atomic<long> judged{0};
   size_t total = 0;
@@ -410,7 +436,18 @@ Verdict judgeText(Ctx &c, const std::string &text, const std::string &kernel, Or
     return v;
   }
   BuildRecord b = buildFor(file, oo);  // emu: nvcc first when the injector expects a compile error
-  if (b.ok && b.backend == "gpu") {  // the emulator needs no GPU slot
+  if (b.ok && b.backend == "gpu" && !c.gate.empty()) {  // the first run's context opens before its turn
+    size_t i = c.slots.reserve();
+    std::string slot = c.slots.name(i);
+    if (!slot.empty()) oo.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
+    oo.run.gate_library = c.gate;
+    bool taken = false;
+    oo.wait_turn = [&] { c.slots.take(i); taken = true; };
+    *slot_used = slot;
+    v = judgeBuilt(b, oo);
+    if (!taken) c.slots.take(i);
+    c.slots.release(slot);
+  } else if (b.ok && b.backend == "gpu") {  // the emulator needs no GPU slot
     std::string slot = c.slots.acquire();
     if (!slot.empty()) oo.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
     *slot_used = slot;
@@ -796,6 +833,13 @@ int runCampaign(const CampaignOptions &o, const std::function<void(const std::st
     kb.nvcc = o.nvcc;
     kb.cache_dir = o.cache_dir;
     log("wsfuzz: " + keepers.start(o.gpus, kb));
+  }
+  if (o.prestart && !todo.empty() && gpuPresent() && o.backend != "emu") {
+    std::string gerr;
+    c.gate = gateLibrary(&gerr);
+    log("wsfuzz: " + (c.gate.empty() ? "runs start at their turn (" + gerr + ")"
+                                      : std::string("each GPU run's process starts ahead of its turn and opens its CUDA "
+                                                    "context while the slot's current run goes on")));
   }
 
   // The references' own verdicts and timings first: the baseline for `slow`, and a check

@@ -55,6 +55,9 @@ struct CampaignOptions {
   // One idle process per GPU slot holding a CUDA context open (oracle/keeper.h): a short run
   // there starts ~0.16 s sooner. Runs on the GPU backend only.
   bool keepers = true;
+  // Each GPU run's process started ahead of its turn (GatedRun, oracle/process.h): it opens its
+  // CUDA context while the slot's current run goes on. GPU backend only; --no-prestart turns it off.
+  bool prestart = true;
 };
 
 // "i/N" -> (i, N) with 0 <= i < N.
@@ -70,14 +73,20 @@ std::string mutantHash(const std::string &arch, const std::vector<std::string> &
 class SlotPool {
  public:
   explicit SlotPool(std::vector<std::string> devices);
-  std::string acquire();
+  std::string acquire();  // a free slot no waiter has reserved
   void release(const std::string &slot);
+  // Taking a turn ahead (issue 8, GatedRun): reserve() blocks until some slot has no waiter and
+  // makes the caller that slot's waiter; the caller starts its run's process on that device, then
+  // take() blocks until the slot is free and holds it. At most one waiter per slot.
+  size_t reserve();
+  const std::string &name(size_t i) const { return slots_[i]; }
+  void take(size_t i);
   size_t size() const { return slots_.size(); }
   int maxBusy() const { return max_busy_; }  // the most slots held at once so far
 
  private:
   std::vector<std::string> slots_;
-  std::vector<bool> busy_;
+  std::vector<bool> busy_, waiter_;
   std::mutex m_;
   std::condition_variable cv_;
   int n_busy_ = 0, max_busy_ = 0;

@@ -60,6 +60,84 @@ std::string keeperProgram(const BuildOptions &b, std::string *err) {
   return bin.string();
 }
 
+// The gate (GatedRun in process.h): preloaded into a candidate, it opens the device's primary
+// context before main (the CUDA runtime later finds it open) and waits for one byte on fd 3. EOF
+// means the run was not wanted after all: the process leaves without running the program. It
+// takes its variables out of the environment first, so the program's own children are not gated.
+static const char *kGateSource = R"(#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <string>
+#include <unistd.h>
+__attribute__((constructor)) static void wsr_gate() {
+  const char *g = getenv("WSR_GATE_FD");
+  if (!g) return;
+  int fd = atoi(g);
+  unsetenv("WSR_GATE_FD");
+  if (const char *pre = getenv("LD_PRELOAD")) {
+    std::string keep, s = pre;
+    size_t i = 0;
+    while (i <= s.size()) {
+      size_t j = s.find_first_of(": ", i);
+      if (j == std::string::npos) j = s.size();
+      std::string e = s.substr(i, j - i);
+      if (!e.empty() && e.find("wsgate") == std::string::npos) keep += (keep.empty() ? "" : ":") + e;
+      i = j + 1;
+    }
+    if (keep.empty()) unsetenv("LD_PRELOAD");
+    else setenv("LD_PRELOAD", keep.c_str(), 1);
+  }
+  if (void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL)) {
+    auto init = (int (*)(unsigned))dlsym(h, "cuInit");
+    auto get = (int (*)(int *, int))dlsym(h, "cuDeviceGet");
+    auto retain = (int (*)(void **, int))dlsym(h, "cuDevicePrimaryCtxRetain");
+    int dev = 0;
+    void *ctx = nullptr;
+    if (init && get && retain && init(0) == 0 && get(&dev, 0) == 0) retain(&ctx, dev);
+  }
+  char b = 0;
+  ssize_t n;
+  do n = read(fd, &b, 1); while (n < 0 && errno == EINTR);
+  close(fd);
+  if (n != 1) _exit(0);
+}
+)";
+
+std::string gateLibrary(std::string *err) {
+  auto cxx = findInPath("c++");
+  if (!cxx) cxx = findInPath("g++");
+  if (!cxx) {
+    if (err) *err = "no C++ compiler (c++, g++) in PATH";
+    return "";
+  }
+  std::error_code ec;
+  auto stamp = *cxx + "|" + std::to_string(fs::file_size(*cxx, ec)) + "|" + kGateSource;
+  fs::path dir = fs::path(defaultCacheDir()) / "keeper";
+  fs::path lib = dir / ("libwsgate-" + std::to_string(std::hash<std::string>{}(stamp)) + ".so");
+  if (fs::exists(lib, ec)) return lib.string();
+  fs::create_directories(dir, ec);
+  std::string work = makeTempDir("wsgate.");
+  if (work.empty()) {
+    if (err) *err = "cannot create a build directory";
+    return "";
+  }
+  std::string src = work + "/wsgate.cpp", tmp = lib.string() + ".tmp-" + std::to_string(::getpid());
+  writeFileAtomic(src, kGateSource);
+  RunOptions ro;
+  ro.timeout_s = 120;
+  ro.workdir = work;
+  auto r = runProcess({*cxx, "-shared", "-fPIC", "-O2", "-o", tmp, src, "-ldl"}, ro);
+  removeTree(work);
+  if (r.exit_code != 0 || r.timed_out || !fs::exists(tmp, ec)) {
+    if (err) *err = "the C++ compiler could not build the gate: " + r.err.substr(0, 300);
+    fs::remove(tmp, ec);
+    return "";
+  }
+  fs::rename(tmp, lib, ec);
+  return lib.string();
+}
+
 std::string GpuKeepers::start(const std::vector<std::string> &devices, const BuildOptions &b) {
   stop();
   if (!gpuPresent()) return "keepers: no GPU here, none started";

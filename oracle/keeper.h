@@ -35,4 +35,8 @@ class GpuKeepers {
 // The keeper program's path (built on first use), or empty with `err` set.
 std::string keeperProgram(const BuildOptions &b, std::string *err);
 
+// The gate library for GatedRun (process.h), built on first use into the build cache with the
+// host's C++ compiler; empty with `err` set when it cannot be built.
+std::string gateLibrary(std::string *err);
+
 }  // namespace wsr

@@ -37,17 +37,34 @@ double calibratedTimeout(double observed_ms, double k, double floor_s, double ca
 
 // One run; with the watchdog's copy, the program gets a watch file (WSWATCH_FILE) whose records
 // survive a trap or a kill, decoded into RunRecord::watch.
-static RunRecord runOnce(const BuildRecord &b, const std::vector<std::string> &argv, const RunOptions &ro) {
-  if (!b.instrumented) return runProcess(argv, ro);
-  std::string dir = makeTempDir("wswatch.");
-  RunOptions o = ro;
-  if (!dir.empty()) o.env_set["WSWATCH_FILE"] = dir + "/watch.bin";
-  RunRecord r = runProcess(argv, o);
-  if (!dir.empty()) {
-    if (auto bytes = readFile(dir + "/watch.bin")) r.watch = decodeWatchBuffer(*bytes);
+// One run, started now (gated when ro.gate_library is set: GatedRun) and finished by finish().
+struct PendingRun {
+  std::string dir;  // the watchdog's record file lives here
+  std::unique_ptr<GatedRun> g;
+  PendingRun(const BuildRecord &b, const std::vector<std::string> &argv, const RunOptions &ro) {
+    RunOptions o = ro;
+    if (b.instrumented) {
+      dir = makeTempDir("wswatch.");
+      if (!dir.empty()) o.env_set["WSWATCH_FILE"] = dir + "/watch.bin";
+    }
+    g = std::make_unique<GatedRun>(argv, o);
+  }
+  ~PendingRun() {
+    g.reset();
     removeTree(dir);
   }
-  return r;
+  RunRecord finish() {
+    RunRecord r = g->run();
+    if (!dir.empty())
+      if (auto bytes = readFile(dir + "/watch.bin")) r.watch = decodeWatchBuffer(*bytes);
+    return r;
+  }
+};
+
+static RunRecord runOnce(const BuildRecord &b, const std::vector<std::string> &argv, const RunOptions &ro) {
+  RunOptions o = ro;
+  o.gate_library.clear();  // started now: nothing to wait for
+  return PendingRun(b, argv, o).finish();
 }
 
 std::string resolveBackend(const OracleOptions &opt) {
@@ -173,8 +190,20 @@ static Verdict judgeBuiltOn(const BuildRecord &b, const OracleOptions &opt) {
   if (b.ok) {
     std::vector<std::string> argv = {b.binary};
     argv.insert(argv.end(), opt.program_args.begin(), opt.program_args.end());
-    for (int i = 0; i < std::max(1, opt.repeat); ++i) {
-      RunRecord r = runOnce(b, argv, ro);
+    const int n = std::max(1, opt.repeat);
+    const bool gated = !ro.gate_library.empty();
+    std::unique_ptr<PendingRun> next;
+    if (gated) next = std::make_unique<PendingRun>(b, argv, ro);
+    if (opt.wait_turn) opt.wait_turn();
+    for (int i = 0; i < n; ++i) {
+      RunRecord r;
+      if (gated) {
+        auto cur = std::move(next);
+        if (i + 1 < n) next = std::make_unique<PendingRun>(b, argv, ro);  // its context opens during this run
+        r = cur->finish();
+      } else {
+        r = runOnce(b, argv, ro);
+      }
       auto seen = parseWatchRecords(r.watch + "\n" + r.err);
       // Retried unless the watchdog saw where it stopped (parked warps, or warps inside a CTA barrier).
       if (r.timed_out && opt.retry_timeout && seen.records.empty() && seen.in_bar.empty()) {

@@ -48,6 +48,10 @@ struct OracleOptions {
   // A run killed at the timeout without a watchdog record is retried once with twice the
   // timeout before it is called a hang (slow is not hang).
   bool retry_timeout = true;
+  // Runs started ahead of their turn (issue 8), when run.gate_library is set (gpu backend): run
+  // k+1's process opens its CUDA context while run k goes on; `wait_turn`, when set, is called
+  // after the first run's process is started and before its gate opens (a GPU slot's turn).
+  std::function<void()> wait_turn;
 };
 
 // clamp(k x observed, floor, cap), in seconds (observed in ms).

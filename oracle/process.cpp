@@ -244,58 +244,72 @@ std::optional<std::string> readFile(const std::string &path) {
   return s.str();
 }
 
-RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt) {
-  RunRecord rec;
+namespace {
+
+// A spawned program not yet supervised: its pipes, its working directory and, for a gated run,
+// the write end of its gate.
+struct Child {
+  pid_t pid = -1;
+  int out = -1, err = -1, gate = -1;
+  std::string exe, workdir;
+  bool own_dir = false;
+  RunRecord failed;  // spawn_failed set when pid < 0
+};
+
+Child spawnChild(const std::vector<std::string> &argv, const RunOptions &opt, bool gated) {
+  Child ch;
+  RunRecord &rec = ch.failed;
   rec.timeout_s = opt.timeout_s;
-  if (threadCancelled()) {
-    rec.cancelled = rec.timed_out = true;
-    return rec;
-  }
   if (argv.empty()) {
     rec.spawn_failed = true;
     rec.spawn_error = "no program given";
-    return rec;
+    return ch;
   }
   auto exe = findInPath(argv[0]);
   if (!exe) {
     rec.spawn_failed = true;
     rec.spawn_error = argv[0] + ": not found or not executable";
-    return rec;
+    return ch;
   }
-
-  std::string workdir = opt.workdir;
-  bool own_dir = workdir.empty();
-  if (own_dir) workdir = makeTempDir("wsrun.");
-  if (workdir.empty()) {
+  ch.exe = *exe;
+  ch.workdir = opt.workdir;
+  ch.own_dir = ch.workdir.empty();
+  if (ch.own_dir) ch.workdir = makeTempDir("wsrun.");
+  if (ch.workdir.empty()) {
     rec.spawn_failed = true;
     rec.spawn_error = std::string("cannot create a private working directory: ") + std::strerror(errno);
-    return rec;
+    return ch;
   }
 
-  std::vector<std::string> envs = environmentWith(opt.env_set, opt.env_unset);
+  std::map<std::string, std::string> env_set = opt.env_set;
+  if (gated) {
+    // The gate library opens the CUDA context before main and reads one byte from fd 3.
+    const char *pre = std::getenv("LD_PRELOAD");
+    std::string have = env_set.count("LD_PRELOAD") ? env_set["LD_PRELOAD"] : (pre ? pre : "");
+    env_set["LD_PRELOAD"] = opt.gate_library + (have.empty() ? "" : ":" + have);
+    env_set["WSR_GATE_FD"] = "3";
+  }
+  std::vector<std::string> envs = environmentWith(env_set, opt.env_unset);
 
-  asio::io_context ctx;
-  Reader out(ctx, opt.capture_bytes), err(ctx, opt.capture_bytes);
-  auto t0 = std::chrono::steady_clock::now();
-  std::optional<bp::process> proc;
   // posix_spawn, not fork: glibc starts the child with clone(CLONE_VM | CLONE_VFORK), so nothing
   // of this process's memory is copied or write-protected. wsfuzz --reduce runs 16 reductions
   // in one process of ~10 GiB (their Clang ASTs); each fork of it copied the page tables and
   // made every page the other threads then wrote fault once more: on the H200's 32 cores the
   // machine sat 60% idle while each emulator build took 4-10 s instead of 1
   // (bench/results/2026-11-30-h200-session9/).
-  int po[2] = {-1, -1}, pe[2] = {-1, -1};
+  int po[2] = {-1, -1}, pe[2] = {-1, -1}, pg[2] = {-1, -1};
   auto fail = [&](const std::string &what, int e) {
-    for (int fd : {po[0], po[1], pe[0], pe[1]})
+    for (int fd : {po[0], po[1], pe[0], pe[1], pg[0], pg[1]})
       if (fd >= 0) ::close(fd);
     rec.spawn_failed = true;
-    rec.spawn_error = "cannot start " + *exe + ": " + what + ": " + std::strerror(e);
-    if (own_dir) removeTree(workdir);
-    return rec;
+    rec.spawn_error = "cannot start " + ch.exe + ": " + what + ": " + std::strerror(e);
+    if (ch.own_dir) removeTree(ch.workdir);
+    return ch;
   };
   if (::pipe2(po, O_CLOEXEC) != 0 || ::pipe2(pe, O_CLOEXEC) != 0) return fail("pipe", errno);
+  if (gated && ::pipe2(pg, O_CLOEXEC) != 0) return fail("pipe", errno);
   std::vector<char *> av = cStrings(argv), ev = cStrings(envs);
-  av[0] = const_cast<char *>(exe->c_str());
+  av[0] = const_cast<char *>(ch.exe.c_str());
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t at;
   ::posix_spawn_file_actions_init(&fa);
@@ -303,8 +317,9 @@ RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt
   ::posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   ::posix_spawn_file_actions_adddup2(&fa, po[1], 1);
   ::posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-  ::posix_spawn_file_actions_addchdir_np(&fa, workdir.c_str());
-  ::posix_spawn_file_actions_addclosefrom_np(&fa, 3);  // nothing else of ours leaks into it
+  if (gated) ::posix_spawn_file_actions_adddup2(&fa, pg[0], 3);  // the gate (dup2 clears CLOEXEC)
+  ::posix_spawn_file_actions_addchdir_np(&fa, ch.workdir.c_str());
+  ::posix_spawn_file_actions_addclosefrom_np(&fa, gated ? 4 : 3);  // nothing else of ours leaks into it
   // A process group of its own, so the oracle can kill the program together with everything it
   // started; no signal blocked, and the ones a tool may ignore back at their default.
   sigset_t none, dflt;
@@ -316,21 +331,57 @@ RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt
   ::posix_spawnattr_setsigmask(&at, &none);
   ::posix_spawnattr_setsigdefault(&at, &dflt);
   pid_t child = -1;
-  int se = ::posix_spawn(&child, exe->c_str(), &fa, &at, av.data(), ev.data());
+  int se = ::posix_spawn(&child, ch.exe.c_str(), &fa, &at, av.data(), ev.data());
   ::posix_spawn_file_actions_destroy(&fa);
   ::posix_spawnattr_destroy(&at);
   if (se != 0) return fail("posix_spawn", se);
   ::close(po[1]);
   ::close(pe[1]);
+  if (gated) ::close(pg[0]);
+  ch.pid = child;
+  ch.out = po[0];
+  ch.err = pe[0];
+  ch.gate = pg[1];
+  registerGroup(child);
+  return ch;
+}
+
+// Kills a child that never ran (its group), reaps it, closes what is ours.
+void discardChild(Child &ch) {
+  if (ch.pid < 0) return;
+  if (ch.gate >= 0) ::close(ch.gate);
+  ::kill(-ch.pid, SIGKILL);
+  int st = 0;
+  ::waitpid(ch.pid, &st, 0);
+  unregisterGroup(ch.pid);
+  ::close(ch.out);
+  ::close(ch.err);
+  if (ch.own_dir) removeTree(ch.workdir);
+  ch.pid = -1;
+}
+
+// Waits for the child (opening its gate first, if it has one) with the timeout, the cancel flag
+// and the bounded captures.
+RunRecord supervise(Child &ch, const RunOptions &opt) {
+  RunRecord rec;
+  rec.timeout_s = opt.timeout_s;
+  asio::io_context ctx;
+  Reader out(ctx, opt.capture_bytes), err(ctx, opt.capture_bytes);
+  auto t0 = std::chrono::steady_clock::now();
+  if (ch.gate >= 0) {
+    char go = 'g';
+    (void)!::write(ch.gate, &go, 1);
+    ::close(ch.gate);
+    ch.gate = -1;
+  }
+  std::optional<bp::process> proc;
   bp::error_code aec;
-  out.pipe.assign(po[0], aec);
-  err.pipe.assign(pe[0], aec);
-  proc.emplace(ctx.get_executor(), child);
-  pid_t pgid = proc->id();
-  registerGroup(pgid);
+  out.pipe.assign(ch.out, aec);
+  err.pipe.assign(ch.err, aec);
+  proc.emplace(ctx.get_executor(), ch.pid);
+  pid_t pgid = ch.pid;
   out.start();
   err.start();
-
   bool exited = false;
   int native = 0;
   asio::steady_timer timer(ctx);
@@ -408,8 +459,51 @@ RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt
   rec.err_truncated = err.cap.truncated();
   rec.out_bytes = out.cap.total;
   rec.err_bytes = err.cap.total;
-  if (own_dir) removeTree(workdir);
+  if (ch.own_dir) removeTree(ch.workdir);
+  ch.pid = -1;
   return rec;
+}
+
+
+}  // namespace
+
+RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt) {
+  if (threadCancelled()) {
+    RunRecord rec;
+    rec.timeout_s = opt.timeout_s;
+    rec.cancelled = rec.timed_out = true;
+    return rec;
+  }
+  Child ch = spawnChild(argv, opt, false);
+  if (ch.pid < 0) return ch.failed;
+  return supervise(ch, opt);
+}
+
+struct GatedRun::Impl {
+  Child ch;
+  RunOptions opt;
+};
+
+GatedRun::GatedRun(const std::vector<std::string> &argv, const RunOptions &opt) : p_(std::make_unique<Impl>()) {
+  p_->opt = opt;
+  p_->ch = spawnChild(argv, opt, !opt.gate_library.empty());
+}
+
+GatedRun::~GatedRun() {
+  if (p_) discardChild(p_->ch);
+}
+
+RunRecord GatedRun::run() {
+  Child &ch = p_->ch;
+  if (ch.pid < 0) return ch.failed;
+  if (threadCancelled()) {
+    discardChild(ch);
+    RunRecord rec;
+    rec.timeout_s = p_->opt.timeout_s;
+    rec.cancelled = rec.timed_out = true;
+    return rec;
+  }
+  return supervise(ch, p_->opt);
 }
 
 }  // namespace wsr

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,10 +27,33 @@ struct RunOptions {
   // Called with the program's pid when the timeout fires, before the SIGKILL (forensics, e.g.
   // cuda-gdb attaching to the hung process); what it returns goes to RunRecord::forensics.
   std::function<std::string(int pid)> on_timeout;
+  // GatedRun only: the gate library (gateLibrary() in keeper.h), preloaded into the program.
+  // Empty: a GatedRun starts the program as runProcess would, at once.
+  std::string gate_library;
 };
 
 // Runs `argv[0]` (a path, or a name looked up in PATH) with the rest as arguments.
 RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt);
+
+// A run started ahead of its turn (issue 8). The program is spawned at once with the gate library
+// preloaded: before main it opens its CUDA context (the 0.2-0.5 s that the driver serialises across
+// the whole host) and then blocks on the gate. run() opens the gate and supervises the program as
+// runProcess does; its timeout and wall time count from the gate. So the next run's context is
+// opened while the current run is still on the GPU. Destroyed without run(): killed and reaped,
+// its directory removed. The gate is fd 3 in the program and its name leaves the environment
+// before main, so the program's own children start normally.
+class GatedRun {
+ public:
+  GatedRun(const std::vector<std::string> &argv, const RunOptions &opt);
+  GatedRun(const GatedRun &) = delete;
+  GatedRun &operator=(const GatedRun &) = delete;
+  ~GatedRun();
+  RunRecord run();  // at most once
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> p_;
+};
 
 // Cancellation of the runs one thread starts (the reducer's speculative candidates): while the
 // flag set here for the calling thread is true, every runProcess that thread calls is killed

@@ -244,6 +244,37 @@ TEST(FuzzSlots, FakeDeviceListOneRunPerSlotAllSlotsUsed) {
   EXPECT_EQ(none.acquire(), "") << "no GPU: one CPU slot, CUDA_VISIBLE_DEVICES left alone";
 }
 
+// Issue 8: a waiter reserves a slot's next turn before the slot is free; nobody else takes that
+// turn, at most one waiter per slot, and a free slot is reserved before a busy one.
+TEST(FuzzSlots, AReservedTurnIsNotTakenByAnyoneElse) {
+  SlotPool pool(parseGpus("0,1"));
+  EXPECT_EQ(pool.acquire(), "0");
+  size_t r = pool.reserve();
+  EXPECT_EQ(pool.name(r), "1") << "the free slot first";
+  std::atomic<bool> got{false};
+  std::string other;
+  std::thread t([&] { other = pool.acquire(); got = true; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(got) << "acquire() took a turn another caller had reserved";
+  pool.take(r);
+  pool.release("0");
+  t.join();
+  EXPECT_EQ(other, "0");
+  size_t r2 = pool.reserve(), r3 = pool.reserve();  // both busy: each gets one waiter
+  EXPECT_NE(r2, r3);
+  std::atomic<bool> third{false};
+  std::thread t3([&] { pool.take(pool.reserve()); third = true; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(third) << "a third waiter with two slots, each already with a waiter";
+  pool.release(pool.name(r2));
+  pool.take(r2);  // the waiter's turn: its slot has room for the next waiter again
+  pool.release(pool.name(r3));
+  pool.take(r3);
+  pool.release(pool.name(r2));
+  t3.join();
+  EXPECT_TRUE(third);
+}
+
 // ---- a real campaign on the CPU ----------------------------------------------------------------
 TEST(FuzzCampaign, WrongArchHostProgramsBlackwellStaticCorpusAndReport) {
   if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed";

@@ -1,6 +1,8 @@
 // The run stage with real programs: a fresh process in its own group, killed with its
 // whole tree at the timeout, output captured within a bound, a private working dir.
 #include "classify.h"
+#include "keeper.h"
+#include "oracle.h"
 #include "process.h"
 
 #include <gtest/gtest.h>
@@ -194,5 +196,62 @@ TEST(Process, AtomicWriteReplacesWholeFiles) {
   std::string err;
   EXPECT_FALSE(writeFileAtomic("/nonexistent-dir/x.cu", "x", &err));
   EXPECT_FALSE(err.empty());
+  removeTree(dir);
+}
+
+// Issue 8: a run started ahead of its turn. Its process exists at once but the program does not
+// start until run() opens the gate; the program's own children are not gated; a run never opened
+// never runs its program; the wall time counts from the gate.
+TEST(Process, GatedRunWaitsAtTheGateUntilItsTurn) {
+  std::string err;
+  std::string gate = gateLibrary(&err);
+  ASSERT_FALSE(gate.empty()) << err;
+  std::string dir = makeTempDir("wsgate-test.");
+  RunOptions o;
+  o.gate_library = gate;
+  o.timeout_s = 10;
+  std::string mark = dir + "/ran";
+  GatedRun g({"/bin/sh", "-c", "echo yes > " + mark + "; echo \"gate=[$WSR_GATE_FD]\"; sh -c 'echo child'"}, o);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_FALSE(fs::exists(mark)) << "the program ran before its gate opened";
+  auto r = g.run();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(mark));
+  EXPECT_NE(r.out.find("gate=[]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("child"), std::string::npos) << "a child of the program is not held at a gate";
+  EXPECT_LT(r.wall_ms, 300) << "the time at the gate is not the run's";
+  {
+    GatedRun never({"/bin/sh", "-c", "echo yes > " + dir + "/never"}, o);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(fs::exists(dir + "/never")) << "a run that was never opened ran its program";
+  removeTree(dir);
+}
+
+// judgeBuilt with a gate: the first run's process is started before wait_turn (the slot's turn)
+// and its program runs only after it; every repeat runs once.
+TEST(Process, JudgeBuiltOpensTheFirstGateAfterTheTurn) {
+  std::string err;
+  std::string gate = gateLibrary(&err);
+  ASSERT_FALSE(gate.empty()) << err;
+  std::string dir = makeTempDir("wsgate-test.");
+  std::string log = dir + "/runs";
+  BuildRecord b;
+  b.ok = true;
+  b.binary = "/bin/sh";
+  OracleOptions oo;
+  oo.program_args = {"-c", "echo run >> " + log};
+  oo.repeat = 3;
+  oo.run.gate_library = gate;
+  std::string at_turn = "unset";
+  oo.wait_turn = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    at_turn = readFile(log).value_or("");
+  };
+  Verdict v = judgeBuilt(b, oo);
+  EXPECT_EQ(at_turn, "") << "a run started before its turn";
+  EXPECT_EQ(readFile(log).value_or(""), "run\nrun\nrun\n");
+  EXPECT_EQ(v.symptom, "pass") << v.detail;
   removeTree(dir);
 }
