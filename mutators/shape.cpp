@@ -2,7 +2,7 @@
 // `#define NAME 512` (including `#ifndef` defaults a -D overrides), a namespace-scope
 // `constexpr int NAME = 512`, a literal loop bound, a literal launch dimension — is
 // offered at smaller values: 1, the other knobs' values that divide it (the tile sizes:
-// one tile per dimension), then half.
+// one tile per dimension), then the halvings (half, a quarter, ...).
 #include "pass.h"
 
 #include <clang/AST/ASTContext.h>
@@ -119,10 +119,14 @@ std::vector<PassSite> shapeSites(const ParsedSource &src) {
     std::vector<long long> alts = {1};
     for (long long w : values)
       if (w > 1 && w < k.value && k.value % w == 0) alts.push_back(w);
-    if (k.value % 2 == 0) alts.push_back(k.value / 2);
+    // The halvings all the way down (512: 256, 128, ..., 2), not only the first: a place's first
+    // interesting alternative is taken, so one visit finds the smallest failing power-of-two
+    // fraction. With only the half, a K of 256 took five rounds of every pass to reach 8
+    // (bench/results/2026-11-30-cpu-s10/gemm-2: 240 of its 900 s).
+    for (long long h = k.value; h % 2 == 0 && h / 2 > 1;) alts.push_back(h /= 2);
     std::sort(alts.begin(), alts.end());
     alts.erase(std::unique(alts.begin(), alts.end()), alts.end());
-    if (alts.size() > 8) alts.erase(alts.begin() + 4, alts.end() - 4);  // keep both ends
+    if (alts.size() > 12) alts.erase(alts.begin() + 6, alts.end() - 6);  // keep both ends
     for (long long a : alts) {
       sites.push_back(replaceSite("shape", src, k.where, std::to_string(a),
                                   k.name + " " + std::to_string(k.value) + " -> " + std::to_string(a), 0, group));

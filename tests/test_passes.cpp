@@ -114,6 +114,9 @@ TEST(Shape, KnobsAtOneTheTileSizeAndHalf) {
   EXPECT_TRUE(anyNote(sites, "N 256 -> 1"));
   EXPECT_TRUE(anyNote(sites, "N 256 -> 64"));
   EXPECT_TRUE(anyNote(sites, "N 256 -> 128"));
+  // and every halving below it, so that one visit can reach a small K (no knob is 32 or 2 here)
+  EXPECT_TRUE(anyNote(sites, "N 256 -> 32"));
+  EXPECT_TRUE(anyNote(sites, "N 256 -> 2"));
   EXPECT_TRUE(anyNote(sites, "TILE 64 -> 1"));
   EXPECT_TRUE(anyNote(sites, "block size 128 -> 1"));
   // The alternatives of one knob share a group, the smallest value first.
