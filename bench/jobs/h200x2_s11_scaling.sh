@@ -7,6 +7,9 @@
 #  cache, prestarted runs; then N1 / N2 the same with --no-prestart (the old order) while time is
 #  left: mutants per minute, per-GPU SM utilisation (nvidia-smi dmon), the CPU split, and the
 #  verdicts compared (wsfuzz compare).
+# SPECS="tag:gpus:flag ..." replaces the four runs (e.g. C1/C2 with CUDA_DEVICE_MAX_CONNECTIONS=1
+# exported by the caller: one hardware queue per context, the context opened ~25% sooner in the
+# session 11 probe); NAME names the log.
 # Log: $OUT/s11_scaling.log; databases, logs, dmon and cpu samples in $OUT/s11_scaling.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -34,7 +37,7 @@ runs() {  # the runs' wall time as the database has it (the GPU machine has no s
   sqlite3 "$1" "SELECT wall_ms FROM runs r JOIN verdicts v USING(hash) WHERE v.symptom='pass' ORDER BY wall_ms" | awk '{a[NR]=$1} END {if (NR) printf "    pass runs %d, median %.0f ms\n", NR, a[int((NR+1)/2)]}'
 }
 {
-echo "== s11_scaling $(date -u +%FT%TZ) cores=$(nproc)"
+echo "== s11_scaling $(date -u +%FT%TZ) cores=$(nproc) CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-unset}"
 nvidia-smi --query-gpu=index,name,persistence_mode --format=csv,noheader
 echo "== fill: repeat 1, --gpus 2 (build cache)"
 t=$(now)
@@ -42,7 +45,7 @@ timeout -s INT 220 wsfuzz --kernels $KB --injectors all --repeat 1 -j 32 --gpus 
   --db $D/fill.sqlite --corpus "" --no-sanitizer > $D/fill.log 2>&1
 echo "fill rc=$? judged=$(grep -c '^wsfuzz: \[' $D/fill.log) wall_s=$(el $t)"
 T0=$(now)
-for spec in B1:1: B2:2: N1:1:--no-prestart N2:2:--no-prestart; do
+for spec in ${SPECS:-B1:1: B2:2: N1:1:--no-prestart N2:2:--no-prestart}; do
   IFS=: read tag g flag <<< "$spec"
   if [ $(awk -v a="$(now)" -v b="$T0" 'BEGIN{print (a-b > 330)}') = 1 ]; then echo "$tag skipped: no time left"; continue; fi
   t=$(now); P=$(dmon $D/dmon_$tag.txt); C=$(cpu $D/cpu_$tag.txt)
@@ -54,9 +57,10 @@ for spec in B1:1: B2:2: N1:1:--no-prestart N2:2:--no-prestart; do
   grep -E "keepers|ahead of its turn|at their turn" $D/$tag.log | head -2 | sed 's/^/    /'
   util $D/dmon_$tag.txt; cpusum $D/cpu_$tag.txt; runs $D/$tag.sqlite
 done
-wsfuzz compare $D/B1.sqlite $D/B2.sqlite --labels 1gpu,2gpus -o $D/B1_vs_B2.md >/dev/null 2>&1
-grep -iE "same class|same detail" $D/B1_vs_B2.md | head -3
+[ -f $D/B1.sqlite ] && wsfuzz compare $D/B1.sqlite $D/B2.sqlite --labels 1gpu,2gpus -o $D/B1_vs_B2.md >/dev/null 2>&1
+[ -f $D/C1.sqlite ] && wsfuzz compare $D/C1.sqlite $D/C2.sqlite --labels 1gpu,2gpus -o $D/C1_vs_C2.md >/dev/null 2>&1
+grep -iE "same class|same detail" $D/*_vs_*2.md | head -3
 [ -f $D/N1.sqlite ] && wsfuzz compare $D/B1.sqlite $D/N1.sqlite --labels prestart,no-prestart -o $D/B1_vs_N1.md >/dev/null 2>&1
 echo "== done $(date -u +%FT%TZ)"
-} 2>&1 | tee "$OUT/s11_scaling.log"
-tar -C $D -czf "$OUT/s11_scaling.tgz" $(cd $D && ls -d *.sqlite *.log *.md dmon_*.txt cpu_*.txt 2>/dev/null)
+} 2>&1 | tee "$OUT/s11_scaling${NAME:-}.log"
+tar -C $D -czf "$OUT/s11_scaling${NAME:-}.tgz" $(cd $D && ls -d *.sqlite *.log *.md dmon_*.txt cpu_*.txt 2>/dev/null)
