@@ -70,6 +70,13 @@ std::string mutantHash(const std::string &arch, const std::vector<std::string> &
   return contentHash(key + text);
 }
 
+std::map<std::string, std::string> campaignRunEnv(const CampaignOptions &o) {
+  std::map<std::string, std::string> env;
+  if (o.max_connections > 0 && !std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"))
+    env["CUDA_DEVICE_MAX_CONNECTIONS"] = std::to_string(o.max_connections);
+  return env;
+}
+
 // ---- GPU slots -------------------------------------------------------------------------------
 SlotPool::SlotPool(std::vector<std::string> devices) : slots_(std::move(devices)) {
   if (slots_.empty()) slots_.push_back("");
@@ -384,6 +391,7 @@ OracleOptions oracleFor(const CampaignOptions &o, const std::string &arch, const
   oo.build.watchdog = o.watchdog && o.instrument;
   oo.build.watchdog_ms = o.watchdog_ms;
   oo.build.instrument = o.instrument;
+  for (auto &[k, v] : campaignRunEnv(o)) oo.run.env_set[k] = v;
   return oo;
 }
 

@@ -50,6 +50,7 @@ static cl::opt<bool> ListInjectors("list-injectors", cl::desc("Print the injecto
 static cl::opt<bool> ListSites("list-sites", cl::desc("Plan only: print every mutant (kernel, injector, site, note) and exit"), cl::cat(Cat));
 static cl::opt<std::string> Backend("backend", cl::init("auto"), cl::desc("gpu | emu (the CPU emulator) | auto (default: the GPU when this machine has one, else the emulator)"), cl::cat(Cat));
 static cl::opt<std::string> Policy("policy", cl::init("eager"), cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or matrix"), cl::cat(Cat));
+static cl::opt<int> MaxConnections("max-connections", cl::init(1), cl::desc("CUDA_DEVICE_MAX_CONNECTIONS for the GPU runs: hardware queues per context (1: a run ends sooner, most of all a hung one; 0: the driver's default, for kernels whose streams must overlap; a value in the environment wins)"), cl::cat(Cat));
 static cl::opt<bool> NoPrestart("no-prestart", cl::desc("Start each GPU run's process at its turn, not ahead of it (its CUDA context then opens while the GPU waits)"), cl::cat(Cat));
 static cl::opt<bool> NoKeepers("no-keepers", cl::desc("Do not hold a CUDA context open on each GPU slot while the campaign runs"), cl::cat(Cat));
 static cl::opt<bool> NoWatchdog("no-watchdog", cl::desc("Do not bound mbarrier waits (hangs then cost the full timeout)"), cl::cat(Cat));
@@ -165,6 +166,9 @@ int main(int argc, char **argv) {
   o.watchdog = !NoWatchdog;
   o.keepers = !NoKeepers;
   o.prestart = !NoPrestart;
+  if (MaxConnections < 0 || MaxConnections > 32)
+    return fail("--max-connections must be between 0 (the driver's default) and 32, not " + std::to_string(MaxConnections));
+  o.max_connections = MaxConnections;
   o.watchdog_ms = WatchdogMs;
   {
     wsr::WatchOptions wo;

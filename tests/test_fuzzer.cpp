@@ -275,6 +275,20 @@ TEST(FuzzSlots, AReservedTurnIsNotTakenByAnyoneElse) {
   EXPECT_TRUE(third);
 }
 
+// Issue 8: the GPU runs get one hardware queue per context unless told otherwise, and the
+// caller's own setting is left alone.
+TEST(FuzzSlots, RunsGetOneHardwareQueueUnlessTheEnvironmentSaysOtherwise) {
+  ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  CampaignOptions o;
+  EXPECT_EQ(campaignRunEnv(o), (std::map<std::string, std::string>{{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}}));
+  o.max_connections = 0;
+  EXPECT_TRUE(campaignRunEnv(o).empty()) << "0 is the driver's default";
+  o.max_connections = 4;
+  ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 1);
+  EXPECT_TRUE(campaignRunEnv(o).empty()) << "the environment's value wins";
+  ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+}
+
 // ---- a real campaign on the CPU ----------------------------------------------------------------
 TEST(FuzzCampaign, WrongArchHostProgramsBlackwellStaticCorpusAndReport) {
   if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed";
