@@ -9,13 +9,13 @@
 #  verdicts compared (wsfuzz compare).
 # SPECS="tag:gpus:flag ..." replaces the four runs (e.g. C1/C2 with CUDA_DEVICE_MAX_CONNECTIONS=1
 # exported by the caller: one hardware queue per context, the context opened ~25% sooner in the
-# session 11 probe); NAME names the log.
+# session 11 probe); NAME names the log; KB=kernels runs the whole campaign (every kernel).
 # Log: $OUT/s11_scaling.log; databases, logs, dmon and cpu samples in $OUT/s11_scaling.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/out}
 D=/tmp/c11; rm -rf $D; mkdir -p $D
-KB=kernels/tma_pipeline_sm90.cu,kernels/ws_attention_sm90.cu
+KB=${KB:-kernels/tma_pipeline_sm90.cu,kernels/ws_attention_sm90.cu}
 now() { date +%s.%N; }
 el() { awk -v a="$(now)" -v b="$1" 'BEGIN{printf "%.1f", a-b}'; }
 permin() { awk -v n="$1" -v w="$2" 'BEGIN{r = 0; if (w > 0) r = n * 60 / w; printf "%.1f", r}'; }
@@ -57,8 +57,9 @@ for spec in ${SPECS:-B1:1: B2:2: N1:1:--no-prestart N2:2:--no-prestart}; do
   grep -E "keepers|ahead of its turn|at their turn" $D/$tag.log | head -2 | sed 's/^/    /'
   util $D/dmon_$tag.txt; cpusum $D/cpu_$tag.txt; runs $D/$tag.sqlite
 done
-[ -f $D/B1.sqlite ] && wsfuzz compare $D/B1.sqlite $D/B2.sqlite --labels 1gpu,2gpus -o $D/B1_vs_B2.md >/dev/null 2>&1
-[ -f $D/C1.sqlite ] && wsfuzz compare $D/C1.sqlite $D/C2.sqlite --labels 1gpu,2gpus -o $D/C1_vs_C2.md >/dev/null 2>&1
+for x in B C F; do
+  [ -f $D/${x}2.sqlite ] && wsfuzz compare $D/${x}1.sqlite $D/${x}2.sqlite --labels 1gpu,2gpus -o $D/${x}1_vs_${x}2.md >/dev/null 2>&1
+done
 grep -iE "same class|same detail" $D/*_vs_*2.md | head -3
 [ -f $D/N1.sqlite ] && wsfuzz compare $D/B1.sqlite $D/N1.sqlite --labels prestart,no-prestart -o $D/B1_vs_N1.md >/dev/null 2>&1
 echo "== done $(date -u +%FT%TZ)"
