@@ -25,39 +25,52 @@ int main(int argc, char **argv) {
 }
 )";
 
-std::string keeperProgram(const BuildOptions &b, std::string *err) {
-  std::string nvcc = findNvcc(b.nvcc);
-  if (nvcc.empty()) {
-    if (err) *err = "nvcc was not found";
-    return "";
-  }
+// Builds `source` (written as `src_name`) with `compiler` `flags` `src` -o <out> into
+// <cache>/keeper/<stem><hash><ext>, once per compiler and source; the path, or empty with `err`.
+static std::string buildOnceIntoCache(const std::string &compiler, const std::string &cache_dir, const char *source,
+                                      const std::string &src_name, const std::string &stem, const std::string &ext,
+                                      const std::vector<std::string> &flags, const std::string &what, std::string *err) {
   std::error_code ec;
-  auto stamp = nvcc + "|" + std::to_string(fs::file_size(nvcc, ec)) + "|" +
-               std::to_string(fs::last_write_time(nvcc, ec).time_since_epoch().count()) + "|" + kKeeperSource;
-  fs::path dir = fs::path(b.cache_dir.empty() ? defaultCacheDir() : b.cache_dir) / "keeper";
-  fs::path bin = dir / ("wskeep-" + std::to_string(std::hash<std::string>{}(stamp)));
-  if (fs::exists(bin, ec)) return bin.string();
+  auto stamp = compiler + "|" + std::to_string(fs::file_size(compiler, ec)) + "|" +
+               std::to_string(fs::last_write_time(compiler, ec).time_since_epoch().count()) + "|" + source;
+  fs::path dir = fs::path(cache_dir.empty() ? defaultCacheDir() : cache_dir) / "keeper";
+  fs::path out = dir / (stem + std::to_string(std::hash<std::string>{}(stamp)) + ext);
+  if (fs::exists(out, ec)) return out.string();
   fs::create_directories(dir, ec);
   std::string work = makeTempDir("wskeep.");
   if (work.empty()) {
     if (err) *err = "cannot create a build directory";
     return "";
   }
-  std::string src = work + "/wskeep.cu", tmp = bin.string() + ".tmp-" + std::to_string(::getpid());
-  writeFileAtomic(src, kKeeperSource);
+  std::string src = work + "/" + src_name, tmp = out.string() + ".tmp-" + std::to_string(::getpid());
+  writeFileAtomic(src, source);
   RunOptions ro;
   ro.timeout_s = 120;
   ro.workdir = work;
   ro.env_set["TMPDIR"] = work;
-  auto r = runProcess({nvcc, src, "-o", tmp}, ro);
+  std::vector<std::string> argv = {compiler};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-o", tmp, src});
+  if (ext == ".so") argv.push_back("-ldl");
+  auto r = runProcess(argv, ro);
   removeTree(work);
   if (r.exit_code != 0 || r.timed_out || !fs::exists(tmp, ec)) {
-    if (err) *err = "nvcc could not build the keeper: " + r.err.substr(0, 300);
+    if (err) *err = what + ": " + r.err.substr(0, 300);
     fs::remove(tmp, ec);
     return "";
   }
-  fs::rename(tmp, bin, ec);
-  return bin.string();
+  fs::rename(tmp, out, ec);
+  return out.string();
+}
+
+std::string keeperProgram(const BuildOptions &b, std::string *err) {
+  std::string nvcc = findNvcc(b.nvcc);
+  if (nvcc.empty()) {
+    if (err) *err = "nvcc was not found";
+    return "";
+  }
+  return buildOnceIntoCache(nvcc, b.cache_dir, kKeeperSource, "wskeep.cu", "wskeep-", "", {},
+                            "nvcc could not build the keeper", err);
 }
 
 // The gate (GatedRun in process.h): preloaded into a candidate, it opens the device's primary
@@ -111,31 +124,8 @@ std::string gateLibrary(std::string *err) {
     if (err) *err = "no C++ compiler (c++, g++) in PATH";
     return "";
   }
-  std::error_code ec;
-  auto stamp = *cxx + "|" + std::to_string(fs::file_size(*cxx, ec)) + "|" + kGateSource;
-  fs::path dir = fs::path(defaultCacheDir()) / "keeper";
-  fs::path lib = dir / ("libwsgate-" + std::to_string(std::hash<std::string>{}(stamp)) + ".so");
-  if (fs::exists(lib, ec)) return lib.string();
-  fs::create_directories(dir, ec);
-  std::string work = makeTempDir("wsgate.");
-  if (work.empty()) {
-    if (err) *err = "cannot create a build directory";
-    return "";
-  }
-  std::string src = work + "/wsgate.cpp", tmp = lib.string() + ".tmp-" + std::to_string(::getpid());
-  writeFileAtomic(src, kGateSource);
-  RunOptions ro;
-  ro.timeout_s = 120;
-  ro.workdir = work;
-  auto r = runProcess({*cxx, "-shared", "-fPIC", "-O2", "-o", tmp, src, "-ldl"}, ro);
-  removeTree(work);
-  if (r.exit_code != 0 || r.timed_out || !fs::exists(tmp, ec)) {
-    if (err) *err = "the C++ compiler could not build the gate: " + r.err.substr(0, 300);
-    fs::remove(tmp, ec);
-    return "";
-  }
-  fs::rename(tmp, lib, ec);
-  return lib.string();
+  return buildOnceIntoCache(*cxx, "", kGateSource, "wsgate.cpp", "libwsgate-", ".so", {"-shared", "-fPIC", "-O2"},
+                            "the C++ compiler could not build the gate", err);
 }
 
 std::string GpuKeepers::start(const std::vector<std::string> &devices, const BuildOptions &b) {
