@@ -39,24 +39,7 @@ std::optional<std::pair<int, int>> parseShard(const std::string &s) {
   return std::make_pair(i, n);
 }
 
-std::vector<std::string> parseGpus(const std::string &s) {
-  std::vector<std::string> out;
-  if (s.empty()) return out;
-  if (s.find(',') == std::string::npos && std::all_of(s.begin(), s.end(), ::isdigit)) {
-    int n = std::stoi(s);
-    for (int i = 0; i < n; ++i) out.push_back(std::to_string(i));
-    return out;
-  }
-  size_t at = 0;
-  while (at <= s.size()) {
-    size_t c = s.find(',', at);
-    std::string d = s.substr(at, c == std::string::npos ? std::string::npos : c - at);
-    if (!d.empty()) out.push_back(d);
-    if (c == std::string::npos) break;
-    at = c + 1;
-  }
-  return out;
-}
+std::vector<std::string> parseGpus(const std::string &s) { return parseGpuList(s); }
 
 bool inShard(const std::string &hash, int i, int n) {
   if (n <= 1) return true;

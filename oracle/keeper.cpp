@@ -128,6 +128,31 @@ std::string gateLibrary(std::string *err) {
                             "the C++ compiler could not build the gate", err);
 }
 
+std::vector<std::string> parseGpuList(const std::string &s) {
+  std::vector<std::string> out;
+  if (s.empty()) return out;
+  if (s.find(',') == std::string::npos && std::all_of(s.begin(), s.end(), ::isdigit)) {
+    int n = std::stoi(s);
+    for (int i = 0; i < n; ++i) out.push_back(std::to_string(i));
+    return out;
+  }
+  size_t at = 0;
+  while (at <= s.size()) {
+    size_t c = s.find(',', at);
+    std::string d = s.substr(at, c == std::string::npos ? std::string::npos : c - at);
+    if (!d.empty()) out.push_back(d);
+    if (c == std::string::npos) break;
+    at = c + 1;
+  }
+  return out;
+}
+
+int hostGpuCount() {
+  int n = 0;
+  while (::access(("/dev/nvidia" + std::to_string(n)).c_str(), F_OK) == 0) ++n;
+  return n;
+}
+
 std::string GpuKeepers::start(const std::vector<std::string> &devices, const BuildOptions &b) {
   stop();
   if (!gpuPresent()) return "keepers: no GPU here, none started";

@@ -105,6 +105,7 @@ void Search::trace(const std::string &cand, const TestResult &r, const std::stri
   // translation + g++), its runs
   if (r.parse_ms > 0) o["parse_ms"] = (long)r.parse_ms;
   if (r.build_ms > 0) o["build_ms"] = (long)r.build_ms;
+  if (!r.gpu.empty()) o["gpu"] = r.gpu;
   if (r.run_ms > 0) o["run_ms"] = (long)r.run_ms;
   if (!r.note.empty()) o["note"] = r.note;
   std::string s;

@@ -1,5 +1,7 @@
 #include "tester.h"
 
+#include <algorithm>
+
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/RecursiveASTVisitor.h>
@@ -108,7 +110,24 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
         r.detail = rr.timed_out ? "script-timeout" : "script exit " + std::to_string(rr.exit_code);
       }
     } else {
-      Verdict v = judge(file, opt_.oracle);
+      // Spread over the GPUs: the least busy one takes this candidate.
+      int g = -1;
+      if (!opt_.gpus.empty() && resolveBackend(opt_.oracle) == "gpu") {
+        std::lock_guard<std::mutex> l(gpu_m_);
+        if (gpu_load_.size() != opt_.gpus.size()) gpu_load_.assign(opt_.gpus.size(), 0);
+        g = (int)(std::min_element(gpu_load_.begin(), gpu_load_.end()) - gpu_load_.begin());
+        ++gpu_load_[(size_t)g];
+      }
+      Verdict v;
+      if (g >= 0) {
+        OracleOptions oo = opt_.oracle;
+        oo.run.env_set["CUDA_VISIBLE_DEVICES"] = r.gpu = opt_.gpus[(size_t)g];
+        v = judge(file, oo);
+        std::lock_guard<std::mutex> l(gpu_m_);
+        --gpu_load_[(size_t)g];
+      } else {
+        v = judge(file, opt_.oracle);
+      }
       r.detail = v.detail;
       r.signature = v.signature;
       r.infra = v.symptom == "infra-error";
@@ -188,7 +207,9 @@ Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
     v.detail = r.detail;
     return v;
   }
-  v = judgeText(text, fs::path(opt_.original_path).filename().string(), opt_.oracle);
+  OracleOptions oo = opt_.oracle;
+  if (!opt_.gpus.empty() && resolveBackend(oo) == "gpu") oo.run.env_set["CUDA_VISIBLE_DEVICES"] = opt_.gpus.front();
+  v = judgeText(text, fs::path(opt_.original_path).filename().string(), oo);
   if (as_result) {
     as_result->detail = v.detail;
     as_result->signature = v.signature;

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace wsr {
 
@@ -26,6 +27,10 @@ struct TestOptions {
   OracleOptions oracle;
   ParseOptions parse;
   std::string original_path;   // candidates keep its file name; its dir stays on -I
+  // GPU backend: CUDA_VISIBLE_DEVICES values to spread the candidates over (issue 8). Each judged
+  // candidate runs on the one with the fewest candidates on it at that moment; empty: the
+  // environment's device, as before.
+  std::vector<std::string> gpus;
 };
 
 struct TestResult {
@@ -37,6 +42,7 @@ struct TestResult {
   std::string detail, signature, note;  // the verdict's (or "script exit N")
   double ms = 0;
   double parse_ms = 0, build_ms = 0, run_ms = 0;  // the parse check, the oracle's build and runs
+  std::string gpu;  // the CUDA_VISIBLE_DEVICES it ran with, when TestOptions::gpus spread them
 };
 
 std::string contentHash(const std::string &text);
@@ -80,6 +86,8 @@ class Tester {
   std::unordered_map<std::string, TestResult> cache_;
   std::atomic<long> tests_{0}, hits_{0}, parse_skips_{0}, cancelled_{0};
   int original_launches_ = 0;
+  std::mutex gpu_m_;
+  std::vector<int> gpu_load_;  // candidates running on each of opt_.gpus
 };
 
 }  // namespace wsr

@@ -48,7 +48,8 @@ static cl::opt<std::string> Nvcc("nvcc", cl::desc("Path of nvcc"), cl::cat(Cat))
 static cl::opt<std::string> CudaPath("cuda-path", cl::desc("CUDA installation for Clang (default: from nvcc)"), cl::cat(Cat));
 static cl::opt<std::string> CacheDir("cache-dir", cl::desc("Build cache directory"), cl::cat(Cat));
 static cl::opt<int> Repeat("repeat", cl::init(1), cl::desc("Runs per candidate"), cl::cat(Cat));
-static cl::opt<std::string> Gpu("gpu", cl::desc("CUDA_VISIBLE_DEVICES for the runs"), cl::cat(Cat));
+static cl::opt<std::string> Gpu("gpu", cl::desc("CUDA_VISIBLE_DEVICES for the runs (one device, or the driver's view of several)"), cl::cat(Cat));
+static cl::opt<std::string> Gpus("gpus", cl::desc("N or a,b,...: spread the candidates over these GPUs, each run on the least busy one (default on the GPU backend: every GPU of the host, unless CUDA_VISIBLE_DEVICES or --gpu says otherwise)"), cl::cat(Cat));
 static cl::opt<bool> NoWatchdog("no-watchdog", cl::desc("Do not bound mbarrier waits (hangs then cost the full --timeout)"), cl::cat(Cat));
 static cl::opt<double> WatchdogMs("watchdog-ms", cl::init(200), cl::desc("Watchdog bound on a wait without progress, ms"), cl::cat(Cat));
 static cl::opt<std::string> Backend("backend", cl::init("auto"),
@@ -172,6 +173,14 @@ int main(int argc, char **argv) {
     o.build_only = true;
   }
   const std::string backend = wsr::resolveBackend(o);
+  if (!Gpus.empty() && !Gpu.empty()) return fail("give --gpu (one CUDA_VISIBLE_DEVICES for every run) or --gpus (candidates spread over GPUs), not both");
+  if (!Gpus.empty()) {
+    t.gpus = wsr::parseGpuList(Gpus);
+    if (t.gpus.empty()) return fail("--gpus takes a number of GPUs or a comma list of devices, not `" + Gpus + "`");
+  } else if (Gpu.empty() && !std::getenv("CUDA_VISIBLE_DEVICES") && backend == "gpu" && TestScript.empty() &&
+             wsr::hostGpuCount() > 1) {
+    t.gpus = wsr::parseGpuList(std::to_string(wsr::hostGpuCount()));  // every GPU of the host (issue 8)
+  }
   {  // the hang watchdog on every candidate (issue 5): a hang verdict in ~1 s, not a timeout
     std::string ext = fs::path(src).extension().string();
     o.build.watchdog = !NoWatchdog && (ext == ".cu" || ext == ".cuh");
@@ -204,7 +213,12 @@ int main(int argc, char **argv) {
   // A context held open on the GPU for the whole reduction: every candidate's process starts sooner.
   wsr::GpuKeepers keeper;
   if (!NoKeeper && backend == "gpu" && TestScript.empty() && wsr::gpuPresent())
-    llvm::errs() << "wsreduce: " << keeper.start({}, t.oracle.build) << "\n";
+    llvm::errs() << "wsreduce: " << keeper.start(t.gpus, t.oracle.build) << "\n";
+  if (t.gpus.size() > 1 && backend == "gpu") {
+    std::string l;
+    for (auto &g : t.gpus) l += " " + g;
+    llvm::errs() << "wsreduce: candidates spread over " << t.gpus.size() << " GPUs (CUDA_VISIBLE_DEVICES" << l << "), each run on the least busy\n";
+  }
   llvm::errs() << "wsreduce: judging the original " << src << " ...\n";
   wsr::TestResult orig;
   // On the emulator, the original (and at the end the result) is built by nvcc first when nvcc is

@@ -112,6 +112,30 @@ TEST(Reducer, HostHangIsReducedToTheWaitThatNeverEnds) {
   EXPECT_LE(countNonBlankLines(*min), 15u) << *min;
 }
 
+// Issue 8: with several GPUs (a fake list here: the runs only see CUDA_VISIBLE_DEVICES) the
+// candidates are spread over them, each on the least busy; the trace says which ran where.
+TEST(Reducer, CandidatesAreSpreadOverTheGpusGiven) {
+  Work w;
+  std::string src = w.copy("reduce/host_hang.cu");
+  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend", "gpu", "--gpus", "0,1",
+                     "--passes", "remove-function,cleanup"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("candidates spread over 2 GPUs"), std::string::npos) << r.err;
+  auto trace = readFile(w.dir + "/host_hang.min.trace.jsonl");
+  ASSERT_TRUE(trace);
+  size_t on0 = 0, on1 = 0;
+  for (size_t at = 0; (at = trace->find("\"gpu\":\"0\"", at)) != std::string::npos; ++at) ++on0;
+  for (size_t at = 0; (at = trace->find("\"gpu\":\"1\"", at)) != std::string::npos; ++at) ++on1;
+  EXPECT_GT(on0, 0u) << *trace;
+  EXPECT_GT(on1, 0u) << *trace;
+  auto both = wsreduce({src, "--symptom", "hang", "--gpu", "0", "--gpus", "2"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
+  auto none = wsreduce({src, "--symptom", "hang", "--gpus", ","});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("--gpus takes"), std::string::npos) << none.err;
+}
+
 // A C-Reduce-style script instead of the oracle; both search algorithms (ddmin and probabilistic
 // delta debugging) reach the same minimum (bench/cpu measures which needs fewer tests on real cases).
 TEST(Reducer, InterestingnessScriptInsteadOfTheOracle) {
