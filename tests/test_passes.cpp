@@ -463,6 +463,17 @@ TEST(RemoveTmaLoad, TheLoadsGoWithTheBytesExpectedOfThem) {
   EXPECT_NE(raw.find(":\"r\"(smem_u32(&full)), \"r\"(0) : \"memory\");"), std::string::npos) << raw;
   EXPECT_TRUE(parses(p, raw));
   EXPECT_TRUE(parses(p, apply(p, sites[0])));
+  // Levels: with two functions, all of them at once first (level 0), each one later; with one
+  // function left, its site is level 0, so the search's first round already tries it.
+  EXPECT_EQ(sites[0].level, 0);
+  EXPECT_EQ(sites[1].level, 1);
+  Program one;
+  one.path = p.path;
+  one.text = raw;
+  one.parsed = wsr::parseSource(one.text, one.path, wsr::ParseOptions{});
+  auto left = sitesOf("remove-tma-load", one);
+  ASSERT_EQ(left.size(), 1u) << listing(left);
+  EXPECT_EQ(left[0].level, 0) << listing(left);
 }
 
 TEST(Tokens, OneTokenOrABalancedGroup) {
