@@ -427,22 +427,23 @@ Verdict judgeText(Ctx &c, const std::string &text, const std::string &kernel, Or
     return v;
   }
   BuildRecord b = buildFor(file, oo);  // emu: nvcc first when the injector expects a compile error
-  if (b.ok && b.backend == "gpu" && !c.gate.empty()) {  // the first run's context opens before its turn
-    size_t i = c.slots.reserve();
-    std::string slot = c.slots.name(i);
-    if (!slot.empty()) oo.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
-    oo.run.gate_library = c.gate;
+  if (b.ok && b.backend == "gpu") {  // the emulator needs no GPU slot
+    // With the gate, the first run's process opens its context before the slot's turn comes.
+    std::optional<size_t> turn;
     bool taken = false;
-    oo.wait_turn = [&] { c.slots.take(i); taken = true; };
-    *slot_used = slot;
-    v = judgeBuilt(b, oo);
-    if (!taken) c.slots.take(i);
-    c.slots.release(slot);
-  } else if (b.ok && b.backend == "gpu") {  // the emulator needs no GPU slot
-    std::string slot = c.slots.acquire();
+    std::string slot;
+    if (!c.gate.empty()) {
+      turn = c.slots.reserve();
+      slot = c.slots.name(*turn);
+      oo.run.gate_library = c.gate;
+      oo.wait_turn = [&] { c.slots.take(*turn); taken = true; };
+    } else {
+      slot = c.slots.acquire();
+    }
     if (!slot.empty()) oo.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
     *slot_used = slot;
     v = judgeBuilt(b, oo);
+    if (turn && !taken) c.slots.take(*turn);
     c.slots.release(slot);
   } else {
     v = judgeBuilt(b, oo);
@@ -827,7 +828,7 @@ int runCampaign(const CampaignOptions &o, const std::function<void(const std::st
   }
   if (o.prestart && !todo.empty() && gpuPresent() && o.backend != "emu") {
     std::string gerr;
-    c.gate = gateLibrary(&gerr);
+    c.gate = gateLibrary(&gerr, o.cache_dir);
     log("wsfuzz: " + (c.gate.empty() ? "runs start at their turn (" + gerr + ")"
                                       : std::string("each GPU run's process starts ahead of its turn and opens its CUDA "
                                                     "context while the slot's current run goes on")));

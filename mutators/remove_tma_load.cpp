@@ -49,16 +49,15 @@ std::vector<PassSite> removeTmaLoadSites(const ParsedSource &src) {
     all.insert(all.end(), s.edits.begin(), s.edits.end());
     std::sort(s.edits.begin(), s.edits.end());
     s.line = p.line;
-    s.level = 1;  // after the all-functions site; with one function it is level 0 (below)
     s.note = "remove the " + std::to_string(p.loads.size()) + " TMA load(s) of " + fn + " and set its " +
              std::to_string(p.bytes.size()) + " expect_tx byte count(s) to 0";
     out.push_back(std::move(s));
   }
-  // One function's loads: its site is tried in the first round, before the statements are taken
-  // one by one. At level 1 it waited for round 2, and the tensor maps and the host code that makes
-  // them stayed until then: 339 s of the 900 s CPU reduction of the GEMM hang (gemm-2, session 10).
-  if (fns == 1)
-    for (auto &s : out) s.level = 0;
+  // Each function's site after the all-functions one (level 1) when there are several; one
+  // function's is tried in the first round (level 0), before the statements are taken one by one.
+  // At level 1 it waited for round 2, and the tensor maps and the host code that makes them stayed
+  // until then: 339 s of the 900 s CPU reduction of the GEMM hang (gemm-2, session 10).
+  for (auto &s : out) s.level = fns > 1 ? 1 : 0;
   if (fns > 1) {  // every function's at once first
     PassSite s;
     s.pass = "remove-tma-load";

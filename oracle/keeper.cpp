@@ -25,7 +25,7 @@ int main(int argc, char **argv) {
 }
 )";
 
-// Builds `source` (written as `src_name`) with `compiler` `flags` `src` -o <out> into
+// Builds `source` (written as `src_name`) with `compiler` -o <out> `src` `flags` into
 // <cache>/keeper/<stem><hash><ext>, once per compiler and source; the path, or empty with `err`.
 static std::string buildOnceIntoCache(const std::string &compiler, const std::string &cache_dir, const char *source,
                                       const std::string &src_name, const std::string &stem, const std::string &ext,
@@ -48,10 +48,8 @@ static std::string buildOnceIntoCache(const std::string &compiler, const std::st
   ro.timeout_s = 120;
   ro.workdir = work;
   ro.env_set["TMPDIR"] = work;
-  std::vector<std::string> argv = {compiler};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"-o", tmp, src});
-  if (ext == ".so") argv.push_back("-ldl");
+  std::vector<std::string> argv = {compiler, "-o", tmp, src};
+  argv.insert(argv.end(), flags.begin(), flags.end());  // after the source: libraries link in order
   auto r = runProcess(argv, ro);
   removeTree(work);
   if (r.exit_code != 0 || r.timed_out || !fs::exists(tmp, ec)) {
@@ -117,14 +115,14 @@ __attribute__((constructor)) static void wsr_gate() {
 }
 )";
 
-std::string gateLibrary(std::string *err) {
+std::string gateLibrary(std::string *err, const std::string &cache_dir) {
   auto cxx = findInPath("c++");
   if (!cxx) cxx = findInPath("g++");
   if (!cxx) {
     if (err) *err = "no C++ compiler (c++, g++) in PATH";
     return "";
   }
-  return buildOnceIntoCache(*cxx, "", kGateSource, "wsgate.cpp", "libwsgate-", ".so", {"-shared", "-fPIC", "-O2"},
+  return buildOnceIntoCache(*cxx, cache_dir, kGateSource, "wsgate.cpp", "libwsgate-", ".so", {"-shared", "-fPIC", "-O2", "-ldl"},
                             "the C++ compiler could not build the gate", err);
 }
 

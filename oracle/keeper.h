@@ -41,8 +41,8 @@ std::vector<std::string> parseGpuList(const std::string &s);
 // The GPUs of this host the driver exposes (/dev/nvidia0, /dev/nvidia1, ...): 0 without any.
 int hostGpuCount();
 
-// The gate library for GatedRun (process.h), built on first use into the build cache with the
-// host's C++ compiler; empty with `err` set when it cannot be built.
-std::string gateLibrary(std::string *err);
+// The gate library for GatedRun (process.h), built on first use into the build cache (`cache_dir`,
+// empty: defaultCacheDir()) with the host's C++ compiler; empty with `err` set when it cannot be built.
+std::string gateLibrary(std::string *err, const std::string &cache_dir = "");
 
 }  // namespace wsr

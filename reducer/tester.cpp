@@ -110,24 +110,11 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
         r.detail = rr.timed_out ? "script-timeout" : "script exit " + std::to_string(rr.exit_code);
       }
     } else {
-      // Spread over the GPUs: the least busy one takes this candidate.
-      int g = -1;
-      if (!opt_.gpus.empty() && resolveBackend(opt_.oracle) == "gpu") {
-        std::lock_guard<std::mutex> l(gpu_m_);
-        if (gpu_load_.size() != opt_.gpus.size()) gpu_load_.assign(opt_.gpus.size(), 0);
-        g = (int)(std::min_element(gpu_load_.begin(), gpu_load_.end()) - gpu_load_.begin());
-        ++gpu_load_[(size_t)g];
-      }
-      Verdict v;
-      if (g >= 0) {
-        OracleOptions oo = opt_.oracle;
-        oo.run.env_set["CUDA_VISIBLE_DEVICES"] = r.gpu = opt_.gpus[(size_t)g];
-        v = judge(file, oo);
-        std::lock_guard<std::mutex> l(gpu_m_);
-        --gpu_load_[(size_t)g];
-      } else {
-        v = judge(file, opt_.oracle);
-      }
+      OracleOptions oo = opt_.oracle;
+      int g = takeGpu(&oo);
+      if (g >= 0) r.gpu = opt_.gpus[(size_t)g];
+      Verdict v = judge(file, oo);
+      releaseGpu(g);
       r.detail = v.detail;
       r.signature = v.signature;
       r.infra = v.symptom == "infra-error";
@@ -198,6 +185,22 @@ TestResult Tester::test(const std::string &text) {
   return r;
 }
 
+int Tester::takeGpu(OracleOptions *oo) {
+  if (opt_.gpus.empty() || resolveBackend(*oo) != "gpu") return -1;
+  std::lock_guard<std::mutex> l(gpu_m_);
+  if (gpu_load_.size() != opt_.gpus.size()) gpu_load_.assign(opt_.gpus.size(), 0);
+  size_t g = std::min_element(gpu_load_.begin(), gpu_load_.end()) - gpu_load_.begin();
+  ++gpu_load_[g];
+  oo->run.env_set["CUDA_VISIBLE_DEVICES"] = opt_.gpus[g];
+  return (int)g;
+}
+
+void Tester::releaseGpu(int g) {
+  if (g < 0) return;
+  std::lock_guard<std::mutex> l(gpu_m_);
+  --gpu_load_[(size_t)g];
+}
+
 Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
   Verdict v;
   if (!opt_.test_script.empty()) {
@@ -208,8 +211,9 @@ Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
     return v;
   }
   OracleOptions oo = opt_.oracle;
-  if (!opt_.gpus.empty() && resolveBackend(oo) == "gpu") oo.run.env_set["CUDA_VISIBLE_DEVICES"] = opt_.gpus.front();
+  int g = takeGpu(&oo);
   v = judgeText(text, fs::path(opt_.original_path).filename().string(), oo);
+  releaseGpu(g);
   if (as_result) {
     as_result->detail = v.detail;
     as_result->signature = v.signature;

@@ -80,6 +80,10 @@ class Tester {
 
  private:
   TestResult run(const std::string &text, bool check_parse);
+  // With TestOptions::gpus on the GPU backend: the least busy GPU, put into oo's environment and
+  // counted until releaseGpu; -1 (oo unchanged) otherwise.
+  int takeGpu(OracleOptions *oo);
+  void releaseGpu(int g);
   TestOptions opt_;
   std::unique_ptr<ParseCheckerPool> checker_;
   std::mutex m_;

@@ -177,9 +177,8 @@ int main(int argc, char **argv) {
   if (!Gpus.empty()) {
     t.gpus = wsr::parseGpuList(Gpus);
     if (t.gpus.empty()) return fail("--gpus takes a number of GPUs or a comma list of devices, not `" + Gpus + "`");
-  } else if (Gpu.empty() && !std::getenv("CUDA_VISIBLE_DEVICES") && backend == "gpu" && TestScript.empty() &&
-             wsr::hostGpuCount() > 1) {
-    t.gpus = wsr::parseGpuList(std::to_string(wsr::hostGpuCount()));  // every GPU of the host (issue 8)
+  } else if (Gpu.empty() && !std::getenv("CUDA_VISIBLE_DEVICES") && backend == "gpu" && TestScript.empty()) {
+    if (int n = wsr::hostGpuCount(); n > 1) t.gpus = wsr::parseGpuList(std::to_string(n));  // every GPU of the host (issue 8)
   }
   {  // the hang watchdog on every candidate (issue 5): a hang verdict in ~1 s, not a timeout
     std::string ext = fs::path(src).extension().string();
