@@ -24,10 +24,10 @@ class ParseChecker {
   // the stages after the check borrow them (ParseLoan) instead of parsing the text again.
   bool check(const std::string &text, std::string *err = nullptr,
              const std::function<void(const ParsedSource &)> &then = {});
-  // The program the candidates are edits of (the reducer's best so far). A candidate whose
-  // preamble (the leading directives: #includes, #defines, #ifndef blocks) differs from the base's
-  // is parsed once without one: rebuilding the precompiled preamble for it costs about twice a
-  // plain parse, and the next candidate (another knob's value) would invalidate it again.
+  // The program the candidates are edits of (the reducer's best so far). With a base, a
+  // candidate (and parse()) whose leading #include lines are the base's is parsed with those
+  // lines precompiled alone, once per base's #include lines: a #define edit (another knob's value,
+  // an accepted shape step) invalidates nothing. Otherwise it is parsed once without a preamble.
   void setBase(const std::string &base);
   // The parse of `text` (every side, errors included), owned by the caller until handed back with
   // giveBack(): the search lists its sites from it. Re-parsing with the preamble kept costs ~0.4 s

@@ -1,11 +1,17 @@
-// inline-call: a helper called exactly once in the main file (never recursively, never
-// by address) is replaced by its body at that call, and its definition goes: one site,
-// both edits. Two forms, both keeping the meaning:
-//   - `return E;` alone in the body: the call becomes `(E)` with each parameter replaced
-//     by its argument (a cast where the types differ); a parameter the body writes, or an
-//     argument with side effects used other than once, rules the site out;
-//   - a call that is a whole statement: it becomes a block that declares each parameter
-//     from its argument (`{ int n = (k * 2); ...body... }`), a final `return E;` kept as `E;`.
+// inline-call: a helper's calls in the main file (never recursive, never by address) are
+// replaced by its body, and its definition goes: one site, every edit. Three forms, each keeping
+// the meaning:
+//   - `return E;` alone in the body, any number of calls: each call becomes `(E)` with each
+//     parameter replaced by its argument (a cast where the types differ, `128u` for a literal
+//     into a uint32_t); a parameter the body writes, or an argument with side effects used
+//     other than once, rules the site out;
+//   - one statement alone in a void body (an `asm`, a store), any number of calls that are
+//     whole statements: each becomes that statement with the arguments in place, when that takes
+//     lines away (`mbar_init(&full[0], 1);` -> `asm volatile("mbarrier.init..." :: "r"(smem_u32(
+//     &full[0])), "r"(1u));`);
+//   - otherwise, one call that is a whole statement: it becomes a block that declares each
+//     parameter from its argument (`{ int n = (k * 2); ...body... }`), a final `return E;` kept
+//     as `E;`.
 // Skipped: templates, methods, kernels, variadic functions, default arguments, unnamed
 // parameters, reference parameters whose argument is not a plain name, and arguments that
 // mention a parameter's name (they would see the new local instead).
@@ -57,6 +63,15 @@ struct ParamUses : clang::RecursiveASTVisitor<ParamUses> {
   std::vector<std::pair<const clang::ParmVarDecl *, const clang::DeclRefExpr *>> uses;
   std::set<const clang::Expr *> reads;
   std::vector<const clang::ReturnStmt *> returns;
+  std::set<const clang::Expr *> bare;  // a whole call argument or asm operand: needs no parentheses
+  bool VisitCallExpr(clang::CallExpr *c) {
+    for (auto *a : c->arguments()) bare.insert(a->IgnoreImpCasts());
+    return true;
+  }
+  bool VisitGCCAsmStmt(clang::GCCAsmStmt *a) {
+    for (unsigned i = 0; i < a->getNumInputs(); ++i) bare.insert(a->getInputExpr(i)->IgnoreImpCasts());
+    return true;
+  }
   bool VisitImplicitCastExpr(clang::ImplicitCastExpr *c) {
     if (c->getCastKind() == clang::CK_LValueToRValue) reads.insert(c->getSubExpr()->IgnoreParens());
     return true;
@@ -100,6 +115,16 @@ std::string rewritten(const std::string &text, Range r, std::vector<Edit> edits)
   return out;
 }
 
+// Whether "(...)" is one parenthesized group (not "(a) + (b)").
+bool balancedInside(const std::string &t) {
+  int depth = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] == '(') ++depth;
+    else if (t[i] == ')' && --depth == 0 && i + 1 != t.size()) return false;
+  }
+  return depth == 0;
+}
+
 bool isSimple(const clang::Expr *e) {
   e = e->IgnoreParenImpCasts();
   return llvm::isa<clang::DeclRefExpr, clang::IntegerLiteral, clang::FloatingLiteral, clang::CXXBoolLiteralExpr,
@@ -113,88 +138,145 @@ std::string printed(clang::ASTContext &ctx, clang::QualType t) {
   return os.str();
 }
 
+// The text of argument `i` in place of parameter `p` (nullopt: not without changing the meaning).
+std::optional<std::string> argFor(clang::ASTContext &ctx, const clang::ParmVarDecl *p, const clang::Expr *a,
+                                  const std::string &text, unsigned uses) {
+  if (a->HasSideEffects(ctx) && uses != 1) return std::nullopt;
+  clang::QualType pt = p->getType().getNonReferenceType();
+  clang::QualType at = a->IgnoreParenImpCasts()->getType();
+  if (p->getType()->isReferenceType() || ctx.hasSameUnqualifiedType(pt, at)) return isSimple(a) ? text : "(" + text + ")";
+  if (auto *lit = llvm::dyn_cast<clang::IntegerLiteral>(a->IgnoreParenImpCasts()); lit && pt->isIntegerType()) {
+    llvm::APSInt v(lit->getValue(), pt->isUnsignedIntegerType());
+    if (std::string l = integerLiteralOf(pt, v); !l.empty()) return l;  // `128` into a uint32_t: `128u`
+  }
+  if (pt->isScalarType() && at->isScalarType()) return "((" + printed(ctx, pt) + ")(" + text + "))";
+  return std::nullopt;
+}
+
 void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::FunctionDecl *fd, const Refs &refs,
               std::vector<PassSite> &out) {
   auto rit = refs.refs.find(fd->getCanonicalDecl());
-  if (rit == refs.refs.end() || rit->second.size() != 1) return;
-  auto cit = refs.callOf.find(rit->second[0]);
-  if (cit == refs.callOf.end()) return;
-  const clang::CallExpr *call = cit->second;
-  if (llvm::isa<clang::CUDAKernelCallExpr>(call) || call->getNumArgs() != fd->getNumParams()) return;
+  if (rit == refs.refs.end() || rit->second.empty()) return;
   auto *body = llvm::dyn_cast_or_null<clang::CompoundStmt>(fd->getBody());
   auto whole = mainFileRange(ctx, fd->getSourceRange());
-  auto callR = mainFileRange(ctx, call->getSourceRange());
-  if (!body || !whole || !callR) return;
-  if (callR->begin >= whole->begin && callR->end <= whole->end) return;  // recursive
+  if (!body || !whole) return;
+  for (auto *p : fd->parameters())
+    if (p->getName().empty() || p->hasDefaultArg()) return;
+  // Every mention must be a direct call (not the function's address), outside the function
+  // itself (not recursive), in the text itself (not a macro's body), and no call inside another.
+  std::vector<const clang::CallExpr *> calls;
+  std::vector<Range> callRs;
+  for (auto *ref : rit->second) {
+    auto cit = refs.callOf.find(ref);
+    if (cit == refs.callOf.end()) return;
+    const clang::CallExpr *call = cit->second;
+    if (llvm::isa<clang::CUDAKernelCallExpr>(call) || call->getNumArgs() != fd->getNumParams()) return;
+    auto callR = mainFileRange(ctx, call->getSourceRange());
+    if (!callR) return;
+    if (callR->begin >= whole->begin && callR->end <= whole->end) return;  // recursive
+    for (auto &o : callRs)
+      if (callR->begin < o.end && o.begin < callR->end) return;  // f(f(x))
+    calls.push_back(call);
+    callRs.push_back(*callR);
+  }
   unsigned wend = whole->end;
   while (wend < src.text.size() && (src.text[wend] == ' ' || src.text[wend] == '\t')) ++wend;
   if (wend < src.text.size() && src.text[wend] == ';') whole->end = wend + 1;
   Range removeFn = widenToLines(src.text, *whole);
 
-  std::vector<std::string> argText;
-  for (auto *p : fd->parameters())
-    if (p->getName().empty() || p->hasDefaultArg()) return;
-  for (unsigned i = 0; i < call->getNumArgs(); ++i) {
-    const clang::Expr *a = call->getArg(i);
-    auto ar = mainFileRange(ctx, a->getSourceRange());
-    if (!ar) return;
-    argText.push_back(src.text.substr(ar->begin, ar->size()));
-    const clang::ParmVarDecl *p = fd->getParamDecl(i);
-    if (p->getType()->isReferenceType() && !llvm::isa<clang::DeclRefExpr>(a->IgnoreParenImpCasts())) return;
-  }
-
   ParamUses pu;
   for (auto *p : fd->parameters()) pu.params.insert(p);
   pu.TraverseStmt(body);
+  auto useCount = [&](const clang::ParmVarDecl *p) {
+    unsigned n = 0;
+    for (auto &u : pu.uses) n += u.first == p;
+    return n;
+  };
   auto useEdits = [&](auto &&textFor) -> std::optional<std::vector<Edit>> {
     std::vector<Edit> edits;
     for (auto &[p, e] : pu.uses) {
       auto r = mainFileRange(ctx, e->getSourceRange());
       if (!r) return std::nullopt;
-      edits.push_back(Edit{r->begin, r->size(), textFor(p)});
+      std::string t = textFor(p);
+      // `f(p)` with p -> `(&full[s])`: `f(&full[s])`
+      if (pu.bare.count(e) && t.size() > 2 && t.front() == '(' && t.back() == ')' && balancedInside(t)) t = t.substr(1, t.size() - 2);
+      edits.push_back(Edit{r->begin, r->size(), t});
     }
     return edits;
+  };
+  // Piece `r` of the body with this call's arguments in place of the parameters.
+  auto substituted = [&](const clang::CallExpr *call, Range r) -> std::optional<std::string> {
+    std::vector<std::string> with(fd->getNumParams());
+    for (unsigned i = 0; i < fd->getNumParams(); ++i) {
+      const clang::ParmVarDecl *p = fd->getParamDecl(i);
+      const clang::Expr *a = call->getArg(i);
+      auto ar = mainFileRange(ctx, a->getSourceRange());
+      if (!ar) return std::nullopt;
+      if (p->getType()->isReferenceType() && !llvm::isa<clang::DeclRefExpr>(a->IgnoreParenImpCasts())) return std::nullopt;
+      if (!p->getType()->isReferenceType() && !pu.onlyRead(p)) return std::nullopt;
+      auto w = argFor(ctx, p, a, src.text.substr(ar->begin, ar->size()), useCount(p));
+      if (!w) return std::nullopt;
+      with[i] = *w;
+    }
+    auto edits = useEdits([&](const clang::ParmVarDecl *p) { return with[p->getFunctionScopeIndex()]; });
+    if (!edits) return std::nullopt;
+    return rewritten(src.text, r, *edits);
   };
 
   PassSite site;
   site.pass = "inline-call";
   std::string name = fd->getNameAsString();
-  const clang::ReturnStmt *only = body->size() == 1 ? llvm::dyn_cast<clang::ReturnStmt>(body->body_front()) : nullptr;
-  if (only && only->getRetValue()) {
-    // Expression form: `(E)` with the arguments in place of the parameters.
-    const clang::Expr *e = only->getRetValue();
+  std::string count = calls.size() == 1 ? "the one call" : "the " + std::to_string(calls.size()) + " calls";
+  const clang::Stmt *only = body->size() == 1 ? body->body_front() : nullptr;
+  auto *ret = llvm::dyn_cast_or_null<clang::ReturnStmt>(only);
+  if (ret && ret->getRetValue()) {
+    // Expression form: `(E)` with the arguments in place of the parameters, at every call.
+    const clang::Expr *e = ret->getRetValue();
     auto er = mainFileRange(ctx, e->getSourceRange());
     if (!er) return;
-    std::vector<std::string> with(fd->getNumParams());
-    for (unsigned i = 0; i < fd->getNumParams(); ++i) {
-      const clang::ParmVarDecl *p = fd->getParamDecl(i);
-      const clang::Expr *a = call->getArg(i);
-      unsigned n = 0;
-      for (auto &u : pu.uses) n += u.first == p;
-      if (a->HasSideEffects(ctx) && n != 1) return;
-      clang::QualType pt = p->getType().getNonReferenceType();
-      clang::QualType at = a->IgnoreParenImpCasts()->getType();
-      if (p->getType()->isReferenceType() || ctx.hasSameUnqualifiedType(pt, at))
-        with[i] = isSimple(a) ? argText[i] : "(" + argText[i] + ")";
-      else if (pt->isScalarType() && at->isScalarType())
-        with[i] = "((" + printed(ctx, pt) + ")(" + argText[i] + "))";
-      else
-        return;
-      if (!p->getType()->isReferenceType() && !pu.onlyRead(p)) return;
-    }
-    auto edits = useEdits([&](const clang::ParmVarDecl *p) { return with[p->getFunctionScopeIndex()]; });
-    if (!edits) return;
-    std::string text = "(" + rewritten(src.text, *er, *edits) + ")";
     clang::QualType rt = fd->getReturnType(), et = e->IgnoreParenImpCasts()->getType();
-    if (!ctx.hasSameUnqualifiedType(rt, et)) {
-      if (!rt->isScalarType() || !et->isScalarType()) return;
-      text = "((" + printed(ctx, rt) + ")" + text + ")";
+    bool cast = !ctx.hasSameUnqualifiedType(rt, et);
+    if (cast && (!rt->isScalarType() || !et->isScalarType())) return;
+    for (size_t c = 0; c < calls.size(); ++c) {
+      auto t = substituted(calls[c], *er);
+      if (!t) return;
+      std::string text = "(" + *t + ")";
+      if (cast) text = "((" + printed(ctx, rt) + ")" + text + ")";
+      site.edits.push_back(Edit{callRs[c].begin, callRs[c].size(), text});
     }
-    site.edits.push_back(Edit{callR->begin, callR->size(), text});
-    site.note = "inline the one call of " + name + " (its return expression)";
+    site.note = "inline " + count + " of " + name + " (its return expression)";
+  } else if (only && !llvm::isa<clang::ReturnStmt, clang::DeclStmt, clang::CompoundStmt>(only) &&
+             fd->getReturnType()->isVoidType()) {
+    // One statement (an asm, a store): each call statement becomes it, with the arguments in
+    // place of the parameters; no block, no new names. Offered when it takes lines away.
+    auto sr = mainFileRangeWithSemi(ctx, only->getSourceRange());
+    if (!sr) return;
+    std::string stmtText = src.text.substr(sr->begin, sr->size());
+    auto linesOf = [](const std::string &t) { return (long)std::count(t.begin(), t.end(), '\n') + 1; };
+    long fnLines = linesOf(src.text.substr(removeFn.begin, removeFn.size()) + "x") - 1;
+    if ((long)calls.size() * (linesOf(stmtText) - 1) >= fnLines) return;
+    for (size_t c = 0; c < calls.size(); ++c) {
+      if (!refs.statements.count(calls[c])) return;
+      auto stmtR = mainFileRangeWithSemi(ctx, calls[c]->getSourceRange());
+      auto t = substituted(calls[c], *sr);
+      if (!stmtR || !t) return;
+      site.edits.push_back(Edit{stmtR->begin, stmtR->size(), *t});
+    }
+    site.note = "inline " + count + " of " + name + " (its statement)";
   } else {
-    // Statement form: a block declaring the parameters, then the body.
+    // Statement form: a block declaring the parameters, then the body (one call only).
+    if (calls.size() != 1) return;
+    const clang::CallExpr *call = calls[0];
     if (!refs.statements.count(call)) return;
+    std::vector<std::string> argText;
+    for (unsigned i = 0; i < call->getNumArgs(); ++i) {
+      const clang::Expr *a = call->getArg(i);
+      auto ar = mainFileRange(ctx, a->getSourceRange());
+      if (!ar) return;
+      argText.push_back(src.text.substr(ar->begin, ar->size()));
+      const clang::ParmVarDecl *p = fd->getParamDecl(i);
+      if (p->getType()->isReferenceType() && !llvm::isa<clang::DeclRefExpr>(a->IgnoreParenImpCasts())) return;
+    }
     const clang::ReturnStmt *last = nullptr;
     if (!pu.returns.empty()) {
       last = body->size() ? llvm::dyn_cast<clang::ReturnStmt>(body->body_back()) : nullptr;
@@ -241,7 +323,9 @@ void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::Func
   }
   site.edits.push_back(Edit{removeFn.begin, removeFn.size(), ""});
   std::sort(site.edits.begin(), site.edits.end());
-  site.line = lineOf(src.text, callR->begin);
+  for (size_t i = 1; i < site.edits.size(); ++i)
+    if (overlaps(site.edits[i - 1], site.edits[i])) return;
+  site.line = lineOf(src.text, callRs[0].begin);
   out.push_back(std::move(site));
 }
 

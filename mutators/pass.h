@@ -14,12 +14,16 @@
 #include <vector>
 
 namespace clang {
+class QualType;
 class ASTContext;
 class FileID;
 class SourceManager;
 class Decl;
 class SourceLocation;
 }  // namespace clang
+namespace llvm {
+class APSInt;
+}
 
 namespace wsr {
 
@@ -83,6 +87,10 @@ bool isMainFileLoc(const clang::ASTContext &ctx, clang::SourceLocation loc);
 bool isPreambleCopyOfMainFile(const clang::SourceManager &sm, clang::FileID fid);
 // isMainFileLoc, or in the preamble's copy of the user's file.
 bool isUserFileLoc(const clang::ASTContext &ctx, clang::SourceLocation loc);
+
+// The literal of `v` with the type `t` has (`64`, `64u`, `64l`, `64ul`, `64ll`, `64ull`, a negative
+// one in parentheses), or "" for a type no plain literal has (short, char, bool, enums).
+std::string integerLiteralOf(const clang::QualType &t, const llvm::APSInt &v);
 
 // Group ids keyed by the place's bytes, so that the host and the device parse (which may
 // see different code under __CUDA_ARCH__) give one place one id, and two places never

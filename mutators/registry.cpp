@@ -2,6 +2,8 @@
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Decl.h>
+#include <clang/AST/Type.h>
+#include <llvm/ADT/APSInt.h>
 #include <clang/Basic/SourceManager.h>
 #include <clang/Frontend/ASTUnit.h>
 #include <clang/Lex/Lexer.h>
@@ -14,6 +16,26 @@ namespace wsr {
 #define WSR_PASS(name, fn, phase, desc) std::vector<PassSite> fn(const ParsedSource &);
 #include "passes.def"
 #undef WSR_PASS
+
+std::string integerLiteralOf(const clang::QualType &t, const llvm::APSInt &v) {
+  auto *bt = t.getCanonicalType()->getAs<clang::BuiltinType>();
+  if (!bt) return "";
+  const char *suffix = nullptr;
+  switch (bt->getKind()) {
+    case clang::BuiltinType::Int: suffix = ""; break;
+    case clang::BuiltinType::UInt: suffix = "u"; break;
+    case clang::BuiltinType::Long: suffix = "l"; break;
+    case clang::BuiltinType::ULong: suffix = "ul"; break;
+    case clang::BuiltinType::LongLong: suffix = "ll"; break;
+    case clang::BuiltinType::ULongLong: suffix = "ull"; break;
+    default: return "";
+  }
+  if (v.isSigned() && v.isNegative()) {
+    if (v.isMinSignedValue()) return "";  // -2^31 has no literal of its own type
+    return "(-" + llvm::toString(-v, 10) + suffix + ")";
+  }
+  return llvm::toString(v, 10) + suffix;
+}
 
 const char *phaseName(Phase p) {
   switch (p) {

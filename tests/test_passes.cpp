@@ -422,9 +422,12 @@ TEST(InlineCall, AHelperCalledOnceBecomesItsBody) {
   LOAD(p, "inline_call.cu");
   auto sites = sitesOf("inline-call", p);
   SCOPED_TRACE(listing(sites));
-  // used_twice has two calls, fact calls itself, kernel is launched (never called).
+  // fact calls itself, kernel is launched (never called), put_long's statement has two lines and
+  // four calls (inlined, they would add as many lines as the definition takes away).
   ASSERT_EQ(notes(sites), (std::vector<std::string>{"inline the one call of axpy (its return expression)",
-                                                     "inline the one call of store (its body as a block)"}));
+                                                     "inline the one call of store (its body as a block)",
+                                                     "inline the 2 calls of used_twice (its return expression)",
+                                                     "inline the 2 calls of put (its statement)"}));
   std::string out = apply(p, sites[0]);
   EXPECT_EQ(out, rewrite(p.text, {{"__device__ float axpy(float a, float x, float y) { return a * x + y; }\n", ""},
                                   {"axpy(2.0f, out[1], out[2])", "(2.0f * (out[1]) + (out[2]))"}}));
@@ -434,6 +437,84 @@ TEST(InlineCall, AHelperCalledOnceBecomesItsBody) {
                                   {"store(iout, k + 1);",
                                    "{ int *p = iout; int v = (k + 1); \n  int w = v * 2;\n  p[0] = w;\n}"}}));
   EXPECT_TRUE(parses(p, out));
+  out = apply(p, sites[2]);
+  EXPECT_EQ(out, rewrite(p.text, {{"__device__ int used_twice(int v) { return v + 1; }\n", ""},
+                                  {"used_twice(k) + used_twice(k + 1)", "(k + 1) + ((k + 1) + 1)"}}));
+  EXPECT_TRUE(parses(p, out));
+  out = apply(p, sites[3]);  // the literal takes the parameter's type; an int into unsigned is cast
+  EXPECT_EQ(out, rewrite(p.text, {{"__device__ void put(int *p, unsigned v) {\n  p[v] = 7;\n}\n", ""},
+                                  {"  put(iout, 2);\n  put(iout + 1, k);\n",
+                                   "  iout[2u] = 7;\n  (iout + 1)[((unsigned int)(k))] = 7;\n"}}));
+  EXPECT_TRUE(parses(p, out));
+}
+
+// Every constant at once first (level 0), then each one (level 1); the literal has the constant's
+// type (std::min(n, TILES) must still deduce one type); a constant whose address is taken, of a
+// type no literal has, or a macro named in #ifndef stays.
+TEST(FoldConstant, ConstantsBecomeTheirValues) {
+  LOAD(p, "fold_constant.cu");
+  auto sites = sitesOf("fold-constant", p);
+  SCOPED_TRACE(listing(sites));
+  ASSERT_EQ(notes(sites), (std::vector<std::string>{"fold the 6 constants into their uses",
+                                                     "fold TILE (64) into its 1 use(s)",
+                                                     "fold THREADS (128) into its 2 use(s)",
+                                                     "fold TILES (8) into its 3 use(s)",
+                                                     "fold OFF_B (64u) into its 2 use(s)",
+                                                     "fold SMEM (80u) into its 1 use(s)",
+                                                     "fold local (40l) into its 1 use(s)"}));
+  EXPECT_EQ(sites[0].level, 0);
+  EXPECT_EQ(sites[1].level, 1);
+  std::string all = apply(p, sites[0]);
+  EXPECT_EQ(all, rewrite(p.text, {{"#define TILE 64\n", ""},
+                                  {"#define THREADS 128\n", ""},
+                                  {"constexpr int TILES = 512 / TILE;\nconstexpr uint32_t OFF_B = TILES * 8;\n"
+                                   "constexpr uint32_t SMEM = OFF_B + 16;\n", ""},
+                                  {"  const long local = 5l * TILES;\n", ""},
+                                  {"threadIdx.x % THREADS] = n + local", "threadIdx.x % 128] = n + 40l"},
+                                  {"std::min(n, TILES)", "std::min(n, 8)"},
+                                  {"<<<1, THREADS, SMEM>>>(d, OFF_B)", "<<<1, 128, 80u>>>(d, 64u)"}}));
+  EXPECT_TRUE(parses(p, all));
+  // One constant alone also rewrites the other constants' initializers that name it.
+  std::string tiles = apply(p, sites[3]);
+  EXPECT_EQ(tiles, rewrite(p.text, {{"constexpr int TILES = 512 / TILE;\n", ""},
+                                    {"OFF_B = TILES * 8", "OFF_B = 8 * 8"},
+                                    {"5l * TILES", "5l * 8"},
+                                    {"std::min(n, TILES)", "std::min(n, 8)"}}));
+  EXPECT_TRUE(parses(p, tiles));
+  std::string tile = apply(p, sites[1]);
+  EXPECT_EQ(tile, rewrite(p.text, {{"#define TILE 64\n", ""}, {"512 / TILE", "512 / 64"}}));
+  EXPECT_TRUE(parses(p, tile));
+}
+
+// A local only ever read goes into its uses (threadIdx.x and a parameter only read are stable
+// under it); one that is written (counter) stays; a call (addr) goes into a single use only.
+TEST(InlineVar, ReadOnlyLocalsBecomeTheirInitializers) {
+  LOAD(p, "inline_var.cu");
+  auto sites = sitesOf("inline-var", p);
+  SCOPED_TRACE(listing(sites));
+  ASSERT_EQ(notes(sites), (std::vector<std::string>{"inline the 7 read-only locals into their uses",
+                                                     "inline smem into its 1 use(s)",
+                                                     "inline full into its 2 use(s)",
+                                                     "inline warpgroup into its 2 use(s)",
+                                                     "inline s into its 2 use(s)",
+                                                     "inline moved into its 2 use(s)",
+                                                     "inline addr into its 1 use(s)",
+                                                     "inline f into its 1 use(s)"}));
+  std::string all = apply(p, sites[0]);
+  EXPECT_EQ(all, rewrite(p.text, {{"  unsigned char *smem = smem_raw + (0);\n  int *full = reinterpret_cast<int *>(smem);\n"
+                                   "  int warpgroup(threadIdx.x / 128);\n  int s = 0;\n", ""},
+                                  {"  int moved = n + 1;\n  const unsigned addr = smem_u32(full);\n", ""},
+                                  {"  float f = n;\n", ""},
+                                  {"out[s] = full[s] + warpgroup + counter + moved + f + addr;",
+                                   "out[0] = (reinterpret_cast<int *>((smem_raw + (0))))[0] + (threadIdx.x / 128) + counter + "
+                                   "(n + 1) + ((float)(n)) + (smem_u32((reinterpret_cast<int *>((smem_raw + (0))))));"},
+                                  {"out[warpgroup] = moved;", "out[(threadIdx.x / 128)] = (n + 1);"}}));
+  EXPECT_TRUE(parses(p, all));
+  std::string one = apply(p, sites[2]);
+  EXPECT_EQ(one, rewrite(p.text, {{"  int *full = reinterpret_cast<int *>(smem);\n", ""},
+                                  {"smem_u32(full)", "smem_u32((reinterpret_cast<int *>(smem)))"},
+                                  {"full[s] + warpgroup", "(reinterpret_cast<int *>(smem))[s] + warpgroup"}}));
+  EXPECT_TRUE(parses(p, one));
 }
 
 // The loads of one function and the expect_tx byte counts announced for them are one site (alone,
