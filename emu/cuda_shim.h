@@ -334,6 +334,10 @@ inline cudaError_t cudaFree(void *p) {
   return cudaSuccess;
 }
 inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind = cudaMemcpyDefault) {
+  // A copy of nothing returns at once on the GPU, without waiting for the device: a reduction
+  // whose only synchronizing call had become cudaMemcpy(0, 0, 0, ...) after a hanging launch
+  // passed on the H200 (bench/results/2026-11-30-h200-session12/a, bench/probes/sync_points.cu).
+  if (bytes == 0) return cudaSuccess;
   wsemu_shim::syncPoint();
   ::wsemu::emuMemcpy(dst, src, bytes);
   return cudaSuccess;
