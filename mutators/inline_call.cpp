@@ -49,10 +49,26 @@ struct Refs : clang::RecursiveASTVisitor<Refs> {
       if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(d)) refs[fd->getCanonicalDecl()].push_back(e);
     return true;
   }
+  void statement(clang::Stmt *st) {
+    if (auto *e = llvm::dyn_cast_or_null<clang::Expr>(st))
+      if (auto *c = llvm::dyn_cast<clang::CallExpr>(e->IgnoreImplicit())) statements.insert(c);
+  }
   bool VisitCompoundStmt(clang::CompoundStmt *cs) {
-    for (auto *st : cs->body())
-      if (auto *e = llvm::dyn_cast<clang::Expr>(st))
-        if (auto *c = llvm::dyn_cast<clang::CallExpr>(e->IgnoreImplicit())) statements.insert(c);
+    for (auto *st : cs->body()) statement(st);
+    return true;
+  }
+  // `if (c) f(x);`, `for (...) f(x);`: a call that is a branch's or a loop's whole body
+  bool VisitIfStmt(clang::IfStmt *s) {
+    statement(s->getThen());
+    statement(s->getElse());
+    return true;
+  }
+  bool VisitForStmt(clang::ForStmt *s) {
+    statement(s->getBody());
+    return true;
+  }
+  bool VisitWhileStmt(clang::WhileStmt *s) {
+    statement(s->getBody());
     return true;
   }
 };

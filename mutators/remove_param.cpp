@@ -2,8 +2,9 @@
 // call and kernel launch in the main file (one site = all those edits). A parameter the
 // body still reads becomes a value-initialised local (`float *out{};`), so the site can
 // still parse; the interestingness test says whether the failure survives that. Skipped:
-// main, methods, variadic functions, functions whose address is taken or that are named
-// in an overload set a template has not resolved yet, and declarations outside the file.
+// main, methods, variadic functions, functions whose address is taken (a kernel handed to a
+// cuda* runtime call, cudaFuncSetAttribute(kernel, ...), is not) or that are named in an overload
+// set a template has not resolved yet, and declarations outside the file.
 #include "pass.h"
 
 #include <clang/AST/ASTContext.h>
@@ -33,6 +34,17 @@ struct Uses : clang::RecursiveASTVisitor<Uses> {
 
   bool VisitCallExpr(clang::CallExpr *c) {
     auto *callee = c->getCallee() ? c->getCallee()->IgnoreParenImpCasts() : nullptr;
+    // A kernel handed to the runtime (cudaFuncSetAttribute(kernel, ...), cudaOccupancy...) is not
+    // called through a pointer of its type: its parameters can still go.
+    if (auto *rt = c->getDirectCallee(); rt && llvm::StringRef(rt->getNameAsString()).starts_with("cuda"))
+      for (auto *a : c->arguments()) {
+        const clang::Expr *e = a->IgnoreParenImpCasts();
+        if (auto *u = llvm::dyn_cast<clang::UnaryOperator>(e); u && u->getOpcode() == clang::UO_AddrOf)
+          e = u->getSubExpr()->IgnoreParenImpCasts();
+        if (auto *dre = llvm::dyn_cast<clang::DeclRefExpr>(e))
+          if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(dre->getDecl()); fd && fd->hasAttr<clang::CUDAGlobalAttr>())
+            callees.insert(dre);
+      }
     if (auto *dre = llvm::dyn_cast_or_null<clang::DeclRefExpr>(callee)) {
       if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(dre->getDecl())) {
         callees.insert(dre);

@@ -651,23 +651,34 @@ std::string Search::run(const std::string &start) {
         accept(cand, c->name, "all " + std::to_string(sites.size()) + " comments and blank-line runs at once");
     }
   int round = 0;
+  bool expr_since_strong = false;  // the expression passes ran since the last strong round
   for (;;) {
     for (; round < opt_.max_rounds; ++round) {
       bool changed = false, deeper = false;
+      unsigned lines0 = stats_.lines;
       for (auto *p : main) {
         checkStop();
         changed |= runPass(*p, round, &deeper);
       }
-      if (changed || deeper) continue;
-      // The shape and structure passes are at a fixpoint: now the expression passes. They take
-      // few lines for many tests (simplify-expr on the GEMM hang, session 6: 98 tests, 30 s, 2
-      // lines), so they wait until no declaration, statement or function is left to take; what
-      // they change (a condition folded to 0) can free more structure, hence another round.
+      // A weak round (after the first two, under 5% of the lines taken) does not wait for the
+      // fixpoint: the expression passes run now, once until a strong round comes. On the H200
+      // (session 12, call a) rounds 3-5 took 3 lines in 47 s before simplify-expr ran, and what
+      // it cut then freed 14 lines in the next round.
+      bool weak = round >= 2 && (long)(lines0 - stats_.lines) * 20 < (long)lines0;
+      if (!weak) expr_since_strong = false;
+      if ((changed || deeper) && (!weak || expr_since_strong)) continue;
+      // The shape and structure passes are at a fixpoint (or weak): now the expression passes.
+      // They take few lines for many tests (simplify-expr on the GEMM hang, session 6: 98 tests,
+      // 30 s, 2 lines), so they wait until little is left to take by declaration, statement or
+      // function; what they change (a condition folded to 0) can free more structure, hence
+      // another round.
+      bool echanged = false;
       for (auto *p : expr) {
         checkStop();
-        changed |= runPass(*p, round, &deeper);
+        echanged |= runPass(*p, round, &deeper);
       }
-      if (!changed && !deeper) break;  // a fixpoint: no pass found anything more, at any depth
+      expr_since_strong = true;
+      if (!changed && !echanged && !deeper) break;  // a fixpoint: no pass found anything more, at any depth
     }
     bool changed = false, deeper = false;
     for (auto *p : tail) {
