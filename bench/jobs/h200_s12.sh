@@ -6,6 +6,7 @@
 #     time), the translated program compiled by g++ with and without the precompiled runtime
 #     header (-Winvalid-pch says when g++ refuses it), and -H (whether the .gch is read).
 #     Run the same here: `bash bench/jobs/h200_s12.sh probe` (no GPU needed for Q).
+#  S: which host calls wait for a running kernel (bench/probes/sync_points.cu): MODE sync.
 #  R: reductions on the emulator judge, each result confirmed on the GPU: HALF0="tag:example:jobs:
 #     budget[:flags] ..." (flags comma-separated) one after the other on cores 0-15 and GPU 0;
 #     HALF1 the same on cores 16-31 and GPU 1 (nvidia-h200-x2: two halves the size of nvidia-h200).
@@ -78,7 +79,19 @@ reduce() {
   for d in $W0/*/; do echo "== $(basename $d): the reduced program"; cat $d/*.min.cu; done
   tar -C $W0 -czf "$OUT/s12_reduce.tgz" $(cd $W0 && ls)
 }
+sync() {  # which host calls wait for a running kernel (bench/probes/sync_points.cu), process wall too
+  mkdir -p $P
+  nvcc -O2 -arch=sm_90a -o $P/sync_points bench/probes/sync_points.cu || return
+  echo "== sync points $(date -u +%FT%TZ): a kernel spins 1500 ms, then one host call, timed"
+  for w in sync memcpy0 memcpy0d memcpy4 memcpyh2h free0 free memset getlasterror; do
+    local t=$(date +%s%N)
+    local o=$(CUDA_VISIBLE_DEVICES=0 $P/sync_points $w 2>&1)
+    echo "$o  process wall $(( ($(date +%s%N) - t) / 1000000 )) ms"
+  done
+}
 case $MODE in
+  sync) sync 2>&1 | tee "$OUT/s12_sync.log" ;;
+  sync+reduce) sync 2>&1 | tee "$OUT/s12_sync.log"; reduce 2>&1 | tee "$OUT/s12_reduce.log" ;;
   probe) probe 2>&1 | tee "$OUT/s12_probe.log" ;;
   reduce) reduce 2>&1 | tee "$OUT/s12_reduce.log" ;;
   all) probe 2>&1 | tee "$OUT/s12_probe.log"; reduce 2>&1 | tee "$OUT/s12_reduce.log" ;;
