@@ -329,6 +329,7 @@ inline cudaError_t cudaMalloc(void **p, size_t bytes) {
   return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 inline cudaError_t cudaFree(void *p) {
+  if (!p) return cudaSuccess;  // cudaFree(nullptr) returns at once on the GPU (bench/probes/sync_points.cu)
   wsemu_shim::syncPoint();
   if (p) ::wsemu::emuFree(p);
   return cudaSuccess;
@@ -336,7 +337,9 @@ inline cudaError_t cudaFree(void *p) {
 inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind = cudaMemcpyDefault) {
   // A copy of nothing returns at once on the GPU, without waiting for the device: a reduction
   // whose only synchronizing call had become cudaMemcpy(0, 0, 0, ...) after a hanging launch
-  // passed on the H200 (bench/results/2026-11-30-h200-session12/a, bench/probes/sync_points.cu).
+  // passed on the H200 (bench/results/2026-11-30-h200-session12/a). The probe
+  // bench/probes/sync_points.cu (../b/s12_sync.log): a copy of 4 bytes, device to host or host to
+  // host, waits; one of 0 bytes, cudaFree(nullptr), cudaMemset and cudaGetLastError do not.
   if (bytes == 0) return cudaSuccess;
   wsemu_shim::syncPoint();
   ::wsemu::emuMemcpy(dst, src, bytes);

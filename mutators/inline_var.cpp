@@ -5,7 +5,7 @@
 // reference binding), with an initializer that reads only what cannot change under it: constants,
 // arrays, `threadIdx` and the like, and other locals that are only ever read. An initializer with
 // side effects (a call, `__shfl_sync`) is moved only into a variable's single use. A long
-// initializer (more than 8 tokens) is copied only into a single use, so that the program gets
+// initializer (more than 16 tokens) is copied only into a single use, so that the program gets
 // shorter, not denser. Where the types differ (an `int` from `threadIdx.x / 128`) the copy is
 // cast, unless both are integers of one width.
 // One site per variable (level 1), after one with all of them at once (level 0; a variable whose
@@ -165,7 +165,7 @@ std::vector<PassSite> inlineVarSites(const ParsedSource &src) {
       if (!ok) continue;
       std::string initText = src.text.substr(ir->begin, ir->size());
       size_t n = it->second.size();
-      if (n > 1 && (sideEffects(init) || tokenCount(initText) > 8)) continue;
+      if (n > 1 && (sideEffects(init) || tokenCount(initText) > 16)) continue;
       for (auto *e : it->second) {
         auto ur = mainFileRange(ctx, e->getSourceRange());
         if (!ur) { ok = false; break; }

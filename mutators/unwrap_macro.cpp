@@ -4,7 +4,8 @@
 // the statement passes: remove-stmt can only take the call and its check together, and the
 // macro's definition stays as long as one use does. An argument is offered when Clang saw it
 // as a whole expression (the outermost expression spelled inside that argument); the macro
-// itself goes later with remove-decl, once no use is left.
+// itself goes later with remove-decl, once no use is left. A kernel's `__launch_bounds__(...)`
+// is offered for removal whole.
 #include "visit.h"
 
 #include <clang/AST/ASTContext.h>
@@ -83,6 +84,39 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
 
 }  // namespace
 
-std::vector<PassSite> unwrapMacroSites(const ParsedSource &src) { return visitorSites<Visitor>(src); }
+// `__launch_bounds__(384, 1)` on a kernel: a hint to the register allocator, which a hang or a
+// wrong result rarely needs; taken out whole (the kernel's header then fits on one line).
+void launchBoundsSites(const ParsedSource &src, std::vector<PassSite> &out) {
+  const std::string &t = src.text;
+  const std::string name = "__launch_bounds__";
+  for (size_t at = t.find(name); at != std::string::npos; at = t.find(name, at + 1)) {
+    if (at > 0 && (std::isalnum((unsigned char)t[at - 1]) || t[at - 1] == '_')) continue;
+    size_t i = at + name.size();
+    while (i < t.size() && (t[i] == ' ' || t[i] == '\t')) ++i;
+    if (i >= t.size() || t[i] != '(') continue;
+    int depth = 0;
+    size_t e = i;
+    for (; e < t.size(); ++e) {
+      if (t[e] == '(') ++depth;
+      else if (t[e] == ')' && --depth == 0) break;
+    }
+    if (e >= t.size() || t[e] != ')') continue;
+    size_t end = e + 1;
+    while (end < t.size() && (t[end] == ' ' || t[end] == '\t' || t[end] == '\n')) ++end;
+    // a comment or a #define spelling it is not a use: only where a kernel's declaration is
+    size_t ls = t.rfind('\n', at);
+    std::string line = t.substr(ls == std::string::npos ? 0 : ls + 1, at - (ls == std::string::npos ? 0 : ls + 1));
+    if (line.find("//") != std::string::npos || line.find('#') != std::string::npos) continue;
+    out.push_back(replaceSite("unwrap-macro", src, Range{(unsigned)at, (unsigned)end}, "",
+                              "remove __launch_bounds__(...) at line " + std::to_string(lineOf(t, (unsigned)at))));
+  }
+}
+
+std::vector<PassSite> unwrapMacroSites(const ParsedSource &src) {
+  auto sites = visitorSites<Visitor>(src);
+  launchBoundsSites(src, sites);
+  dedupeAndOrder(sites);
+  return sites;
+}
 
 }  // namespace wsr

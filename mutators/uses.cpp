@@ -24,7 +24,7 @@ bool isFinalReturn(clang::ASTContext &ctx, const clang::CompoundStmt *body, cons
   auto *ret = llvm::dyn_cast<clang::ReturnStmt>(st);
   if (!ret || !ret->getRetValue() || body->body_empty() || body->body_back() != st) return false;
   for (auto &parent : ctx.getParents(*body)) {
-    if (auto *fd = parent.get<clang::FunctionDecl>()) return !fd->getReturnType()->isVoidType();
+    if (auto *fd = parent.get<clang::FunctionDecl>()) return !fd->getReturnType()->isVoidType() && !fd->isMain();  // main returns 0 at its end
     if (parent.get<clang::LambdaExpr>()) return true;
   }
   return false;

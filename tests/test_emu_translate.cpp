@@ -258,11 +258,14 @@ TEST(EmuBackend, HangIsSeenOnlyWhenTheHostSynchronizes) {
   EXPECT_EQ(v.symptom, "pass") << dump(v);
   EXPECT_TRUE(evidenceHas(v, "never synchronized")) << dump(v);
   EXPECT_EQ(judgeEmu(hangVariant("hang_sync.cu")).detail, "hang/mbarrier");
-  // A copy of no bytes does not wait for the device (the H200 passed such a reduction).
+  // A copy of no bytes, or cudaFree(nullptr), does not wait for the device (the H200 passed such
+  // a reduction; bench/probes/sync_points.cu times each call there).
   auto zero = judgeEmu(hangVariant("hang_memcpy0.cu", "  CHECK(cudaDeviceSynchronize());\n",
                                    "  CHECK(cudaMemcpy(nullptr, nullptr, 0, cudaMemcpyDeviceToHost));\n"));
   EXPECT_EQ(zero.symptom, "pass") << dump(zero);
   EXPECT_TRUE(evidenceHas(zero, "never synchronized")) << dump(zero);
+  auto free0 = judgeEmu(hangVariant("hang_free0.cu", "  CHECK(cudaDeviceSynchronize());\n", "  CHECK(cudaFree(nullptr));\n"));
+  EXPECT_EQ(free0.symptom, "pass") << dump(free0);
   auto one = judgeEmu(hangVariant("hang_memcpy1.cu", "  CHECK(cudaDeviceSynchronize());\n",
                                   "  int h = 0;\n  CHECK(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost));\n"));
   EXPECT_EQ(one.detail, "hang/mbarrier") << dump(one);

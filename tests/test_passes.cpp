@@ -199,6 +199,11 @@ TEST(RemoveUses, ADeclarationTakesItsUsersAlong) {
   EXPECT_EQ(apply(p, *d).find("cudaMalloc"), std::string::npos);
   EXPECT_EQ(apply(p, *d).find("kernel<<<"), std::string::npos);
   EXPECT_NE(apply(p, *d).find("cudaFuncSetAttribute"), std::string::npos);
+  // main's final return can go (main returns 0 at its end); another function's cannot
+  auto *ret = withNote(stmts, "remove ReturnStmt");
+  ASSERT_NE(ret, nullptr);
+  EXPECT_EQ(apply(p, *ret).find("return 0;"), std::string::npos);
+  EXPECT_TRUE(parses(p, apply(p, *ret)));
 
   auto fns = sitesOf("remove-function", p);
   SCOPED_TRACE(listing(fns));
@@ -696,9 +701,15 @@ TEST(UnwrapMacro, AMacroUseBecomesTheCallPassedToIt) {
   LOAD(p, "unwrap_pp.cu");
   auto sites = sitesOf("unwrap-macro", p);
   SCOPED_TRACE(listing(sites));
-  // the two CHECK uses; not __launch_bounds__ (the toolchain's), not TILE (no arguments)
-  ASSERT_EQ(notes(sites), (std::vector<std::string>{"CHECK(...) -> its argument at line 21",
+  // the two CHECK uses; __launch_bounds__ (the toolchain's) is not unwrapped but taken out whole;
+  // not TILE (no arguments)
+  ASSERT_EQ(notes(sites), (std::vector<std::string>{"remove __launch_bounds__(...) at line 18",
+                                                    "CHECK(...) -> its argument at line 21",
                                                     "CHECK(...) -> its argument at line 23"}));
+  std::string lb = apply(p, sites[0]);
+  EXPECT_TRUE(parses(p, lb));
+  EXPECT_EQ(lb.find("__launch_bounds__"), std::string::npos) << lb;
+  sites.erase(sites.begin());
   EXPECT_NE(sites[0].group, sites[1].group);
   std::string out = apply(p, sites[0]);
   EXPECT_EQ(out, rewrite(p.text, {{"CHECK(cudaMalloc(&d, TILE * sizeof(int)));", "cudaMalloc(&d, TILE * sizeof(int));"}}));
