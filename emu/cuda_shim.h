@@ -341,6 +341,9 @@ inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemc
   // bench/probes/sync_points.cu (../b/s12_sync.log): a copy of 4 bytes, device to host or host to
   // host, waits; one of 0 bytes, cudaFree(nullptr), cudaMemset and cudaGetLastError do not.
   if (bytes == 0) return cudaSuccess;
+  // A null source or destination is refused before the copy waits for anything (session 12 call
+  // c: a reduction whose last call had become cudaMemcpy(0, 0, 1, D2H) passed on the H200).
+  if (!dst || !src) return wsemu_shim::lastError() = cudaErrorInvalidValue;
   wsemu_shim::syncPoint();
   ::wsemu::emuMemcpy(dst, src, bytes);
   return cudaSuccess;

@@ -660,11 +660,11 @@ std::string Search::run(const std::string &start) {
         checkStop();
         changed |= runPass(*p, round, &deeper);
       }
-      // A weak round (after the first two, under 5% of the lines taken) does not wait for the
+      // A weak round (after the first two, under 10% of the lines taken) does not wait for the
       // fixpoint: the expression passes run now, once until a strong round comes. On the H200
       // (session 12, call a) rounds 3-5 took 3 lines in 47 s before simplify-expr ran, and what
       // it cut then freed 14 lines in the next round.
-      bool weak = round >= 2 && (long)(lines0 - stats_.lines) * 20 < (long)lines0;
+      bool weak = round >= 2 && (long)(lines0 - stats_.lines) * 10 < (long)lines0;
       if (!weak) expr_since_strong = false;
       if ((changed || deeper) && (!weak || expr_since_strong)) continue;
       // The shape and structure passes are at a fixpoint (or weak): now the expression passes.

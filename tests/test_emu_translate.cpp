@@ -264,6 +264,9 @@ TEST(EmuBackend, HangIsSeenOnlyWhenTheHostSynchronizes) {
                                    "  CHECK(cudaMemcpy(nullptr, nullptr, 0, cudaMemcpyDeviceToHost));\n"));
   EXPECT_EQ(zero.symptom, "pass") << dump(zero);
   EXPECT_TRUE(evidenceHas(zero, "never synchronized")) << dump(zero);
+  auto null1 = judgeEmu(hangVariant("hang_memcpy_null.cu", "  CHECK(cudaDeviceSynchronize());\n",
+                                    "  cudaMemcpy(nullptr, nullptr, 1, cudaMemcpyDeviceToHost);\n"));
+  EXPECT_EQ(null1.symptom, "pass") << dump(null1);
   auto free0 = judgeEmu(hangVariant("hang_free0.cu", "  CHECK(cudaDeviceSynchronize());\n", "  CHECK(cudaFree(nullptr));\n"));
   EXPECT_EQ(free0.symptom, "pass") << dump(free0);
   auto one = judgeEmu(hangVariant("hang_memcpy1.cu", "  CHECK(cudaDeviceSynchronize());\n",
