@@ -13,6 +13,9 @@
 #include <llvm/Support/VirtualFileSystem.h>
 
 #include <clang/Lex/Lexer.h>
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/AST/Stmt.h>
 
 #include <filesystem>
 #include <future>
@@ -31,7 +34,6 @@ struct ParseChecker::Side {
   // The base's leading #include lines precompiled on their own (see includeOnly below).
   std::string inc_text;  // the text they were built from; empty: not built
   std::optional<clang::PrecompiledPreamble> inc;
-  bool lent = false;  // parse() lent `unit` (kept for Reparse) out, to come back with giveBack()
 };
 
 ParseChecker::ParseChecker(std::string path, ParseOptions opt) : path_(fs::absolute(path).string()), opt_(std::move(opt)) {
@@ -43,6 +45,49 @@ ParseChecker::ParseChecker(std::string path, ParseOptions opt) : path_(fs::absol
 }
 
 ParseChecker::~ParseChecker() = default;
+
+// nvcc refuses an inline-asm operand whose size is not the constraint's ("asm operand type
+// size(8) does not match type/size implied by constraint 'r'"); Clang does not check it for
+// NVPTX, nor does the emulator. A reduction once dropped the (uint32_t) cast of
+// __cvta_generic_to_shared (a size_t) inside an "r" operand: it parsed, ran on the emulator and
+// failed in nvcc (CI, test Reducer.KernelHangIsReducedOnTheEmulator). Checked in the user's file.
+struct AsmSizes : clang::RecursiveASTVisitor<AsmSizes> {
+  clang::ASTContext &ctx;
+  std::string error;
+  explicit AsmSizes(clang::ASTContext &c) : ctx(c) {}
+  void operand(llvm::StringRef constraint, const clang::Expr *e, clang::SourceLocation at) {
+    if (!error.empty() || !e || e->getType()->isDependentType() || e->getType()->isIncompleteType()) return;
+    constraint = constraint.ltrim("=+&");
+    unsigned want = constraint == "r" ? 4 : constraint == "h" ? 2 : constraint == "l" ? 8 : 0;
+    if (!want) return;
+    auto size = ctx.getTypeSizeInChars(e->IgnoreImpCasts()->getType()).getQuantity();
+    if (size > want) {
+      auto pl = ctx.getSourceManager().getPresumedLoc(at);
+      error = (pl.isValid() ? std::to_string(pl.getLine()) + ":" + std::to_string(pl.getColumn()) + ": " : std::string()) +
+              "asm operand type size(" + std::to_string(size) + ") does not match type/size implied by constraint '" +
+              constraint.str() + "' (as nvcc says)";
+    }
+  }
+  bool VisitGCCAsmStmt(clang::GCCAsmStmt *a) {
+    for (unsigned i = 0; i < a->getNumOutputs(); ++i) operand(a->getOutputConstraint(i), a->getOutputExpr(i), a->getAsmLoc());
+    for (unsigned i = 0; i < a->getNumInputs(); ++i) operand(a->getInputConstraint(i), a->getInputExpr(i), a->getAsmLoc());
+    return true;
+  }
+};
+
+static bool asmSizesOk(clang::ASTUnit &u, std::string *err) {
+  auto &ctx = u.getASTContext();
+  auto &sm = ctx.getSourceManager();
+  AsmSizes v(ctx);
+  for (auto *d : ctx.getTranslationUnitDecl()->decls()) {
+    if (d->isImplicit() || !sm.isInMainFile(sm.getExpansionLoc(d->getBeginLoc()))) continue;
+    v.TraverseDecl(d);
+    if (!v.error.empty()) break;
+  }
+  if (v.error.empty()) return true;
+  if (err) *err = v.error;
+  return false;
+}
 
 static bool errorsOf(clang::ASTUnit &u, std::string *err) {
   for (auto it = u.stored_diag_begin(); it != u.stored_diag_end(); ++it) {
@@ -191,7 +236,7 @@ bool ParseChecker::oneOff(const std::string &text, std::string *err,
       if (err) *err = "clang could not parse the candidate";
       return false;
     }
-    if (!errorsOf(*side.ast, err)) return false;
+    if (!errorsOf(*side.ast, err) || !asmSizesOk(*side.ast, err)) return false;
   }
   if (then) then(view);
   return true;
@@ -225,12 +270,11 @@ std::unique_ptr<ParsedSource> ParseChecker::parse(const std::string &text) {
     ParsedSide side;
     side.device = sides_.size() > 1 && i > 0;  // parseArgs: host first, then device
     std::string err;
-    if (auto u = includeOnly(*sides_[i], text)) {  // not given back: it keeps no preamble of its own
-      if (!errorsOf(*u, &err)) side.errors.push_back(err);
-      side.ast = std::move(u);
-      sides_[i]->lent = false;
-    } else if (parseSide(*sides_[i], text, &err)) {
-      sides_[i]->lent = true;
+    // Not with the #include-only preamble: the passes that find which #include line a
+    // declaration came through (remove-decl) do not see its lines as the file's, and offered
+    // `#include <cstdint>`, which Clang's CUDA headers stand in for and nvcc's do not (CI, test
+    // Reducer.KernelHangIsReducedOnTheEmulator).
+    if (parseSide(*sides_[i], text, &err)) {
       if (!errorsOf(*sides_[i]->unit, &err)) side.errors.push_back(err);
       side.ast = std::move(sides_[i]->unit);
     } else {
@@ -244,7 +288,7 @@ std::unique_ptr<ParsedSource> ParseChecker::parse(const std::string &text) {
 void ParseChecker::giveBack(std::unique_ptr<ParsedSource> p) {
   if (!p) return;
   for (size_t i = 0; i < sides_.size() && i < p->sides.size(); ++i)
-    if (!sides_[i]->unit && sides_[i]->lent) sides_[i]->unit = std::move(p->sides[i].ast);
+    if (!sides_[i]->unit) sides_[i]->unit = std::move(p->sides[i].ast);
 }
 
 bool ParseChecker::check(const std::string &text, std::string *err,
@@ -258,7 +302,7 @@ bool ParseChecker::check(const std::string &text, std::string *err,
   if (has_base_ && (!base_inc_.empty() || preambleOf(text) != base_preamble_)) return oneOff(text, err, then);
   for (auto &s : sides_) {
     if (!parseSide(*s, text, err)) return false;
-    if (!errorsOf(*s->unit, err)) return false;
+    if (!errorsOf(*s->unit, err) || !asmSizesOk(*s->unit, err)) return false;
   }
   if (then) {
     // The units move into a ParsedSource for the call and back after it, thrown or not.

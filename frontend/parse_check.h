@@ -25,9 +25,10 @@ class ParseChecker {
   bool check(const std::string &text, std::string *err = nullptr,
              const std::function<void(const ParsedSource &)> &then = {});
   // The program the candidates are edits of (the reducer's best so far). With a base, a
-  // candidate (and parse()) whose leading #include lines are the base's is parsed with those
-  // lines precompiled alone, once per base's #include lines: a #define edit (another knob's value,
-  // an accepted shape step) invalidates nothing. Otherwise it is parsed once without a preamble.
+  // candidate whose leading #include lines are the base's is parsed with those lines precompiled
+  // alone, once per base's #include lines: a #define edit (another knob's value, an accepted
+  // shape step) invalidates nothing. Otherwise it is parsed once without a preamble. parse()
+  // keeps its own preamble of every leading directive.
   void setBase(const std::string &base);
   // The parse of `text` (every side, errors included), owned by the caller until handed back with
   // giveBack(): the search lists its sites from it. Re-parsing with the preamble kept costs ~0.4 s

@@ -39,7 +39,6 @@ void Search::checkStop() {
 std::vector<PassSite> Search::enumerate(const PassInfo &p) {
   if (!parsed_) {
     if (!parser_) parser_ = std::make_unique<ParseChecker>(tester_.options().original_path, tester_.options().parse);
-    parser_->setBase(best_);  // the #include lines precompiled alone: a #define edit costs no new preamble
     parsed_ = parser_->parse(best_);
   }
   return p.sites(*parsed_);

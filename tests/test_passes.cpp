@@ -14,6 +14,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace {
 
 using wsr::PassSite;
@@ -669,6 +671,41 @@ TEST(ParseCheck, TheDriverApiNeedsItsInclude) {
   }
   EXPECT_FALSE(wsr::parseSource(use, path, wsr::ParseOptions{})->ok());
   EXPECT_TRUE(wsr::parseSource("#include <cuda.h>\n" + use, path, wsr::ParseOptions{})->ok());
+}
+
+// nvcc refuses an asm operand larger than its constraint ("r" is 32 bits); Clang does not check
+// it, so the parse check does: a reduction dropped the (uint32_t) cast of __cvta_generic_to_shared.
+TEST(ParseCheck, AnAsmOperandLargerThanItsConstraintIsRefused) {
+  std::string path = std::string(WSR_FIXTURES) + "/passes/driver_api.cu";
+  auto prog = [](const std::string &operand) {
+    return "__global__ void k() {\n  __shared__ unsigned long long bar;\n"
+           "  asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 1;\" :: \"r\"(" + operand + "));\n}\n"
+           "int main() { return 0; }\n";
+  };
+  wsr::ParseChecker c(path, wsr::ParseOptions{});
+  std::string err;
+  EXPECT_FALSE(c.check(prog("__cvta_generic_to_shared(&bar)"), &err));
+  EXPECT_NE(err.find("constraint 'r'"), std::string::npos) << err;
+  EXPECT_TRUE(c.check(prog("(unsigned)__cvta_generic_to_shared(&bar)"), &err)) << err;
+}
+
+// <cstdint> is not offered while the program names uint32_t: Clang's CUDA headers declare it
+// anyway (the parse passes without the include), nvcc's do not (it fails: checked here with nvcc).
+TEST(RemoveDecl, TheFixedWidthTypesKeepTheirInclude) {
+  LOAD(p, "remove_decl_stdint.cu");
+  auto sites = sitesOf("remove-decl", p);
+  SCOPED_TRACE(listing(sites));
+  EXPECT_TRUE(anyNote(sites, "#include <cstdio>"));
+  EXPECT_FALSE(anyNote(sites, "#include <cstdint>"));
+  std::string without = rewrite(p.text, {{"#include <cstdint>\n", ""}});
+  EXPECT_TRUE(parses(p, without)) << "Clang sees uint32_t without the include";
+  auto dir = std::filesystem::temp_directory_path() / ("wsr_stdint_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "t.cu") << without;
+  std::string cmd = "nvcc -arch=sm_90a -c " + (dir / "t.cu").string() + " -o " + (dir / "t.o").string() + " > /dev/null 2>&1";
+  if (std::system("command -v nvcc > /dev/null 2>&1") == 0)
+    EXPECT_NE(std::system(cmd.c_str()), 0) << "nvcc compiled uint32_t without <cstdint>";
+  std::filesystem::remove_all(dir);
 }
 
 TEST(UnwrapPp, AConditionalBecomesOneArmOrGoesOuterFirst) {
