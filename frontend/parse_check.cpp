@@ -270,10 +270,10 @@ std::unique_ptr<ParsedSource> ParseChecker::parse(const std::string &text) {
     ParsedSide side;
     side.device = sides_.size() > 1 && i > 0;  // parseArgs: host first, then device
     std::string err;
-    // Not with the #include-only preamble: the passes that find which #include line a
-    // declaration came through (remove-decl) do not see its lines as the file's, and offered
-    // `#include <cstdint>`, which Clang's CUDA headers stand in for and nvcc's do not (CI, test
-    // Reducer.KernelHangIsReducedOnTheEmulator).
+    // With its own preamble of every leading directive (not the #include-only one of check()):
+    // session 12's H200 calls used the #include-only one here too; it was taken out while a CI
+    // failure was chased whose cause turned out to be elsewhere (<cstdint>, see remove-decl), and
+    // has not been measured back in.
     if (parseSide(*sides_[i], text, &err)) {
       if (!errorsOf(*sides_[i]->unit, &err)) side.errors.push_back(err);
       side.ast = std::move(sides_[i]->unit);

@@ -249,11 +249,7 @@ std::vector<PassSite> foldConstantSites(const ParsedSource &src) {
         s.edits.push_back(Edit{u.first, u.second - u.first, c->value});
       }
     }
-    std::sort(s.edits.begin(), s.edits.end());
-    for (size_t i = 1; i < s.edits.size(); ++i)
-      if (overlaps(s.edits[i - 1], s.edits[i])) return;  // a use inside a deleted line of another kind
-    s.line = lineOf(src.text, s.edits.front().offset);
-    sites.push_back(std::move(s));
+    if (sealSite(s, src.text)) sites.push_back(std::move(s));  // not: a use inside a deleted line of another kind
   };
   std::vector<const Constant *> all;
   for (auto &[b, c] : agreed) all.push_back(&c);

@@ -117,20 +117,6 @@ struct Names : clang::RecursiveASTVisitor<Names> {
   }
 };
 
-// The text of [r.begin, r.end) with the edits inside it applied.
-std::string rewritten(const std::string &text, Range r, std::vector<Edit> edits) {
-  std::sort(edits.begin(), edits.end());
-  std::string out;
-  unsigned pos = r.begin;
-  for (auto &e : edits) {
-    out.append(text, pos, e.offset - pos);
-    out += e.replacement;
-    pos = e.offset + e.length;
-  }
-  out.append(text, pos, r.end - pos);
-  return out;
-}
-
 // Whether "(...)" is one parenthesized group (not "(a) + (b)").
 bool balancedInside(const std::string &t) {
   int depth = 0;
@@ -338,9 +324,7 @@ void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::Func
     site.note = "inline the one call of " + name + " (its body as a block)";
   }
   site.edits.push_back(Edit{removeFn.begin, removeFn.size(), ""});
-  std::sort(site.edits.begin(), site.edits.end());
-  for (size_t i = 1; i < site.edits.size(); ++i)
-    if (overlaps(site.edits[i - 1], site.edits[i])) return;
+  if (!sealSite(site, src.text)) return;
   site.line = lineOf(src.text, callRs[0].begin);
   out.push_back(std::move(site));
 }

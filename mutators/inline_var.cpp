@@ -68,17 +68,14 @@ struct Scan : clang::RecursiveASTVisitor<Scan> {
   }
 };
 
-// Names an initializer reads, all stable under it?
+// The names an initializer reads (each must be stable under the copy).
 struct InitRefs : clang::RecursiveASTVisitor<InitRefs> {
   std::vector<const clang::DeclRefExpr *> refs;
-  unsigned tokens = 0;
   bool VisitDeclRefExpr(clang::DeclRefExpr *e) {
     refs.push_back(e);
     return true;
   }
 };
-
-unsigned tokenCount(const std::string &t) { return countTokens(t); }
 
 // Side effects Clang's HasSideEffects sees, less the reads of CUDA's builtin variables
 // (`threadIdx.x` is a call of __fetch_builtin_x behind a property).
@@ -165,7 +162,7 @@ std::vector<PassSite> inlineVarSites(const ParsedSource &src) {
       if (!ok) continue;
       std::string initText = src.text.substr(ir->begin, ir->size());
       size_t n = it->second.size();
-      if (n > 1 && (sideEffects(init) || tokenCount(initText) > 16)) continue;
+      if (n > 1 && (sideEffects(init) || countTokens(initText) > 16)) continue;
       for (auto *e : it->second) {
         auto ur = mainFileRange(ctx, e->getSourceRange());
         if (!ur) { ok = false; break; }
@@ -206,15 +203,7 @@ std::vector<PassSite> inlineVarSites(const ParsedSource &src) {
         if (!t) return std::nullopt;
         edits.push_back(Edit{r.begin, r.size(), *t});
       }
-      std::sort(edits.begin(), edits.end());
-      std::string out;
-      unsigned pos = c.init.begin;
-      for (auto &e : edits) {
-        out.append(src.text, pos, e.offset - pos);
-        out += e.replacement;
-        pos = e.offset + e.length;
-      }
-      out.append(src.text, pos, c.init.end - pos);
+      std::string out = rewritten(src.text, c.init, std::move(edits));
       if (c.cast) return "((" + c.type + ")(" + out + "))";
       return simple(out) ? out : "(" + out + ")";
     };
@@ -238,11 +227,7 @@ std::vector<PassSite> inlineVarSites(const ParsedSource &src) {
         for (auto &u : c.uses)
           if (!insideChosenDecl(u)) s.edits.push_back(Edit{u.begin, u.size(), *t});
       }
-      std::sort(s.edits.begin(), s.edits.end());
-      for (size_t i = 1; i < s.edits.size(); ++i)
-        if (overlaps(s.edits[i - 1], s.edits[i])) return;
-      s.line = lineOf(src.text, s.edits.front().offset);
-      sites.push_back(std::move(s));
+      if (sealSite(s, src.text)) sites.push_back(std::move(s));
     };
     std::set<const clang::VarDecl *> all;
     for (auto &[v, c] : cands) all.insert(v);

@@ -88,6 +88,14 @@ bool isPreambleCopyOfMainFile(const clang::SourceManager &sm, clang::FileID fid)
 // isMainFileLoc, or in the preamble's copy of the user's file.
 bool isUserFileLoc(const clang::ASTContext &ctx, clang::SourceLocation loc);
 
+// The text of [r.begin, r.end) with the edits inside it applied (edits of `text`, inside r,
+// not overlapping).
+std::string rewritten(const std::string &text, Range r, std::vector<Edit> edits);
+
+// A site whose edits were gathered from several places, made ready: its edits sorted and its
+// line the first edit's. False when two of its edits overlap (the site cannot be applied).
+bool sealSite(PassSite &s, const std::string &text);
+
 // The literal of `v` with the type `t` has (`64`, `64u`, `64l`, `64ul`, `64ll`, `64ull`, a negative
 // one in parentheses), or "" for a type no plain literal has (short, char, bool, enums).
 std::string integerLiteralOf(const clang::QualType &t, const llvm::APSInt &v);

@@ -17,6 +17,27 @@ namespace wsr {
 #include "passes.def"
 #undef WSR_PASS
 
+std::string rewritten(const std::string &text, Range r, std::vector<Edit> edits) {
+  std::sort(edits.begin(), edits.end());
+  std::string out;
+  unsigned pos = r.begin;
+  for (auto &e : edits) {
+    out.append(text, pos, e.offset - pos);
+    out += e.replacement;
+    pos = e.offset + e.length;
+  }
+  out.append(text, pos, r.end - pos);
+  return out;
+}
+
+bool sealSite(PassSite &s, const std::string &text) {
+  std::sort(s.edits.begin(), s.edits.end());
+  for (size_t i = 1; i < s.edits.size(); ++i)
+    if (overlaps(s.edits[i - 1], s.edits[i])) return false;
+  if (!s.edits.empty()) s.line = lineOf(text, s.edits.front().offset);
+  return true;
+}
+
 std::string integerLiteralOf(const clang::QualType &t, const llvm::APSInt &v) {
   auto *bt = t.getCanonicalType()->getAs<clang::BuiltinType>();
   if (!bt) return "";
