@@ -2,6 +2,7 @@
 #include "translate.h"
 
 #include "build.h"
+#include "cache.h"
 #include "process.h"
 #include "verdict.h"
 #include "edit.h"
@@ -996,9 +997,12 @@ static std::string emuPrecompiledHeaderDir(const std::string &gxx, const std::st
     fs::path tmp = dir / "emu" / (".gch-" + std::to_string(::getpid()));
     RunOptions ro;
     ro.timeout_s = 300;
+    const std::string gxx_tmp = makeTempDir("wsemu-cc.");
+    if (!gxx_tmp.empty()) ro.env_set["TMPDIR"] = gxx_tmp;
     auto r = runProcess({gxx, "-std=c++20", "-O1", "-w", kAutoVarInit, "-I", root, "-I", root + "/emu/shim", "-x", "c++-header",
                          root + "/emu/cuda_shim.h", "-o", tmp.string()},
                         ro);
+    removeTree(gxx_tmp);
     if (r.exit_code != 0 || r.timed_out || !fs::exists(tmp)) {
       fs::remove(tmp, ec);
       return memo[cache] = "";
@@ -1007,6 +1011,7 @@ static std::string emuPrecompiledHeaderDir(const std::string &gxx, const std::st
     fs::rename(tmp, gch, ec);
   }
   if (!fs::exists(dir / "emu" / "cuda_shim.h")) fs::create_symlink(root + "/emu/cuda_shim.h", dir / "emu" / "cuda_shim.h", ec);
+  touchCacheEntry(dir.string());  // once per process: the cache's pruning keeps what is in use
   return memo[cache] = dir.string();
 }
 
@@ -1056,6 +1061,8 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
     if (auto k = readFile(pre_file.string())) {
       fs::path bin = fs::path(cache_root) / "emu" / *k / "prog";
       if (!k->empty() && fs::exists(bin)) {
+        touchCacheEntry(pre_file.string());
+        touchCacheEntry(bin.parent_path().string());
         b.ok = true;
         b.cache_hit = true;
         b.key = *k;
@@ -1114,6 +1121,7 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
   for (auto &u : tr.unknown) notes += "[wsemu] unknown instruction at " + u + "\n";
   for (auto &w : tr.warnings) notes += "[wsemu] " + w + "\n";
   if (o.use_cache && fs::exists(bin)) {
+    touchCacheEntry(dir.string());
     b.ok = true;
     b.cache_hit = true;
     b.binary = bin.string();
@@ -1125,7 +1133,11 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
   cmd.insert(cmd.end(), {cpp.string(), lib, boostContextLibrary(), "-lpthread", "-o", tmp.string()});
   RunOptions ro;
   ro.timeout_s = o.timeout_s;
+  // g++'s own temp files stay private: a cancelled candidate's compiler leaves them behind
+  const std::string gxx_tmp = makeTempDir("wsemu-cc.");
+  if (!gxx_tmp.empty()) ro.env_set["TMPDIR"] = gxx_tmp;
   auto r = runProcess(cmd, ro);
+  removeTree(gxx_tmp);
   b.exit_code = r.exit_code;
   b.signal = r.signal;
   b.timed_out = r.timed_out;
@@ -1140,6 +1152,7 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
     fs::rename(tmp, bin, ec);
     b.binary = bin.string();
     writeFileAtomic(pre_file.string(), b.key);
+    noteCacheGrowth(cache);
   } else {
     fs::remove(tmp, ec);
   }

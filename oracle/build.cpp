@@ -1,5 +1,7 @@
 #include "build.h"
 
+#include "cache.h"
+
 #include "process.h"
 
 #include <llvm/Support/JSON.h>
@@ -243,12 +245,14 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
     return orig;
   };
   if (watchdog && o.use_cache && fs::exists(plain_marker)) {
+    touchCacheEntry(plain_marker.string());
     std::string why = readFile(plain_marker.string()).value_or("");
     why = why.substr(0, why.find('\n'));
     return buildPlain(why.empty() ? "the program could not be instrumented" : why, false);
   }
   if (o.use_cache) {
     if (auto hit = loadRecord(final_dir)) {
+      touchCacheEntry(final_dir.string());
       hit->cache_hit = true;
       hit->key = b.key;
       hit->binary = hit->ok ? (final_dir / "prog").string() : "";
@@ -332,6 +336,8 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   fs::rename(staging, final_dir, ec);
   if (ec) {  // someone else published the same key first: theirs is as good as ours
     removeTree(staging.string());
+  } else {
+    noteCacheGrowth(cache);
   }
   b.binary = b.ok ? (final_dir / "prog").string() : "";
   b.wall_ms = elapsed();

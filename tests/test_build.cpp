@@ -1,9 +1,12 @@
 // The build stage with the real nvcc, and judge() end to end on programs a CPU can run.
+#include "cache.h"
 #include "keeper.h"
 #include "oracle.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 
 using namespace wsr;
@@ -65,6 +68,18 @@ TEST_F(Build, SecondBuildOfTheSameSourceAndFlagsIsACacheHit) {
   auto c = buildProgram(fixture("cuda/host_stripes.cu"), opt.build);
   EXPECT_NE(c.key, a.key);
   EXPECT_FALSE(c.cache_hit);
+}
+
+TEST_F(Build, ACacheHitMarksItsEntryUsedNow) {
+  auto a = buildProgram(fixture("cuda/host_stripes.cu"), opt.build);
+  ASSERT_TRUE(a.ok) << a.log;
+  fs::path entry = fs::path(cache) / "build" / a.key;
+  ASSERT_TRUE(fs::is_directory(entry));
+  const auto past = fs::file_time_type::clock::now() - std::chrono::hours(5);
+  fs::last_write_time(entry, past);
+  auto b = buildProgram(fixture("cuda/host_stripes.cu"), opt.build);
+  ASSERT_TRUE(b.cache_hit);
+  EXPECT_GT(fs::last_write_time(entry), past + std::chrono::hours(4));
 }
 
 TEST_F(Build, ChangingAnIncludedLocalHeaderChangesTheKey) {
@@ -138,4 +153,71 @@ TEST_F(Build, KeeperProgramIsBuiltOnceAndHoldsAContextOnlyWhereThereIsAGpu) {
     k.stop();
     EXPECT_EQ(k.running(), 0u);
   }
+}
+
+// The cache's size limit, on a real directory tree (no nvcc needed).
+namespace {
+void entry(const fs::path &p, size_t bytes, std::chrono::minutes age, bool dir = true) {
+  fs::create_directories(dir ? p : p.parent_path());
+  ASSERT_TRUE(writeFileAtomic(dir ? (p / "prog").string() : p.string(), std::string(bytes, 'x')));
+  auto t = fs::file_time_type::clock::now() - age;
+  if (dir) fs::last_write_time(p / "prog", t);
+  fs::last_write_time(p, t);
+}
+}  // namespace
+
+TEST(Cache, TheLeastRecentlyUsedEntriesGoFirstDownToThreeQuartersOfTheLimit) {
+  std::string c = makeTempDir("wsr-cache.");
+  using std::chrono::minutes;
+  entry(fs::path(c) / "build" / "a", 1000, minutes(180));
+  entry(fs::path(c) / "build" / "b", 1000, minutes(120));
+  entry(fs::path(c) / "emu" / "c", 1000, minutes(60));
+  entry(fs::path(c) / "emu" / "pre-c", 16, minutes(60), false);
+  entry(fs::path(c) / "emu" / "d", 1000, minutes(0));
+  entry(fs::path(c) / "emu" / "pch-x", 1000, minutes(150));        // the runtime header: kept
+  entry(fs::path(c) / "build" / ".tmp-old-1", 100, minutes(120));  // a killed build's leftover
+  entry(fs::path(c) / "build" / ".tmp-new-2", 100, minutes(0));    // a build in progress
+
+  // 5216 bytes, 5116 once the leftover is gone; the limit 4400 asks for at most 3300.
+  auto p = pruneCache(c, 4400);
+  EXPECT_EQ(p.bytes_before, 5216u);
+  EXPECT_FALSE(fs::exists(fs::path(c) / "build" / ".tmp-old-1"));
+  EXPECT_FALSE(fs::exists(fs::path(c) / "build" / "a"));
+  EXPECT_FALSE(fs::exists(fs::path(c) / "build" / "b"));
+  EXPECT_TRUE(fs::exists(fs::path(c) / "emu" / "c"));
+  EXPECT_TRUE(fs::exists(fs::path(c) / "emu" / "d"));
+  EXPECT_TRUE(fs::exists(fs::path(c) / "emu" / "pch-x"));
+  EXPECT_TRUE(fs::exists(fs::path(c) / "build" / ".tmp-new-2"));
+  EXPECT_EQ(p.removed, 3u);
+  EXPECT_EQ(p.bytes_after, 3116u);
+
+  // Over the limit, but everything left was used within the protected window: nothing goes.
+  auto q = pruneCache(c, 1, /*keep_recent_s=*/100000);
+  EXPECT_EQ(q.removed, 0u);
+  EXPECT_EQ(q.bytes_after, 3116u);
+  // Without the window everything but the runtime header and the build in progress goes; limit 0
+  // is no limit.
+  auto z = pruneCache(c, 0, 0);
+  EXPECT_EQ(z.removed, 0u);
+  auto r = pruneCache(c, 1, 0);
+  EXPECT_EQ(r.bytes_after, 1100u);
+  EXPECT_TRUE(fs::exists(fs::path(c) / "emu" / "pch-x"));
+  EXPECT_TRUE(fs::exists(fs::path(c) / "build" / ".tmp-new-2"));
+  removeTree(c);
+}
+
+TEST(Cache, TheLimitIsReadFromTheEnvironment) {
+  const char *was = std::getenv("WSREDUCE_CACHE_MAX");
+  std::string saved = was ? was : "";
+  setenv("WSREDUCE_CACHE_MAX", "512M", 1);
+  EXPECT_EQ(cacheLimitBytes(), 512ull << 20);
+  setenv("WSREDUCE_CACHE_MAX", "2GiB", 1);
+  EXPECT_EQ(cacheLimitBytes(), 2ull << 30);
+  setenv("WSREDUCE_CACHE_MAX", "0", 1);
+  EXPECT_EQ(cacheLimitBytes(), 0u);
+  setenv("WSREDUCE_CACHE_MAX", "lots", 1);
+  EXPECT_EQ(cacheLimitBytes(), 4ull << 30);
+  unsetenv("WSREDUCE_CACHE_MAX");
+  EXPECT_EQ(cacheLimitBytes(), 4ull << 30);
+  if (was) setenv("WSREDUCE_CACHE_MAX", saved.c_str(), 1);
 }
