@@ -265,18 +265,36 @@ TEST(UnwrapBranch, OneArmOrTheBodyOnceAsAlternatives) {
   LOAD(p, "unwrap_branch.cu");
   auto sites = sitesOf("unwrap-branch", p);
   SCOPED_TRACE(listing(sites));
-  ASSERT_EQ(sites.size(), 6u);
+  ASSERT_EQ(sites.size(), 12u);
   EXPECT_EQ(sites[0].note, "if -> then arm at line 3");
   EXPECT_EQ(sites[1].note, "if -> else arm at line 3");
   EXPECT_EQ(sites[0].group, sites[1].group);
   EXPECT_EQ(sites[2].note, "loop -> body once at line 8");
   EXPECT_NE(sites[2].group, sites[0].group);
+  // an arm that is a block declaring nothing, in a block: its statements, without the braces
   std::string out = apply(p, sites[1]);
   EXPECT_EQ(out, rewrite(p.text, {{"if (threadIdx.x == 0) {\n    out[0] = 1;\n  } else {\n    out[1] = 2;\n  }",
-                                   "{\n    out[1] = 2;\n  }"}}));
+                                   "\n    out[1] = 2;\n  "}}));
   EXPECT_TRUE(parses(p, out));
+  // a loop whose body only reads its variable: the body once, with the first value in its place
   out = apply(p, sites[2]);
-  EXPECT_EQ(out, rewrite(p.text, {{"for (int i = 0; i < n; ++i) out[i] += 1;", "{ int i = 0; out[i] += 1; }"}}));
+  EXPECT_EQ(out, rewrite(p.text, {{"for (int i = 0; i < n; ++i) out[i] += 1;", "out[0] += 1;"}}));
+  EXPECT_TRUE(parses(p, out));
+  ASSERT_EQ(sites[6].note, "loop -> body once at line 16");
+  out = apply(p, sites[6]);
+  EXPECT_EQ(out, rewrite(p.text, {{"for (int s = 0; s < 2; ++s) {\n    out[s] = 1;\n    bar[s] = s + 1;\n  }",
+                                   "\n    out[0] = 1;\n    bar[0] = 0 + 1;\n  "}}));
+  EXPECT_TRUE(parses(p, out));
+  // a body that declares a name keeps its braces (the name stays in its own scope)
+  ASSERT_EQ(sites[8].note, "loop -> body once at line 20");
+  out = apply(p, sites[8]);
+  EXPECT_EQ(out, rewrite(p.text, {{"for (int j = 1; j < 4; ++j) {\n    int t = j * 2;\n    out[t] = j;\n  }",
+                                   "{\n    int t = 1 * 2;\n    out[t] = 1;\n  }"}}));
+  EXPECT_TRUE(parses(p, out));
+  // a body that writes its variable runs once with the variable declared
+  ASSERT_EQ(sites[10].note, "loop -> body once at line 24");
+  out = apply(p, sites[10]);
+  EXPECT_EQ(out, rewrite(p.text, {{"for (int k = 0; k < 4; ++k) out[k++] = 0;", "{ int k = 0; out[k++] = 0; }"}}));
   EXPECT_TRUE(parses(p, out));
   // a block inside a block (what inlining and unwrapping leave) becomes its statements
   EXPECT_EQ(sites[4].note, "block -> its statements at line 11");
