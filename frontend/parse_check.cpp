@@ -1,5 +1,7 @@
 #include "parse_check.h"
 
+#include <thread>
+
 #include <clang/Basic/Diagnostic.h>
 #include <clang/Basic/DiagnosticOptions.h>
 #include <clang/Driver/CreateASTUnitFromArgs.h>
@@ -130,6 +132,8 @@ static size_t includePrefix(const std::string &pre) {
   return end;
 }
 
+std::string leadingIncludes(const std::string &text) { return text.substr(0, includePrefix(preambleOf(text))); }
+
 void ParseChecker::setBase(const std::string &base) {
   base_preamble_ = preambleOf(base);
   base_inc_ = base.substr(0, includePrefix(base_preamble_));
@@ -193,6 +197,7 @@ std::unique_ptr<clang::ASTUnit> ParseChecker::includeOnly(Side &s, const std::st
     auto built = clang::PrecompiledPreamble::Build(*ci, buf.get(), bounds, diags, vfs, s.pch, /*StoreInMemory=*/true, "", cb);
     if (!built) return nullptr;
     s.inc.emplace(std::move(*built));
+    ++preamble_builds_;
   }
   if (!s.inc) return nullptr;
   auto ci = invocationOf(s.args, path_);
@@ -352,6 +357,29 @@ bool ParseCheckerPool::check(const std::string &text, std::string *err,
   std::lock_guard<std::mutex> l(m_);
   free_.push_back(std::move(c));
   return ok;
+}
+
+int ParseCheckerPool::warm(const std::string &text) {
+  std::vector<std::unique_ptr<ParseChecker>> idle;
+  {
+    std::lock_guard<std::mutex> l(m_);
+    idle.swap(free_);
+    for (auto &c : idle)
+      if (has_base_) c->setBase(base_);
+  }
+  std::vector<std::thread> threads;
+  for (auto &c : idle) threads.emplace_back([&c, &text] { c->check(text); });
+  for (auto &t : threads) t.join();
+  std::lock_guard<std::mutex> l(m_);
+  for (auto &c : idle) free_.push_back(std::move(c));
+  return (int)idle.size();
+}
+
+long ParseCheckerPool::preambleBuilds() {
+  std::lock_guard<std::mutex> l(m_);
+  long n = 0;
+  for (auto &c : free_) n += c->preambleBuilds();
+  return n;
 }
 
 }  // namespace wsr

@@ -11,6 +11,7 @@
 #include <future>
 #include <map>
 #include <set>
+#include <thread>
 
 namespace wsr {
 
@@ -45,10 +46,19 @@ std::vector<PassSite> Search::enumerate(const PassInfo &p) {
 }
 
 void Search::accept(const std::string &text, const std::string &pass, const std::string &what) {
+  const bool includes_changed = leadingIncludes(text) != leadingIncludes(best_);
   best_ = text;
   tester_.setBase(best_);
   if (parser_) parser_->giveBack(std::move(parsed_));  // the AST is rebuilt only after an accepted change
   parsed_.reset();
+  if (includes_changed && opt_.jobs > 1) {
+    // A new preamble for the listing parse and for every parse checker: built side by side now
+    // rather than the listing's first and then each checker's at its next candidate.
+    if (!parser_) parser_ = std::make_unique<ParseChecker>(tester_.options().original_path, tester_.options().parse);
+    std::thread listing([this] { parsed_ = parser_->parse(best_); });
+    tester_.warmParseChecks(best_);
+    listing.join();
+  }
   ++stats_.accepted;
   stats_.lines = countNonBlankLines(best_);
   stats_.tokens = countTokens(best_);

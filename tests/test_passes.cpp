@@ -707,6 +707,29 @@ TEST(ParseCheck, AnAsmOperandLargerThanItsConstraintIsRefused) {
   EXPECT_TRUE(c.check(prog("(unsigned)__cvta_generic_to_shared(&bar)"), &err)) << err;
 }
 
+// After an #include line went, the pool's checkers build the new preamble when told to (the
+// search does it beside its own listing parse), not at their next candidate; and they check the
+// new base's candidates right: what the gone header declared is an error now.
+TEST(ParseCheck, AWarmedPoolChecksTheNewBaseWithoutBuildingAgain) {
+  std::string path = std::string(WSR_FIXTURES) + "/passes/driver_api.cu";
+  const std::string body = "__global__ void k(int *p) { p[threadIdx.x] = 1; }\nint main() { return 0; }\n";
+  const std::string a = "#include <cstdio>\n#include <vector>\n" + body, b = "#include <cstdio>\n" + body;
+  wsr::ParseCheckerPool pool(path, wsr::ParseOptions{});
+  pool.setBase(a);
+  std::string err;
+  EXPECT_TRUE(pool.check(a, &err)) << err;
+  EXPECT_TRUE(pool.check("#include <cstdio>\n#include <vector>\nstd::vector<int> v;\n" + body, &err)) << err;
+  const long before = pool.preambleBuilds();
+  EXPECT_GT(before, 0);
+  pool.setBase(b);
+  EXPECT_EQ(pool.warm(b), 1);
+  const long warmed = pool.preambleBuilds();
+  EXPECT_GT(warmed, before);
+  EXPECT_TRUE(pool.check("#include <cstdio>\n__device__ int x;\n" + body, &err)) << err;
+  EXPECT_FALSE(pool.check("#include <cstdio>\nstd::vector<int> v;\n" + body, &err));
+  EXPECT_EQ(pool.preambleBuilds(), warmed) << "the checks after warm() reuse its preamble";
+}
+
 // <cstdint> is not offered while the program names uint32_t: Clang's CUDA headers declare it
 // anyway (the parse passes without the include), nvcc's do not (it fails: checked here with nvcc).
 TEST(RemoveDecl, TheFixedWidthTypesKeepTheirInclude) {

@@ -15,6 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/out}
 MODE=${1:-all}
+TAG=${TAG:-s12}  # the session whose evidence this is (log and folder names); session 13 ran it with TAG=s13
 P=/tmp/p12
 probe() {
   rm -rf $P; mkdir -p $P
@@ -70,14 +71,14 @@ half() {  # cores gpu specs...
   for spec in "$@"; do IFS=: read tag ex jobs budget flags <<< "$spec"; one $tag $cores $gpu $ex $jobs $budget "${flags:-}"; done
 }
 reduce() {
-  W0=/tmp/s12; rm -rf $W0; mkdir -p $W0
-  echo "== s12 reduce $(date -u +%FT%TZ) half0=[${HALF0:-}] half1=[${HALF1:-}] nproc=$(nproc)"
+  W0=/tmp/$TAG; rm -rf $W0; mkdir -p $W0
+  echo "== $TAG reduce $(date -u +%FT%TZ) half0=[${HALF0:-}] half1=[${HALF1:-}] nproc=$(nproc)"
   half 0-15 0 ${HALF0:-} &
   [ -n "${HALF1:-}" ] && half 16-31 1 $HALF1 &
   wait
   for s in $W0/*/summary.txt; do cat $s; done
   for d in $W0/*/; do echo "== $(basename $d): the reduced program"; cat $d/*.min.cu; done
-  tar -C $W0 -czf "$OUT/s12_reduce.tgz" $(cd $W0 && ls)
+  tar -C $W0 -czf "$OUT/${TAG}_reduce.tgz" $(cd $W0 && ls)
 }
 sync() {  # which host calls wait for a running kernel (bench/probes/sync_points.cu), process wall too
   mkdir -p $P
@@ -93,6 +94,6 @@ case $MODE in
   sync) sync 2>&1 | tee "$OUT/s12_sync.log" ;;
   sync+reduce) sync 2>&1 | tee "$OUT/s12_sync.log"; reduce 2>&1 | tee "$OUT/s12_reduce.log" ;;
   probe) probe 2>&1 | tee "$OUT/s12_probe.log" ;;
-  reduce) reduce 2>&1 | tee "$OUT/s12_reduce.log" ;;
+  reduce) reduce 2>&1 | tee "$OUT/${TAG}_reduce.log" ;;
   all) probe 2>&1 | tee "$OUT/s12_probe.log"; reduce 2>&1 | tee "$OUT/s12_reduce.log" ;;
 esac
