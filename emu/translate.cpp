@@ -1130,7 +1130,10 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
     return done();
   }
   fs::path tmp = dir / (".prog-" + std::to_string(::getpid()));
-  cmd.insert(cmd.end(), {cpp.string(), lib, boostContextLibrary(), "-lpthread", "-o", tmp.string()});
+  // -Wl,-S: no debug sections from the runtime archive (nothing reads them): a GEMM candidate's
+  // binary is 0.3 MB instead of 5.4 MB and links in 40 ms instead of 90 ms; a 300-s reduction at
+  // -j2 had put 2.4 GB of them in the cache.
+  cmd.insert(cmd.end(), {cpp.string(), lib, boostContextLibrary(), "-lpthread", "-Wl,-S", "-o", tmp.string()});
   RunOptions ro;
   ro.timeout_s = o.timeout_s;
   // g++'s own temp files stay private: a cancelled candidate's compiler leaves them behind
