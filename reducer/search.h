@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -115,6 +116,10 @@ class Search {
   // parsed_ is its AST of best_, handed back after an accepted step.
   std::unique_ptr<ParseChecker> parser_;
   std::unique_ptr<ParsedSource> parsed_;
+  // The parse of next_parse_text_ (best_ when it was accepted) running in the background; after
+  // parser_ so that it is waited for before the parser goes.
+  std::future<std::unique_ptr<ParsedSource>> next_parse_;
+  std::string next_parse_text_;
   SearchStats stats_;
   int infra_run_ = 0;
   std::string last_infra_;
