@@ -29,6 +29,7 @@ Search::Search(Tester &t, SearchOptions o, std::function<void(const SearchStats 
 }
 
 void Search::checkStop() {
+  if (g_stop || (opt_.budget_s > 0 && now_s() - t0_ > opt_.budget_s)) cancelSpec(true);
   if (g_stop) throw SearchStop{"interrupted"};
   if (opt_.budget_s > 0 && now_s() - t0_ > opt_.budget_s)
     throw SearchStop{"the budget of " + std::to_string((int)opt_.budget_s) + " s is spent", true};
@@ -37,23 +38,109 @@ void Search::checkStop() {
                      " candidates in a row (" + last_infra_ + ")"};
 }
 
-std::vector<PassSite> Search::enumerate(const PassInfo &p) {
+bool Search::haveParse(bool wait) {
   if (!parsed_ && next_parse_.valid()) {  // the parse accept() started in the background
+    if (!wait && next_parse_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
     auto p = next_parse_.get();
     if (next_parse_text_ == best_) parsed_ = std::move(p);
     else parser_->giveBack(std::move(p));
   }
-  if (!parsed_) {
+  if (!parsed_ && wait) {
     if (!parser_) parser_ = std::make_unique<ParseChecker>(tester_.options().original_path, tester_.options().parse);
     parsed_ = parser_->parse(best_);
   }
+  return parsed_ != nullptr;
+}
+
+std::vector<PassSite> Search::enumerate(const PassInfo &p) {
+  haveParse(true);
   return p.sites(*parsed_);
+}
+
+// The lookahead: what the next passes will judge first on best_ (so that their verdicts are in
+// the tester's cache when they ask): a plain level's whole and its halves and quarters, ddmin's
+// first chunks; for alternatives every keyed place at its first one, then each place's first.
+void Search::buildLookahead() {
+  spec_queue_.clear();
+  if (!haveParse(false)) return;  // the new best's parse is still running: later
+  spec_built_ = true;
+  const size_t per_pass = (size_t)std::max(2, opt_.jobs) * 2;
+  std::set<std::string> seen;
+  auto add = [&](std::string c, size_t &n) {
+    if (c == best_ || !seen.insert(contentHash(c)).second) return;
+    spec_queue_.push_back(std::move(c));
+    ++n;
+  };
+  size_t passes = 0;
+  for (const PassInfo *p : upcoming_) {
+    if (++passes > 3) break;
+    auto sites = p->sites(*parsed_);
+    size_t n = 0;
+    std::vector<const Site *> firsts;
+    std::set<int> groups;
+    for (auto &x : sites)
+      if (x.group >= 0 && !x.place.empty() && groups.insert(x.group).second) firsts.push_back(&x);
+    if (firsts.size() > 1) add(applySites(best_, firsts), n);
+    groups.clear();
+    for (auto &x : sites)
+      if (x.group >= 0 && groups.insert(x.group).second && n < per_pass) add(applySites(best_, std::vector<Site>{x}), n);
+    std::vector<const Site *> plain;
+    for (auto &x : sites)
+      if (x.group < 0 && x.level == 0) plain.push_back(&x);
+    for (size_t k = plain.size(); k >= 1 && n < per_pass; k = k > 1 ? k / 2 : 0)
+      for (size_t b = 0; b < plain.size() && n < per_pass; b += k)
+        add(applySites(best_, std::vector<const Site *>(plain.begin() + b, plain.begin() + std::min(plain.size(), b + k))), n);
+  }
+}
+
+size_t Search::specRunning() {
+  std::erase_if(spec_running_, [](const SpecTask &t) { return t.done->load(); });
+  size_t n = 0;
+  for (auto &t : spec_running_)
+    if (!t.cancel->load()) ++n;
+  return n;
+}
+
+void Search::cancelSpec(bool all) {
+  for (auto it = spec_running_.rbegin(); it != spec_running_.rend(); ++it)
+    if (!it->done->load() && !it->cancel->load()) {
+      it->cancel->store(true);
+      if (!all) return;
+    }
+  if (all) {
+    spec_queue_.clear();
+    spec_built_ = false;
+  }
+}
+
+void Search::lookahead(size_t real_inflight) {
+  if (!opt_.lookahead || opt_.jobs < 2 || upcoming_.empty()) return;
+  while (real_inflight + specRunning() < (size_t)opt_.jobs) {
+    if (spec_queue_.empty()) {
+      if (spec_built_) return;
+      buildLookahead();
+      if (spec_queue_.empty()) return;
+    }
+    std::string text = std::move(spec_queue_.front());
+    spec_queue_.pop_front();
+    SpecTask t{std::make_shared<std::atomic<bool>>(false), std::make_shared<std::atomic<bool>>(false)};
+    spec_running_.push_back(t);
+    ++stats_.lookahead;
+    pool_->post([this, t, text = std::move(text), busy = spec_busy_ms_] {
+      setThreadCancelFlag(t.cancel.get());
+      TestResult r = tester_.test(text);
+      setThreadCancelFlag(nullptr);
+      if (!r.cached && !r.cancelled) *busy += (long)r.ms;
+      t.done->store(true);
+    });
+  }
 }
 
 void Search::accept(const std::string &text, const std::string &pass, const std::string &what) {
   const bool includes_changed = leadingIncludes(text) != leadingIncludes(best_);
   best_ = text;
   tester_.setBase(best_);
+  cancelSpec(true);  // the lookahead judged edits of the program before this step
   if (!parser_) parser_ = std::make_unique<ParseChecker>(tester_.options().original_path, tester_.options().parse);
   if (next_parse_.valid()) parser_->giveBack(next_parse_.get());  // of an older best: not needed
   parser_->giveBack(std::move(parsed_));  // the AST is rebuilt only after an accepted change
@@ -158,6 +245,7 @@ int Search::stream(const std::function<std::optional<std::string>()> &next, cons
     while (!exhausted && inflight < (size_t)opt_.jobs) {
       auto c = next();
       if (!c) { exhausted = true; break; }
+      if (inflight + specRunning() >= (size_t)opt_.jobs) cancelSpec(false);  // the pass's own come first
       size_t i = texts.size();
       texts.push_back(std::move(*c));
       traced.push_back(0);
@@ -178,6 +266,7 @@ int Search::stream(const std::function<std::optional<std::string>()> &next, cons
         st->cv.notify_all();
       });
     }
+    if (exhausted && winner < 0) lookahead(inflight);
     std::vector<std::pair<size_t, TestResult>> fresh;
     {
       std::unique_lock<std::mutex> l(st->m);
@@ -197,6 +286,7 @@ int Search::stream(const std::function<std::optional<std::string>()> &next, cons
       if (r.infra) { ++infra_run_; last_infra_ = r.detail + (r.note.empty() ? "" : ": " + r.note); }
       else if (!r.cached && !r.cancelled) infra_run_ = 0;
     }
+    if (long b = spec_busy_ms_->exchange(0)) stats_.busy_s += b / 1000.0;
     if (!fresh.empty()) {
       stats_.tests = tester_.tests();
       stats_.cache_hits = tester_.cacheHits();
@@ -673,10 +763,14 @@ std::string Search::run(const std::string &start) {
     for (; round < opt_.max_rounds; ++round) {
       bool changed = false, deeper = false;
       unsigned lines0 = stats_.lines;
-      for (auto *p : main) {
+      for (size_t i = 0; i < main.size(); ++i) {
         checkStop();
-        changed |= runPass(*p, round, &deeper);
+        upcoming_.assign(main.begin() + (long)i + 1, main.end());
+        spec_queue_.clear();  // built again for the passes after this one
+        spec_built_ = false;
+        changed |= runPass(*main[i], round, &deeper);
       }
+      upcoming_.clear();
       // A weak round (after the first two, under 10% of the lines taken) does not wait for the
       // fixpoint: the expression passes run now, once until a strong round comes. On the H200
       // (session 12, call a) rounds 3-5 took 3 lines in 47 s before simplify-expr ran, and what

@@ -6,6 +6,7 @@
 #include "pass.h"
 #include "tester.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -37,6 +38,10 @@ struct SearchOptions {
   // Wall-clock seconds for the whole search (0: none); when spent it stops as an interrupt does,
   // with the best program so far (wsfuzz --reduce-budget: a retention sample in bounded time).
   double budget_s = 0;
+  // Slots that the current pass leaves idle judge the first candidates of the next passes on the
+  // same program (their verdicts wait in the tester's cache; a lookahead still running when the
+  // pass asks for its text is waited for, not judged twice). An accepted step cancels them.
+  bool lookahead = true;
 };
 
 // N worker threads that judge candidates (the compiles and runs are child processes; the
@@ -61,6 +66,7 @@ struct SearchStats {
   std::string pass;
   double elapsed_s = 0;
   double busy_s = 0;  // summed wall time of the candidates judged (not cached, not cancelled)
+  long lookahead = 0;  // candidates of later passes judged in idle slots (SearchOptions::lookahead)
   int jobs = 1;
   // The share of the slots' time spent judging: what is left is the search's own serial work
   // (parsing the new best, listing sites) and passes too small to fill the slots.
@@ -107,6 +113,14 @@ class Search {
   void trace(const std::string &cand, const TestResult &r, const std::string &pass);
   void accept(const std::string &text, const std::string &pass, const std::string &what);
   void checkStop();
+  // The parse of best_ in parsed_: the background one when ready (or, with `wait`, once it is).
+  bool haveParse(bool wait);
+  // Lookahead (SearchOptions::lookahead): fills the idle slots from spec_queue_, built from the
+  // passes in upcoming_ on best_; cancelSpec stops them (all, or the newest one).
+  void lookahead(size_t real_inflight);
+  void buildLookahead();
+  size_t specRunning();
+  void cancelSpec(bool all);
 
   Tester &tester_;
   SearchOptions opt_;
@@ -120,6 +134,14 @@ class Search {
   // parser_ so that it is waited for before the parser goes.
   std::future<std::unique_ptr<ParsedSource>> next_parse_;
   std::string next_parse_text_;
+  std::vector<const PassInfo *> upcoming_;  // the passes after the current one, this round
+  std::deque<std::string> spec_queue_;
+  bool spec_built_ = false;  // spec_queue_ is of best_ and upcoming_
+  struct SpecTask {
+    std::shared_ptr<std::atomic<bool>> cancel, done;
+  };
+  std::vector<SpecTask> spec_running_;
+  std::shared_ptr<std::atomic<long>> spec_busy_ms_ = std::make_shared<std::atomic<long>>(0);
   SearchStats stats_;
   int infra_run_ = 0;
   std::string last_infra_;

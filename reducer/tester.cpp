@@ -158,6 +158,8 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
 
 TestResult Tester::test(const std::string &text) {
   std::string h = contentHash(text);
+  std::shared_future<TestResult> twin;
+  std::promise<TestResult> mine;
   {
     std::lock_guard<std::mutex> l(m_);
     auto it = cache_.find(h);
@@ -168,6 +170,24 @@ TestResult Tester::test(const std::string &text) {
       c.ms = 0;
       return c;
     }
+    if (auto f = inflight_.find(h); f != inflight_.end()) twin = f->second;
+    else inflight_.emplace(h, mine.get_future().share());
+  }
+  if (twin.valid()) {  // the same text is being judged: its verdict is this one's
+    while (twin.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready)
+      if (threadCancelled()) {
+        ++cancelled_;
+        TestResult r;
+        r.cancelled = true;
+        r.detail = "cancelled";
+        return r;
+      }
+    TestResult c = twin.get();
+    if (c.cancelled || c.infra) return test(text);  // that one said nothing: judge it here
+    ++hits_;
+    c.cached = true;
+    c.ms = 0;
+    return c;
   }
   TestResult r;
   if (!threadCancelled()) {
@@ -179,9 +199,14 @@ TestResult Tester::test(const std::string &text) {
     r = TestResult{};
     r.cancelled = true;
     r.detail = "cancelled";
-    return r;
+  } else if (!r.infra) {
+    remember(h, r);  // an infra error says nothing about the candidate
   }
-  if (!r.infra) remember(h, r);  // an infra error says nothing about the candidate
+  {
+    std::lock_guard<std::mutex> l(m_);
+    inflight_.erase(h);
+  }
+  mine.set_value(r);
   return r;
 }
 

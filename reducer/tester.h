@@ -9,6 +9,7 @@
 #include "parse_check.h"
 
 #include <atomic>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -89,6 +90,9 @@ class Tester {
   std::unique_ptr<ParseCheckerPool> checker_;
   std::mutex m_;
   std::unordered_map<std::string, TestResult> cache_;
+  // Texts being judged now: a second test of the same text (the search's lookahead judged it
+  // first) waits for that verdict instead of judging it again.
+  std::unordered_map<std::string, std::shared_future<TestResult>> inflight_;
   std::atomic<long> tests_{0}, hits_{0}, parse_skips_{0}, cancelled_{0};
   int original_launches_ = 0;
   std::mutex gpu_m_;

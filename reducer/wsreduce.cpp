@@ -59,6 +59,7 @@ static cl::opt<std::string> Backend("backend", cl::init("auto"),
 static cl::opt<std::string> Policy("policy", cl::init("eager"), cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or matrix"), cl::cat(Cat));
 static cl::opt<std::string> Confirm("confirm", cl::desc("gpu: judge the reduced program on the GPU at the end and put that verdict in the report"), cl::cat(Cat));
 static cl::opt<double> Budget("budget", cl::init(0), cl::desc("Seconds of search (0: none): when they are spent the search stops and the best program so far is finished (harness inlined, formatted), judged and reported as a completed reduction"), cl::cat(Cat));
+static cl::opt<std::string> Lookahead("lookahead", cl::desc("on | off | auto (default): slots the current pass leaves idle judge the next passes' first candidates on the same program; auto is on at -j 8 or more"), cl::init("auto"), cl::cat(Cat));
 static cl::opt<bool> FullShapeFirst("full-shape-first", cl::desc("Run the shape passes to completion before the first structure pass (default: one round of every knob first, the rest after the structure passes' first round)"), cl::cat(Cat));
 static cl::opt<std::string> Algorithm("algorithm", cl::init("ddmin"), cl::desc("Search over each pass's sites: ddmin (default) | pdd (probabilistic delta debugging)"), cl::cat(Cat));
 static cl::opt<bool> NoKeeper("no-keeper", cl::desc("Do not hold a CUDA context open on the GPU while the candidates run"), cl::cat(Cat));
@@ -135,6 +136,7 @@ int main(int argc, char **argv) {
   if (Backend == "emu") return fail("the emulation backend (--backend emu) is not built into this wsreduce; use --backend gpu");
 #endif
   if (Algorithm != "ddmin" && Algorithm != "pdd") return fail("--algorithm must be ddmin or pdd");
+  if (Lookahead != "on" && Lookahead != "off" && Lookahead != "auto") return fail("--lookahead must be on, off or auto");
   if (!Confirm.empty() && Confirm != "gpu") return fail("--confirm takes gpu (the only backend to confirm on)");
   if (Budget < 0) return fail("--budget must be a number of seconds, 0 or more (0: no budget)");
 
@@ -285,7 +287,11 @@ int main(int argc, char **argv) {
   so.passes.assign(Passes.begin(), Passes.end());
   so.algorithm = Algorithm;
   so.full_shape_first = FullShapeFirst;
+  // auto: where the slots wait on the search (the H200's -j16 was 37-43% busy, session 12), not
+  // where they are the bottleneck (-j2 on 2 cores: 84%, and the lookahead's cancelled work cost
+  // more than its hits there, bench/results/2026-11-30-cpu-s13).
   so.jobs = Jobs ? (int)Jobs : (int)std::max(1u, std::thread::hardware_concurrency());
+  so.lookahead = Lookahead == "on" || (Lookahead == "auto" && so.jobs >= 8);
   so.best_path = out;
   so.trace_path = tracePath;
   so.budget_s = Budget;
@@ -383,7 +389,9 @@ int main(int argc, char **argv) {
   llvm::outs() << "wsreduce: " << src << " " << wsr::countNonBlankLines(*text) << " -> " << wsr::countNonBlankLines(best)
                << " lines (" << wsr::countTokens(*text) << " -> " << wsr::countTokens(best) << " tokens), "
                << ri.tests << " tests, " << (long)ri.wall_s << " s, the " << search.stats().jobs << " slots busy "
-               << (long)(100 * search.stats().slotUse()) << "% of the time\n"
+               << (long)(100 * search.stats().slotUse()) << "% of the time"
+               << (search.stats().lookahead ? ", " + std::to_string(search.stats().lookahead) + " candidates judged ahead of their pass" : std::string())
+               << "\n"
                << "wsreduce: reduced program " << out << "\nwsreduce: issue report   " << reportPath << "\n";
   return rc;
 }

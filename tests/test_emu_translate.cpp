@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace fs = std::filesystem;
 using wsr::emu::AsmOperand;
@@ -652,6 +653,36 @@ TEST(Tester, ACandidateThatLaunchesNoKernelIsRefusedBeforeAnyBuild) {
       EXPECT_NE(r.detail, "no-kernel-launch");  // a compile error needs no launch
     }
   }
+}
+
+// The search's lookahead may still be judging a text when its pass asks for it: the second test
+// waits for that verdict rather than judging the same text again (a real script, counted in a file).
+TEST(Tester, TheSameTextAskedTwiceAtOnceIsJudgedOnce) {
+  std::string dir = wsr::makeTempDir("wsr-twice.");
+  std::string script = dir + "/slow_test.sh", count = dir + "/runs";
+  ASSERT_TRUE(wsr::writeFileAtomic(script, "#!/bin/sh\necho run >> " + count + "\nsleep 1\ngrep -q keep \"$1\"\n"));
+  fs::permissions(script, fs::perms::owner_all);
+  wsr::TestOptions t;
+  t.test_script = script;
+  t.parse_check = false;
+  t.original_path = dir + "/p.cu";
+  wsr::Tester tester(t);
+  wsr::TestResult a, b;
+  std::thread first([&] { a = tester.test("int keep;\n"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  b = tester.test("int keep;\n");
+  first.join();
+  EXPECT_TRUE(a.interesting);
+  EXPECT_TRUE(b.interesting);
+  EXPECT_FALSE(a.cached);
+  EXPECT_TRUE(b.cached) << "the second waited for the first's verdict";
+  EXPECT_EQ(tester.tests(), 1);
+  EXPECT_EQ(*wsr::readFile(count), "run\n");
+  // Another text is judged on its own.
+  auto c = tester.test("int drop;\n");
+  EXPECT_FALSE(c.interesting);
+  EXPECT_EQ(tester.tests(), 2);
+  wsr::removeTree(dir);
 }
 
 // The original's own run tunes the candidates (wsreduce and wsfuzz --reduce share it): when every

@@ -158,6 +158,27 @@ TEST(Reducer, InterestingnessScriptInsteadOfTheOracle) {
   }
 }
 
+// The lookahead judges later passes' candidates in idle slots; which candidate wins stays the
+// search's own order, so the result is the same with it and without it.
+TEST(Reducer, TheLookaheadDoesNotChangeTheResult) {
+  std::string results[2];
+  for (int on = 0; on < 2; ++on) {
+    Work w;
+    std::string src = w.copy("reduce/ptxas_error.cu");
+    auto r = wsreduce({src, "--test", fixture("reduce/grep_test.sh"), "-j4", "--no-parse-check", "--lookahead",
+                       on ? "on" : "off", "--passes", "remove-function,remove-decl,remove-stmt,unwrap-branch,lines"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find("judged ahead") != std::string::npos, on == 1) << r.out;
+    results[on] = readFile(minOf(src)).value_or("");
+  }
+  EXPECT_FALSE(results[0].empty());
+  EXPECT_EQ(results[0], results[1]);
+  Work w;
+  auto bad = wsreduce({w.copy("reduce/ptxas_error.cu"), "--test", fixture("reduce/grep_test.sh"), "--lookahead", "maybe"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--lookahead must be on, off or auto"), std::string::npos) << bad.err;
+}
+
 TEST(Reducer, RefusesAnInputWithoutTheSymptomAndSaysItsVerdict) {
   Work w;
   std::string src = w.copy("reduce/ptxas_error.cu");
