@@ -749,6 +749,44 @@ TEST(RemoveDecl, TheFixedWidthTypesKeepTheirInclude) {
   std::filesystem::remove_all(dir);
 }
 
+// The fixed-width types spelled as builtin types, every use at once: then <cstdint> can go, and
+// nvcc builds the program without it (checked with nvcc). A two-word spelling cannot be a
+// functional cast: a program with `uint64_t(x)` is not offered the site.
+TEST(BuiltinTypes, TheFixedWidthTypesBecomeBuiltinsAndTheIncludeCanGo) {
+  LOAD(p, "builtin_types.cu");
+  auto sites = sitesOf("builtin-types", p);
+  SCOPED_TRACE(listing(sites));
+  ASSERT_EQ(sites.size(), 1u);
+  EXPECT_EQ(sites[0].note,
+            "spell int32_t -> int, int64_t -> long, uint32_t -> unsigned, uint64_t -> unsigned long, uint8_t -> unsigned char");
+  std::string out = apply(p, sites[0]);
+  EXPECT_NE(out.find("__global__ void k(unsigned long *bar, unsigned n) {"), std::string::npos) << out;
+  EXPECT_NE(out.find("unsigned x = unsigned(n) + (unsigned)threadIdx.x;"), std::string::npos) << out;
+  EXPECT_EQ(out.find("int64_t"), std::string::npos) << out;
+  EXPECT_TRUE(parses(p, out));
+  Program q;
+  q.path = p.path;
+  q.text = out;
+  q.parsed = wsr::parseSource(out, p.path, wsr::ParseOptions{});
+  ASSERT_TRUE(q.parsed->ok());
+  EXPECT_TRUE(anyNote(sitesOf("remove-decl", q), "#include <cstdint>"));
+  std::string without = rewrite(out, {{"#include <cstdint>\n", ""}});
+  auto dir = std::filesystem::temp_directory_path() / ("wsr_builtin_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "t.cu") << without;
+  std::string cmd = "nvcc -arch=sm_90a -c " + (dir / "t.cu").string() + " -o " + (dir / "t.o").string() + " > /dev/null 2>&1";
+  if (std::system("command -v nvcc > /dev/null 2>&1") == 0)
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << "nvcc did not compile the builtin spelling without <cstdint>";
+  std::filesystem::remove_all(dir);
+
+  Program r;
+  r.path = p.path;
+  r.text = rewrite(p.text, {{"(uint64_t)big", "uint64_t(big)"}});
+  r.parsed = wsr::parseSource(r.text, p.path, wsr::ParseOptions{});
+  ASSERT_TRUE(r.parsed->ok());
+  EXPECT_TRUE(sitesOf("builtin-types", r).empty());
+}
+
 TEST(UnwrapPp, AConditionalBecomesOneArmOrGoesOuterFirst) {
   LOAD(p, "unwrap_pp.cu");
   auto sites = sitesOf("unwrap-pp", p);
