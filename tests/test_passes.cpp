@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <unistd.h>
@@ -730,6 +731,18 @@ TEST(ParseCheck, AWarmedPoolChecksTheNewBaseWithoutBuildingAgain) {
   EXPECT_EQ(pool.preambleBuilds(), warmed) << "the checks after warm() reuse its preamble";
 }
 
+// Whether `nvcc -arch=sm_90a -c` compiles `text`; nothing where nvcc is not installed.
+static std::optional<bool> nvccCompiles(const std::string &text) {
+  if (std::system("command -v nvcc > /dev/null 2>&1") != 0) return std::nullopt;
+  auto dir = std::filesystem::temp_directory_path() / ("wsr_nvcc_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "t.cu") << text;
+  std::string cmd = "nvcc -arch=sm_90a -c " + (dir / "t.cu").string() + " -o " + (dir / "t.o").string() + " > /dev/null 2>&1";
+  bool ok = std::system(cmd.c_str()) == 0;
+  std::filesystem::remove_all(dir);
+  return ok;
+}
+
 // <cstdint> is not offered while the program names uint32_t: Clang's CUDA headers declare it
 // anyway (the parse passes without the include), nvcc's do not (it fails: checked here with nvcc).
 TEST(RemoveDecl, TheFixedWidthTypesKeepTheirInclude) {
@@ -740,13 +753,7 @@ TEST(RemoveDecl, TheFixedWidthTypesKeepTheirInclude) {
   EXPECT_FALSE(anyNote(sites, "#include <cstdint>"));
   std::string without = rewrite(p.text, {{"#include <cstdint>\n", ""}});
   EXPECT_TRUE(parses(p, without)) << "Clang sees uint32_t without the include";
-  auto dir = std::filesystem::temp_directory_path() / ("wsr_stdint_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "t.cu") << without;
-  std::string cmd = "nvcc -arch=sm_90a -c " + (dir / "t.cu").string() + " -o " + (dir / "t.o").string() + " > /dev/null 2>&1";
-  if (std::system("command -v nvcc > /dev/null 2>&1") == 0)
-    EXPECT_NE(std::system(cmd.c_str()), 0) << "nvcc compiled uint32_t without <cstdint>";
-  std::filesystem::remove_all(dir);
+  if (auto built = nvccCompiles(without)) EXPECT_FALSE(*built) << "nvcc compiled uint32_t without <cstdint>";
 }
 
 // The fixed-width types spelled as builtin types, every use at once: then <cstdint> can go, and
@@ -771,13 +778,7 @@ TEST(BuiltinTypes, TheFixedWidthTypesBecomeBuiltinsAndTheIncludeCanGo) {
   ASSERT_TRUE(q.parsed->ok());
   EXPECT_TRUE(anyNote(sitesOf("remove-decl", q), "#include <cstdint>"));
   std::string without = rewrite(out, {{"#include <cstdint>\n", ""}});
-  auto dir = std::filesystem::temp_directory_path() / ("wsr_builtin_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "t.cu") << without;
-  std::string cmd = "nvcc -arch=sm_90a -c " + (dir / "t.cu").string() + " -o " + (dir / "t.o").string() + " > /dev/null 2>&1";
-  if (std::system("command -v nvcc > /dev/null 2>&1") == 0)
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << "nvcc did not compile the builtin spelling without <cstdint>";
-  std::filesystem::remove_all(dir);
+  if (auto built = nvccCompiles(without)) EXPECT_TRUE(*built) << "nvcc did not compile the builtin spelling without <cstdint>";
 
   Program r;
   r.path = p.path;
