@@ -705,6 +705,7 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
       tester.tuneFromOriginal(ov, c.o.timeout_s, other_backend && c.o.calibrate, false);
       SearchOptions so;
       so.jobs = jobs;
+      so.lookahead = SearchOptions::lookaheadByDefault(jobs);
       so.best_path = out;
       // every test of it, as wsreduce writes them (where the budget went), beside the program
       if (!c.o.corpus_dir.empty()) so.trace_path = out.substr(0, out.size() - fs::path(out).extension().string().size()) + ".trace.jsonl";

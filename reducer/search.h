@@ -41,7 +41,12 @@ struct SearchOptions {
   // Slots that the current pass leaves idle judge the first candidates of the next passes on the
   // same program (their verdicts wait in the tester's cache; a lookahead still running when the
   // pass asks for its text is waited for, not judged twice). An accepted step cancels them.
-  bool lookahead = true;
+  bool lookahead = false;
+  // The tools' default (wsreduce --lookahead auto, wsfuzz --reduce): on where the slots wait on
+  // the search (the H200's -j16 was 37-43% busy, session 12), off where they are the bottleneck
+  // (-j2 on 2 cores: the lookahead's cancelled work cost more than its hits,
+  // bench/results/2026-11-30-cpu-s13).
+  static bool lookaheadByDefault(int jobs) { return jobs >= 8; }
 };
 
 // N worker threads that judge candidates (the compiles and runs are child processes; the

@@ -287,11 +287,8 @@ int main(int argc, char **argv) {
   so.passes.assign(Passes.begin(), Passes.end());
   so.algorithm = Algorithm;
   so.full_shape_first = FullShapeFirst;
-  // auto: where the slots wait on the search (the H200's -j16 was 37-43% busy, session 12), not
-  // where they are the bottleneck (-j2 on 2 cores: 84%, and the lookahead's cancelled work cost
-  // more than its hits there, bench/results/2026-11-30-cpu-s13).
   so.jobs = Jobs ? (int)Jobs : (int)std::max(1u, std::thread::hardware_concurrency());
-  so.lookahead = Lookahead == "on" || (Lookahead == "auto" && so.jobs >= 8);
+  so.lookahead = Lookahead == "on" || (Lookahead == "auto" && wsr::SearchOptions::lookaheadByDefault(so.jobs));
   so.best_path = out;
   so.trace_path = tracePath;
   so.budget_s = Budget;
