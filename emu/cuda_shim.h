@@ -331,7 +331,7 @@ inline cudaError_t cudaMalloc(void **p, size_t bytes) {
 inline cudaError_t cudaFree(void *p) {
   if (!p) return cudaSuccess;  // cudaFree(nullptr) returns at once on the GPU (bench/probes/sync_points.cu)
   wsemu_shim::syncPoint();
-  if (p) ::wsemu::emuFree(p);
+  ::wsemu::emuFree(p);
   return cudaSuccess;
 }
 inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind = cudaMemcpyDefault) {

@@ -997,12 +997,10 @@ static std::string emuPrecompiledHeaderDir(const std::string &gxx, const std::st
     fs::path tmp = dir / "emu" / (".gch-" + std::to_string(::getpid()));
     RunOptions ro;
     ro.timeout_s = 300;
-    const std::string gxx_tmp = makeTempDir("wsemu-cc.");
-    if (!gxx_tmp.empty()) ro.env_set["TMPDIR"] = gxx_tmp;
+    ro.tmpdir_in_workdir = true;
     auto r = runProcess({gxx, "-std=c++20", "-O1", "-w", kAutoVarInit, "-I", root, "-I", root + "/emu/shim", "-x", "c++-header",
                          root + "/emu/cuda_shim.h", "-o", tmp.string()},
                         ro);
-    removeTree(gxx_tmp);
     if (r.exit_code != 0 || r.timed_out || !fs::exists(tmp)) {
       fs::remove(tmp, ec);
       return memo[cache] = "";
@@ -1136,11 +1134,8 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
   cmd.insert(cmd.end(), {cpp.string(), lib, boostContextLibrary(), "-lpthread", "-Wl,-S", "-o", tmp.string()});
   RunOptions ro;
   ro.timeout_s = o.timeout_s;
-  // g++'s own temp files stay private: a cancelled candidate's compiler leaves them behind
-  const std::string gxx_tmp = makeTempDir("wsemu-cc.");
-  if (!gxx_tmp.empty()) ro.env_set["TMPDIR"] = gxx_tmp;
+  ro.tmpdir_in_workdir = true;  // g++'s own temp files: a cancelled candidate's compiler leaves them
   auto r = runProcess(cmd, ro);
-  removeTree(gxx_tmp);
   b.exit_code = r.exit_code;
   b.signal = r.signal;
   b.timed_out = r.timed_out;

@@ -8,7 +8,6 @@
 
 #include <clang/AST/ASTContext.h>
 #include <clang/Frontend/ASTUnit.h>
-#include <clang/Lex/Lexer.h>
 
 #include <map>
 
@@ -22,50 +21,30 @@ std::vector<PassSite> builtinTypeSites(const ParsedSource &src) {
       break;
     }
   if (!ctx) return {};
-  static const std::map<std::string, std::string> spelled = {
-      {"uint8_t", "unsigned char"}, {"int8_t", "signed char"},  {"uint16_t", "unsigned short"},
-      {"int16_t", "short"},         {"uint32_t", "unsigned"},   {"int32_t", "int"},
-      {"uint64_t", "unsigned long"}, {"int64_t", "long"},       {"uintptr_t", "unsigned long"},
-      {"intptr_t", "long"}};
-  const std::string &t = src.text;
-  clang::LangOptions lo = ctx->getLangOpts();
-  clang::Lexer lex(clang::SourceLocation(), lo, t.data(), t.data(), t.data() + t.size());
-  struct Tok {
-    unsigned b, e;
-    clang::tok::TokenKind kind;
-    std::string id;
-  };
-  std::vector<Tok> toks;
-  clang::Token tok;
-  for (;;) {
-    lex.LexFromRawLexer(tok);
-    if (tok.is(clang::tok::eof)) break;
-    unsigned e = (unsigned)(lex.getBufferLocation() - t.data());
-    toks.push_back({e - tok.getLength(), e, tok.getKind(),
-                    tok.is(clang::tok::raw_identifier) ? tok.getRawIdentifier().str() : std::string()});
-  }
+  const auto &spelled = fixedWidthTypes();
+  auto toks = rawTokens(src.text, *ctx);
   PassSite site;
   site.pass = "builtin-types";
   std::map<std::string, int> count;
   for (size_t i = 0; i < toks.size(); ++i) {
     auto it = spelled.find(toks[i].id);
     if (it == spelled.end()) continue;
-    unsigned b = toks[i].b;
+    unsigned b = toks[i].begin;
     if (i >= 1 && toks[i - 1].kind == clang::tok::coloncolon) {
-      if (i >= 2 && toks[i - 2].id == "std") b = toks[i - 2].b;  // std::uint32_t: the qualifier goes too
-      else return {};                                            // ::uint32_t, ns::uint32_t: left alone
+      if (i >= 2 && toks[i - 2].id == "std") b = toks[i - 2].begin;  // std::uint32_t: the qualifier goes too
+      else return {};                                                // ::uint32_t, ns::uint32_t: left alone
     }
     bool two_words = it->second.find(' ') != std::string::npos;
     if (two_words && i + 1 < toks.size() && (toks[i + 1].kind == clang::tok::l_paren || toks[i + 1].kind == clang::tok::l_brace))
       return {};
-    site.edits.push_back(Edit{b, toks[i].e - b, it->second});
+    site.edits.push_back(Edit{b, toks[i].end - b, it->second});
     ++count[it->first];
   }
   if (site.edits.empty()) return {};
   std::string what;
   for (auto &[name, n] : count) what += (what.empty() ? "" : ", ") + name + " -> " + spelled.at(name);
   site.note = "spell " + what;
-  if (!sealSite(site, t)) return {};
+  if (!sealSite(site, src.text)) return {};
   return {site};
 }
 

@@ -158,25 +158,20 @@ void macros(clang::ASTUnit &ast, const ParsedSource &src, std::map<unsigned, Con
   }
   if (found.empty()) return;
   // Every identifier token of the text (comments skipped); the directive it is in, if any.
-  clang::LangOptions lo = ctx.getLangOpts();
-  clang::Lexer lex(clang::SourceLocation(), lo, t.data(), t.data(), t.data() + t.size());
-  clang::Token tok;
   std::set<std::string> refused;
   std::string directive;  // "" outside a directive line
   bool hash = false, name_next = false;
-  for (;;) {
-    lex.LexFromRawLexer(tok);
-    if (tok.is(clang::tok::eof)) break;
-    if (tok.isAtStartOfLine()) directive.clear();
-    if (tok.is(clang::tok::hash) && tok.isAtStartOfLine()) {
+  for (auto &tok : rawTokens(t, ctx)) {
+    if (tok.line_start) directive.clear();
+    if (tok.kind == clang::tok::hash && tok.line_start) {
       hash = true;
       continue;
     }
-    if (!tok.is(clang::tok::raw_identifier)) {
+    if (tok.kind != clang::tok::raw_identifier) {
       hash = false;
       continue;
     }
-    std::string id = tok.getRawIdentifier().str();
+    const std::string &id = tok.id;
     if (hash) {
       directive = id;
       hash = false;
@@ -196,8 +191,7 @@ void macros(clang::ASTUnit &ast, const ParsedSource &src, std::map<unsigned, Con
       refused.insert(id);
       continue;
     }
-    unsigned o = (unsigned)(lex.getBufferLocation() - t.data()) - tok.getLength();
-    f->second.uses.insert({o, o + tok.getLength()});
+    f->second.uses.insert({tok.begin, tok.end});
   }
   for (auto &[name, c] : found)
     if (!refused.count(name)) out.emplace(c.decl.begin, std::move(c));

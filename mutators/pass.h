@@ -6,6 +6,8 @@
 #include "edit.h"
 #include "parse.h"
 
+#include <clang/Basic/TokenKinds.h>
+
 #include <functional>
 #include <map>
 #include <optional>
@@ -95,6 +97,21 @@ std::string rewritten(const std::string &text, Range r, std::vector<Edit> edits)
 // A site whose edits were gathered from several places, made ready: its edits sorted and its
 // line the first edit's. False when two of its edits overlap (the site cannot be applied).
 bool sealSite(PassSite &s, const std::string &text);
+
+// A token of Clang's raw lexer over a text (comments skipped, directives not interpreted): its
+// bytes, its kind, whether it begins a line, and an identifier's spelling.
+struct RawToken {
+  unsigned begin = 0, end = 0;
+  clang::tok::TokenKind kind = clang::tok::unknown;
+  bool line_start = false;
+  std::string id;  // a raw_identifier's spelling, else empty
+};
+std::vector<RawToken> rawTokens(const std::string &text, const clang::ASTContext &ctx);
+
+// The fixed-width integer types (uint32_t, ...) and the builtin types they are where nvcc builds
+// (Linux, LP64, host and device alike): builtin-types spells them so, and remove-decl keeps
+// <cstdint> while the text names one.
+const std::map<std::string, std::string> &fixedWidthTypes();
 
 // The literal of `v` with the type `t` has (`64`, `64u`, `64l`, `64ul`, `64ll`, `64ull`, a negative
 // one in parentheses), or "" for a type no plain literal has (short, char, bool, enums).

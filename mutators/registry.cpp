@@ -38,6 +38,34 @@ bool sealSite(PassSite &s, const std::string &text) {
   return true;
 }
 
+std::vector<RawToken> rawTokens(const std::string &text, const clang::ASTContext &ctx) {
+  clang::LangOptions lo = ctx.getLangOpts();
+  clang::Lexer lex(clang::SourceLocation(), lo, text.data(), text.data(), text.data() + text.size());
+  std::vector<RawToken> out;
+  clang::Token tok;
+  for (;;) {
+    lex.LexFromRawLexer(tok);
+    if (tok.is(clang::tok::eof)) break;
+    RawToken r;
+    r.end = (unsigned)(lex.getBufferLocation() - text.data());
+    r.begin = r.end - tok.getLength();
+    r.kind = tok.getKind();
+    r.line_start = tok.isAtStartOfLine();
+    if (tok.is(clang::tok::raw_identifier)) r.id = tok.getRawIdentifier().str();
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+const std::map<std::string, std::string> &fixedWidthTypes() {
+  static const std::map<std::string, std::string> spelled = {
+      {"uint8_t", "unsigned char"},  {"int8_t", "signed char"}, {"uint16_t", "unsigned short"},
+      {"int16_t", "short"},          {"uint32_t", "unsigned"},  {"int32_t", "int"},
+      {"uint64_t", "unsigned long"}, {"int64_t", "long"},       {"uintptr_t", "unsigned long"},
+      {"intptr_t", "long"}};
+  return spelled;
+}
+
 std::string integerLiteralOf(const clang::QualType &t, const llvm::APSInt &v) {
   auto *bt = t.getCanonicalType()->getAs<clang::BuiltinType>();
   if (!bt) return "";

@@ -216,7 +216,11 @@ struct IncludeUses : clang::RecursiveASTVisitor<IncludeUses> {
 // headers do not declare them ("identifier uint64_t is undefined": the reduced programs of
 // session 12 built only through the watchdog's instrumented copy). Kept while the text names one.
 static bool namesFixedWidthTypes(const std::string &t) {
-  static const std::regex re(R"(\b(u?int(8|16|32|64)_t|u?intptr_t)\b)");
+  static const std::regex re = [] {
+    std::string names;
+    for (auto &[name, builtin] : fixedWidthTypes()) names += (names.empty() ? "" : "|") + name;
+    return std::regex("\\b(" + names + ")\\b");
+  }();
   return std::regex_search(t, re);
 }
 static bool isStdintHeader(const std::string &line) {

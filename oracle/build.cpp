@@ -1,7 +1,6 @@
 #include "build.h"
 
 #include "cache.h"
-
 #include "process.h"
 
 #include <llvm/Support/JSON.h>
@@ -302,7 +301,7 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   RunOptions ro;
   ro.timeout_s = o.timeout_s;
   ro.workdir = work;
-  ro.env_set["TMPDIR"] = work;  // nvcc's own temp files stay private and are removed with it
+  ro.tmpdir_in_workdir = true;  // nvcc's own temp files stay private and are removed with it
   auto r = runProcess(cmd, ro);
   removeTree(work);
   b.exit_code = r.exit_code;

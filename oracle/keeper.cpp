@@ -47,7 +47,7 @@ static std::string buildOnceIntoCache(const std::string &compiler, const std::st
   RunOptions ro;
   ro.timeout_s = 120;
   ro.workdir = work;
-  ro.env_set["TMPDIR"] = work;
+  ro.tmpdir_in_workdir = true;
   std::vector<std::string> argv = {compiler, "-o", tmp, src};
   argv.insert(argv.end(), flags.begin(), flags.end());  // after the source: libraries link in order
   auto r = runProcess(argv, ro);

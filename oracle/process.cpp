@@ -282,6 +282,7 @@ Child spawnChild(const std::vector<std::string> &argv, const RunOptions &opt, bo
   }
 
   std::map<std::string, std::string> env_set = opt.env_set;
+  if (opt.tmpdir_in_workdir) env_set["TMPDIR"] = ch.workdir;
   if (gated) {
     // The gate library opens the CUDA context before main and reads one byte from fd 3.
     const char *pre = std::getenv("LD_PRELOAD");

@@ -22,6 +22,9 @@ struct RunOptions {
   double timeout_s = 10;
   size_t capture_bytes = 1 << 20;          // per stream; half head, half tail
   std::string workdir;                      // empty: a private temp dir, removed afterwards
+  // TMPDIR is the working directory: a compiler's temp files stay there, and go with a private
+  // one even when the compiler is killed (a cancelled candidate's g++ had left 1000 in /tmp).
+  bool tmpdir_in_workdir = false;
   std::map<std::string, std::string> env_set;  // added to / overriding the parent's environment
   std::vector<std::string> env_unset;
   // Called with the program's pid when the timeout fires, before the SIGKILL (forensics, e.g.

@@ -29,9 +29,10 @@ Search::Search(Tester &t, SearchOptions o, std::function<void(const SearchStats 
 }
 
 void Search::checkStop() {
-  if (g_stop || (opt_.budget_s > 0 && now_s() - t0_ > opt_.budget_s)) cancelSpec(true);
+  const bool spent = opt_.budget_s > 0 && now_s() - t0_ > opt_.budget_s;
+  if (g_stop || spent) cancelSpec(true);
   if (g_stop) throw SearchStop{"interrupted"};
-  if (opt_.budget_s > 0 && now_s() - t0_ > opt_.budget_s)
+  if (spent)
     throw SearchStop{"the budget of " + std::to_string((int)opt_.budget_s) + " s is spent", true};
   if (infra_run_ >= opt_.max_consecutive_infra)
     throw SearchStop{"the oracle could not judge " + std::to_string(infra_run_) +

@@ -156,6 +156,14 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
   return done();
 }
 
+// A test cut short (or never started): not a verdict, not cached.
+static TestResult cancelledResult() {
+  TestResult r;
+  r.cancelled = true;
+  r.detail = "cancelled";
+  return r;
+}
+
 TestResult Tester::test(const std::string &text) {
   std::string h = contentHash(text);
   std::shared_future<TestResult> twin;
@@ -177,10 +185,7 @@ TestResult Tester::test(const std::string &text) {
     while (twin.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready)
       if (threadCancelled()) {
         ++cancelled_;
-        TestResult r;
-        r.cancelled = true;
-        r.detail = "cancelled";
-        return r;
+        return cancelledResult();
       }
     TestResult c = twin.get();
     if (c.cancelled || c.infra) return test(text);  // that one said nothing: judge it here
@@ -194,11 +199,9 @@ TestResult Tester::test(const std::string &text) {
     ++tests_;
     r = run(text, opt_.parse_check);
   }
-  if (threadCancelled()) {  // cut short (or never started): not a verdict, not cached
+  if (threadCancelled()) {
     ++cancelled_;
-    r = TestResult{};
-    r.cancelled = true;
-    r.detail = "cancelled";
+    r = cancelledResult();
   } else if (!r.infra) {
     remember(h, r);  // an infra error says nothing about the candidate
   }

@@ -37,6 +37,15 @@ Program load(const std::string &name) {
   return p;
 }
 
+// Another text at the same path (an edit of a fixture), parsed.
+Program reparsed(const Program &p, std::string text) {
+  Program q;
+  q.path = p.path;
+  q.text = std::move(text);
+  q.parsed = wsr::parseSource(q.text, q.path, wsr::ParseOptions{});
+  return q;
+}
+
 std::vector<PassSite> sitesOf(const char *pass, const Program &p) {
   const wsr::PassInfo *info = wsr::findPass(pass);
   if (!info) {
@@ -247,10 +256,7 @@ TEST(Rebase, RebasedSitesAreTheSitesOfTheNewText) {
     }
     EXPECT_EQ(kept, moved.size());
     if (t == 0) {  // and the same edits as listing the sites of the new text
-      Program q;
-      q.path = p.path;
-      q.text = after;
-      q.parsed = wsr::parseSource(after, p.path, wsr::ParseOptions{});
+      Program q = reparsed(p, after);
       ASSERT_TRUE(q.parsed->ok());
       auto fresh = sitesOf("remove-stmt", q);
       for (auto &m : moved) {
@@ -575,10 +581,7 @@ TEST(RemoveTmaLoad, TheLoadsGoWithTheBytesExpectedOfThem) {
   // function left, its site is level 0, so the search's first round already tries it.
   EXPECT_EQ(sites[0].level, 0);
   EXPECT_EQ(sites[1].level, 1);
-  Program one;
-  one.path = p.path;
-  one.text = raw;
-  one.parsed = wsr::parseSource(one.text, one.path, wsr::ParseOptions{});
+  Program one = reparsed(p, raw);
   auto left = sitesOf("remove-tma-load", one);
   ASSERT_EQ(left.size(), 1u) << listing(left);
   EXPECT_EQ(left[0].level, 0) << listing(left);
@@ -771,19 +774,13 @@ TEST(BuiltinTypes, TheFixedWidthTypesBecomeBuiltinsAndTheIncludeCanGo) {
   EXPECT_NE(out.find("unsigned x = unsigned(n) + (unsigned)threadIdx.x;"), std::string::npos) << out;
   EXPECT_EQ(out.find("int64_t"), std::string::npos) << out;
   EXPECT_TRUE(parses(p, out));
-  Program q;
-  q.path = p.path;
-  q.text = out;
-  q.parsed = wsr::parseSource(out, p.path, wsr::ParseOptions{});
+  Program q = reparsed(p, out);
   ASSERT_TRUE(q.parsed->ok());
   EXPECT_TRUE(anyNote(sitesOf("remove-decl", q), "#include <cstdint>"));
   std::string without = rewrite(out, {{"#include <cstdint>\n", ""}});
   if (auto built = nvccCompiles(without)) EXPECT_TRUE(*built) << "nvcc did not compile the builtin spelling without <cstdint>";
 
-  Program r;
-  r.path = p.path;
-  r.text = rewrite(p.text, {{"(uint64_t)big", "uint64_t(big)"}});
-  r.parsed = wsr::parseSource(r.text, p.path, wsr::ParseOptions{});
+  Program r = reparsed(p, rewrite(p.text, {{"(uint64_t)big", "uint64_t(big)"}}));
   ASSERT_TRUE(r.parsed->ok());
   EXPECT_TRUE(sitesOf("builtin-types", r).empty());
 }
