@@ -51,6 +51,7 @@ std::string harnessIncludeDir() {
 }
 
 bool prepareCacheDir(const std::string &dir, std::string *err) {
+  if (!cacheLimitValid(err)) return false;
   std::error_code ec;
   fs::create_directories(fs::path(dir) / "build", ec);
   if (ec || ::access((fs::path(dir) / "build").c_str(), W_OK) != 0) {

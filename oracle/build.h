@@ -36,7 +36,8 @@ std::string defaultCacheDir();
 std::string harnessIncludeDir();
 // The directory of the running executable (install trees are found relative to it).
 std::string selfDir();
-// Checks that the cache dir can be created and written; a sentence when it cannot.
+// Checks that the cache dir can be created and written, and that its size limit
+// (WSREDUCE_CACHE_MAX) reads; a sentence when not.
 bool prepareCacheDir(const std::string &dir, std::string *err);
 // nvcc's path, or empty when it cannot be found.
 std::string findNvcc(const std::string &hint);

@@ -2,22 +2,25 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 namespace fs = std::filesystem;
 
 namespace wsr {
 
-std::uint64_t cacheLimitBytes() {
-  constexpr std::uint64_t kDefault = 4ull << 30;
-  const char *e = std::getenv("WSREDUCE_CACHE_MAX");
-  if (!e || !*e) return kDefault;
+namespace {
+constexpr std::uint64_t kDefaultLimit = 4ull << 30;
+
+// The value of WSREDUCE_CACHE_MAX `e`, or nothing when it is not one.
+std::optional<std::uint64_t> parseLimit(const char *e) {
   char *end = nullptr;
+  if (!std::isdigit((unsigned char)*e)) return std::nullopt;
   unsigned long long n = std::strtoull(e, &end, 10);
-  if (end == e) return kDefault;
   std::uint64_t scale = 1;
   switch (*end) {
     case 'k': case 'K': scale = 1ull << 10; ++end; break;
@@ -27,8 +30,22 @@ std::uint64_t cacheLimitBytes() {
   }
   if (*end == 'i' || *end == 'I') ++end;  // "4GiB" reads as 4G
   if (*end == 'b' || *end == 'B') ++end;
-  if (*end) return kDefault;
+  if (*end) return std::nullopt;
   return n * scale;
+}
+}  // namespace
+
+std::uint64_t cacheLimitBytes() {
+  const char *e = std::getenv("WSREDUCE_CACHE_MAX");
+  if (!e || !*e) return kDefaultLimit;
+  return parseLimit(e).value_or(kDefaultLimit);
+}
+
+bool cacheLimitValid(std::string *err) {
+  const char *e = std::getenv("WSREDUCE_CACHE_MAX");
+  if (!e || !*e || parseLimit(e)) return true;
+  if (err) *err = std::string("WSREDUCE_CACHE_MAX must be a size such as 4G, 512M or 0 (no limit), not '") + e + "'";
+  return false;
 }
 
 void touchCacheEntry(const std::string &entry) {

@@ -13,6 +13,9 @@ namespace wsr {
 // WSREDUCE_CACHE_MAX: a byte count with an optional K, M or G suffix (powers of 1024), or 0 for
 // no limit. Default 4 GiB. An unreadable value is the default.
 std::uint64_t cacheLimitBytes();
+// False, with a sentence, when WSREDUCE_CACHE_MAX is set but cannot be read as such: the tools
+// refuse to start (prepareCacheDir) rather than quietly use the default.
+bool cacheLimitValid(std::string *err);
 
 // Marks an entry (a directory or a file) used now.
 void touchCacheEntry(const std::string &entry);

@@ -51,6 +51,14 @@ TEST(WsoracleCli, UnwritableCacheDir) {
   expectOneSentence(wsoracle({fixture("cuda/host_stripes.cu"), "--cache-dir", "/proc/wsr-cache"}), "cache directory");
 }
 
+TEST(WsoracleCli, UnreadableCacheLimit) {
+  RunOptions o;
+  o.timeout_s = 120;
+  o.env_set["WSREDUCE_CACHE"] = std::string(WSR_BUILD_DIR) + "/test-cache";
+  o.env_set["WSREDUCE_CACHE_MAX"] = "lots";
+  expectOneSentence(runProcess({tool(), fixture("cuda/host_stripes.cu")}, o), "WSREDUCE_CACHE_MAX must be a size");
+}
+
 TEST(WsoracleCli, BadFlagValue) {
   expectOneSentence(wsoracle({fixture("cuda/host_stripes.cu"), "--sanitizer", "bogus"}), "--sanitizer must be");
   expectOneSentence(wsoracle({fixture("cuda/host_stripes.cu"), "--match", "(["}), "--match");
