@@ -1,0 +1,53 @@
+#include <cstdint>
+
+
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t phase) {
+  uint32_t done = 0;
+  while (!done) {
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(((uint32_t)(__cvta_generic_to_shared((const void *)(bar))))), "r"(phase) : "memory");
+  }
+}
+
+__global__ void ws_gemm_kernel() {
+  extern __shared__ uint8_t smem_raw[];
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < 1; ++s) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(((uint32_t)(__cvta_generic_to_shared((const void *)(&(reinterpret_cast<uint64_t *>((smem_raw + (0)) + 131072u))[s]))))), "r"(1u) : "memory");
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(((uint32_t)(__cvta_generic_to_shared((const void *)(&(reinterpret_cast<uint64_t *>((smem_raw + (0)) + 131096u))[s]))))), "r"((128)) : "memory");
+    }
+  }
+  __syncthreads();
+
+  if (((threadIdx.x / 128)) == 0) {
+    if ((threadIdx.x) == 0) {
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int kt = 0; 1; ++kt) {
+        mbar_wait(&(reinterpret_cast<uint64_t *>((smem_raw + (0)) + 131096u))[0], phase ^ 1);
+        uint64_t *bar = (&(reinterpret_cast<uint64_t *>((smem_raw + (0)) + 131072u))[stage]);
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(((uint32_t)(__cvta_generic_to_shared((const void *)(bar))))), "r"(0) : "memory");
+
+        phase ^= 1;
+      }
+    }
+  } else {
+    uint32_t phase = 0;
+    for (int kt = 0; 1; ++kt) {
+      mbar_wait(&(reinterpret_cast<uint64_t *>((smem_raw + (0)) + 131072u))[0], phase);
+      if ((threadIdx.x % 128) == 0)
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(((uint32_t)(__cvta_generic_to_shared((const void *)(&(reinterpret_cast<uint64_t *>((smem_raw + (0)) + 131096u))[0]))))) : "memory");
+      phase ^= 1;
+    }
+  }
+}
+
+int main() {
+
+  cudaFuncSetAttribute(ws_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 132144u);
+
+  ws_gemm_kernel<<<1, 384, 132144u, 0>>>();
+
+  cudaDeviceSynchronize();
+}
