@@ -319,14 +319,24 @@ inline const char *cudaGetErrorString(cudaError_t e) {
   }
 }
 inline const char *cudaGetErrorName(cudaError_t e) { return e == cudaSuccess ? "cudaSuccess" : "cudaErrorUnknown"; }
-template <class T>
-inline cudaError_t cudaMalloc(T **p, size_t bytes) {
-  *p = static_cast<T *>(::wsemu::emuMalloc(bytes));
-  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
-}
+// cudaMalloc of 0 bytes succeeds and gives a null pointer, as on the GPU; a copy from it is then
+// refused at once (cudaMemcpy below) without waiting for a running kernel. A reduction whose last
+// call had become cudaMemcpy(h, dC, 1, D2H) after cudaMalloc(&dC, 0) hung here and passed on the
+// H200 (bench/results/2026-11-30-h200-session14/a, L1; the probe bench/probes/sync_points.cu).
 inline cudaError_t cudaMalloc(void **p, size_t bytes) {
+  if (bytes == 0) {
+    *p = nullptr;
+    return cudaSuccess;
+  }
   *p = ::wsemu::emuMalloc(bytes);
   return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+template <class T>
+inline cudaError_t cudaMalloc(T **p, size_t bytes) {
+  void *v = nullptr;
+  cudaError_t e = cudaMalloc(&v, bytes);
+  *p = static_cast<T *>(v);
+  return e;
 }
 inline cudaError_t cudaFree(void *p) {
   if (!p) return cudaSuccess;  // cudaFree(nullptr) returns at once on the GPU (bench/probes/sync_points.cu)

@@ -268,6 +268,11 @@ TEST(EmuBackend, HangIsSeenOnlyWhenTheHostSynchronizes) {
   auto null1 = judgeEmu(hangVariant("hang_memcpy_null.cu", "  CHECK(cudaDeviceSynchronize());\n",
                                     "  cudaMemcpy(nullptr, nullptr, 1, cudaMemcpyDeviceToHost);\n"));
   EXPECT_EQ(null1.symptom, "pass") << dump(null1);
+  // cudaMalloc of 0 bytes gives a null pointer, and a copy from it is refused without waiting.
+  auto malloc0 = judgeEmu(hangVariant("hang_malloc0.cu", "  CHECK(cudaDeviceSynchronize());\n",
+                                      "  int *z = nullptr, h = 0;\n  CHECK(cudaMalloc(&z, 0));\n"
+                                      "  if (z) return 7;\n  cudaMemcpy(&h, z, 1, cudaMemcpyDeviceToHost);\n"));
+  EXPECT_EQ(malloc0.symptom, "pass") << dump(malloc0);
   auto free0 = judgeEmu(hangVariant("hang_free0.cu", "  CHECK(cudaDeviceSynchronize());\n", "  CHECK(cudaFree(nullptr));\n"));
   EXPECT_EQ(free0.symptom, "pass") << dump(free0);
   auto one = judgeEmu(hangVariant("hang_memcpy1.cu", "  CHECK(cudaDeviceSynchronize());\n",

@@ -84,15 +84,15 @@ sync() {  # which host calls wait for a running kernel (bench/probes/sync_points
   mkdir -p $P
   nvcc -O2 -arch=sm_90a -o $P/sync_points bench/probes/sync_points.cu || return
   echo "== sync points $(date -u +%FT%TZ): a kernel spins 1500 ms, then one host call, timed"
-  for w in sync memcpy0 memcpy0d memcpy4 memcpyh2h free0 free memset getlasterror; do
+  for w in sync memcpy0 memcpy0d memcpy4 memcpyh2h free0 free memset getlasterror malloc0memcpy memcpyhostsrc; do
     local t=$(date +%s%N)
     local o=$(CUDA_VISIBLE_DEVICES=0 $P/sync_points $w 2>&1)
     echo "$o  process wall $(( ($(date +%s%N) - t) / 1000000 )) ms"
   done
 }
 case $MODE in
-  sync) sync 2>&1 | tee "$OUT/s12_sync.log" ;;
-  sync+reduce) sync 2>&1 | tee "$OUT/s12_sync.log"; reduce 2>&1 | tee "$OUT/s12_reduce.log" ;;
+  sync) sync 2>&1 | tee "$OUT/${TAG}_sync.log" ;;
+  sync+reduce) sync 2>&1 | tee "$OUT/${TAG}_sync.log"; reduce 2>&1 | tee "$OUT/${TAG}_reduce.log" ;;
   probe) probe 2>&1 | tee "$OUT/s12_probe.log" ;;
   reduce) reduce 2>&1 | tee "$OUT/${TAG}_reduce.log" ;;
   all) probe 2>&1 | tee "$OUT/s12_probe.log"; reduce 2>&1 | tee "$OUT/s12_reduce.log" ;;

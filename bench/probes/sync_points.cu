@@ -34,6 +34,13 @@ int main(int argc, char **argv) {
   else if (!strcmp(what, "free")) e = cudaFree(d);
   else if (!strcmp(what, "memset")) e = cudaMemset(d, 0, 4);
   else if (!strcmp(what, "getlasterror")) e = cudaGetLastError();
+  else if (!strcmp(what, "malloc0memcpy")) {  // session 14: a reduction ended so and passed on the H200
+    int *z = d;
+    cudaError_t m = cudaMalloc(&z, 0);
+    std::printf("cudaMalloc(&z, 0): %s, z %s\n", cudaGetErrorString(m), z ? "not null" : "null");
+    t0 = std::chrono::steady_clock::now();
+    e = cudaMemcpy(&h, z, 1, cudaMemcpyDeviceToHost);
+  } else if (!strcmp(what, "memcpyhostsrc")) e = cudaMemcpy(&h, &clock_khz, 4, cudaMemcpyDeviceToHost);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%-13s %8.3f ms  %s  (%s)\n", what, ms, ms > SPIN_MS / 2 ? "WAITS" : "returns", cudaGetErrorString(e));
   return 0;
