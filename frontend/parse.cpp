@@ -49,9 +49,15 @@ std::string clangResourceDir() {
 }
 
 ParsedSide::ParsedSide() = default;
-ParsedSide::~ParsedSide() = default;
+ParsedSide::~ParsedSide() = default;  // `ast` goes before `keep` (declared after it)
 ParsedSide::ParsedSide(ParsedSide &&) = default;
-ParsedSide &ParsedSide::operator=(ParsedSide &&) = default;
+ParsedSide &ParsedSide::operator=(ParsedSide &&o) {
+  ast = std::move(o.ast);  // the old AST goes while what it reads from is still kept
+  keep = std::move(o.keep);
+  errors = std::move(o.errors);
+  device = o.device;
+  return *this;
+}
 ParsedSource::ParsedSource() = default;
 ParsedSource::~ParsedSource() = default;
 

@@ -40,6 +40,8 @@ struct ParsedSide {
   ~ParsedSide();  // out of line: ASTUnit is complete only in parse.cpp
   ParsedSide(ParsedSide &&);
   ParsedSide &operator=(ParsedSide &&);
+  // What `ast` reads from and must outlive it (a shared precompiled preamble, parse_check.cpp).
+  std::shared_ptr<const void> keep;
   std::unique_ptr<clang::ASTUnit> ast;
   std::vector<std::string> errors;  // "line:col: message", at most a few
   bool device = false;

@@ -21,7 +21,8 @@
 
 #include <filesystem>
 #include <future>
-#include <optional>
+#include <map>
+#include <mutex>
 
 namespace fs = std::filesystem;
 
@@ -33,9 +34,6 @@ struct ParseChecker::Side {
   std::vector<std::string> args;
   std::unique_ptr<clang::ASTUnit> unit;
   std::shared_ptr<clang::PCHContainerOperations> pch = std::make_shared<clang::PCHContainerOperations>();
-  // The base's leading #include lines precompiled on their own (see includeOnly below).
-  std::string inc_text;  // the text they were built from; empty: not built
-  std::optional<clang::PrecompiledPreamble> inc;
 };
 
 ParseChecker::ParseChecker(std::string path, ParseOptions opt) : path_(fs::absolute(path).string()), opt_(std::move(opt)) {
@@ -136,7 +134,6 @@ std::string leadingIncludes(const std::string &text) { return text.substr(0, inc
 
 void ParseChecker::setBase(const std::string &base) {
   base_preamble_ = preambleOf(base);
-  base_inc_ = base.substr(0, includePrefix(base_preamble_));
   has_base_ = true;
 }
 
@@ -173,41 +170,132 @@ static std::shared_ptr<clang::CompilerInvocation> invocationOf(const std::vector
   return ci;
 }
 
-// A candidate that edits the leading directives (a knob's #define: the shape passes) cannot use the
-// preamble kept for the base, and a plain parse of it costs the CUDA headers again on each side
-// (2-5 s each under load on the H200, 5-7 s with 30 jobs on 32 cores: most of a campaign
-// reduction's budget, session 8). When the candidate's leading #include lines are the base's, it
-// is parsed with those lines precompiled on their own (once per base and side), so only its
-// #defines and the program after them are parsed. The text is the candidate's, unchanged: the
-// ASTs are lent to the stages after the check as a plain parse's are. Null when that cannot be
-// done (the caller parses it plainly).
-std::unique_ptr<clang::ASTUnit> ParseChecker::includeOnly(Side &s, const std::string &text) {
-  if (!has_base_ || base_inc_.empty() || text.compare(0, base_inc_.size(), base_inc_) != 0) return nullptr;
-  clang::PreambleBounds bounds((unsigned)base_inc_.size(), true);
-  if (s.inc_text != base_inc_) {
-    s.inc.reset();
-    s.inc_text = base_inc_;
-    auto ci = invocationOf(s.args, path_);
+namespace {
+
+using Preamble = std::shared_ptr<const clang::PrecompiledPreamble>;
+
+// The precompiled leading #include lines of the texts this process parses, one per side and
+// text, shared by every checker and the search's listing parse. An accepted step that takes an
+// #include line has had its preamble built by its own check already, so the parse of the new
+// best and every checker's next candidate find it here: on the H200 (session 14, call a) each
+// such step had stopped the search for 3-6 s with no candidate in flight while the listing parse
+// (host side, then device side) and then each checker built the same preamble again.
+class IncludePreambles {
+ public:
+  static IncludePreambles &instance() {
+    static IncludePreambles p;
+    return p;
+  }
+  // `inc` (a text's leading lines up to its last #include) precompiled for one side's `args`,
+  // built once: a caller asking while another builds it waits for that build. Null when it does
+  // not build without an error (the caller parses the text plainly and sees the error there).
+  // `*built` says whether this call built it.
+  Preamble get(const std::vector<std::string> &args, const std::string &path, const std::string &inc, bool *built) {
+    std::string key = path + '\n' + inc;
+    for (auto &a : args) key += '\n' + a;
+    std::promise<Preamble> mine;
+    std::shared_future<Preamble> ready;
+    bool owner = false;
+    {
+      std::lock_guard<std::mutex> l(m_);
+      auto it = map_.find(key);
+      if (it != map_.end()) {
+        it->second.used = ++tick_;
+        ready = it->second.ready;
+      } else {
+        ready = mine.get_future().share();
+        map_[key] = {ready, ++tick_};
+        owner = true;
+      }
+    }
+    if (!owner) return ready.get();
+    Preamble p;
+    try {
+      p = build(args, path, inc);
+    } catch (...) {
+    }
+    if (p) ++builds_;
+    if (built) *built = p != nullptr;
+    mine.set_value(p);
+    std::lock_guard<std::mutex> l(m_);
+    evict(key);
+    return p;
+  }
+  long builds() const { return builds_; }
+
+ private:
+  // The least recently used go first when the built ones hold more than this (the GEMM's is
+  // ~17 MB a side; remove-decl's candidates each bring their own set of #include lines, and the one
+  // that is accepted must still be here when the search parses it). An AST that uses a preamble
+  // keeps it alive on its own.
+  static constexpr size_t kKeepBytes = size_t(512) << 20;
+  struct Entry {
+    std::shared_future<Preamble> ready;
+    unsigned long used = 0;
+  };
+  void evict(const std::string &keep) {
+    for (;;) {
+      size_t bytes = 0;
+      auto victim = map_.end();
+      for (auto it = map_.begin(); it != map_.end(); ++it) {
+        if (it->second.ready.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
+        if (const Preamble &p = it->second.ready.get()) bytes += p->getSize();
+        if (it->first != keep && (victim == map_.end() || it->second.used < victim->second.used)) victim = it;
+      }
+      if (bytes <= kKeepBytes || victim == map_.end()) return;
+      map_.erase(victim);
+    }
+  }
+  static Preamble build(const std::vector<std::string> &args, const std::string &path, const std::string &inc) {
+    auto ci = invocationOf(args, path);
     if (!ci) return nullptr;
     auto vfs = llvm::vfs::getRealFileSystem();
     clang::DiagnosticOptions dopts;
-    auto diags = clang::CompilerInstance::createDiagnostics(*vfs, dopts);
-    auto buf = llvm::MemoryBuffer::getMemBufferCopy(base_inc_, path_);
+    auto diags = clang::CompilerInstance::createDiagnostics(*vfs, dopts, new clang::IgnoringDiagConsumer, true);
+    auto buf = llvm::MemoryBuffer::getMemBufferCopy(inc, path);
+    clang::PreambleBounds bounds((unsigned)inc.size(), true);
     clang::PreambleCallbacks cb;
-    auto built = clang::PrecompiledPreamble::Build(*ci, buf.get(), bounds, diags, vfs, s.pch, /*StoreInMemory=*/true, "", cb);
-    if (!built) return nullptr;
-    s.inc.emplace(std::move(*built));
-    ++preamble_builds_;
+    auto built = clang::PrecompiledPreamble::Build(*ci, buf.get(), bounds, diags, vfs,
+                                                   std::make_shared<clang::PCHContainerOperations>(),
+                                                   /*StoreInMemory=*/true, "", cb);
+    // A preamble with an error in it would hide that error from every parse that uses it.
+    if (!built || diags->hasErrorOccurred()) return nullptr;
+    return std::make_shared<const clang::PrecompiledPreamble>(std::move(*built));
   }
-  if (!s.inc) return nullptr;
+  std::mutex m_;
+  std::map<std::string, Entry> map_;
+  unsigned long tick_ = 0;
+  std::atomic<long> builds_{0};
+};
+
+}  // namespace
+
+long sharedPreambleBuilds() { return IncludePreambles::instance().builds(); }
+
+// A plain parse of a candidate costs the CUDA headers again on each side (2-5 s each under load on
+// the H200, 5-7 s with 30 jobs on 32 cores: most of a campaign reduction's budget, session 8), and
+// an ASTUnit's own preamble covers the #defines too, so that every knob's edit (shape, fold-constant,
+// unwrap-pp) rebuilt it. So a text with leading #include lines is parsed with those lines
+// precompiled on their own (IncludePreambles: once per process, side and set of lines), and only
+// its #defines and the program after them are parsed. The text is the candidate's, unchanged: the
+// ASTs are lent to the stages after the check as a plain parse's are. `*keep` gets the preamble,
+// which must outlive the unit. Null when that cannot be done (the caller parses it plainly).
+std::unique_ptr<clang::ASTUnit> ParseChecker::includeOnly(Side &s, const std::string &text, std::shared_ptr<const void> *keep) {
+  const std::string inc = text.substr(0, includePrefix(preambleOf(text)));
+  if (inc.empty()) return nullptr;
+  bool built = false;
+  Preamble pre = IncludePreambles::instance().get(s.args, path_, inc, &built);
+  if (built) ++preamble_builds_;
+  if (!pre) return nullptr;
+  clang::PreambleBounds bounds((unsigned)inc.size(), true);
   auto ci = invocationOf(s.args, path_);
   if (!ci) return nullptr;
   auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, path_);
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> vfs = llvm::vfs::getRealFileSystem();
-  if (!s.inc->CanReuse(*ci, buf->getMemBufferRef(), bounds, *vfs)) return nullptr;
+  if (!pre->CanReuse(*ci, buf->getMemBufferRef(), bounds, *vfs)) return nullptr;
   // It remaps the main file to the candidate's buffer (the unit owns the remapped buffers and
   // frees it) and puts the in-memory PCH, which stays the preamble's, into `vfs`.
-  s.inc->AddImplicitPreamble(*ci, vfs, buf.release());
+  pre->AddImplicitPreamble(*ci, vfs, buf.release());
   auto dopts = std::make_shared<clang::DiagnosticOptions>();
   auto diags = clang::CompilerInstance::createDiagnostics(*vfs, *dopts);
   auto fm = llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(), vfs);
@@ -215,6 +303,7 @@ std::unique_ptr<clang::ASTUnit> ParseChecker::includeOnly(Side &s, const std::st
                                                          clang::CaptureDiagsKind::All, 0);
   if (!unit) return nullptr;
   ++include_only_;
+  *keep = pre;
   return unit;
 }
 
@@ -222,20 +311,18 @@ std::unique_ptr<clang::ASTUnit> ParseChecker::includeOnly(Side &s, const std::st
 bool ParseChecker::oneOff(const std::string &text, std::string *err,
                           const std::function<void(const ParsedSource &)> &then) {
   auto parseSide = [&](size_t i) {
-    if (auto u = includeOnly(*sides_[i], text)) return u;
-    return newUnit(sides_[i]->args, path_, text, std::make_shared<clang::PCHContainerOperations>(), 0);
+    ParsedSide side;
+    side.device = sides_.size() > 1 && i > 0;  // parseArgs: host first, then device
+    side.ast = includeOnly(*sides_[i], text, &side.keep);
+    if (!side.ast) side.ast = newUnit(sides_[i]->args, path_, text, std::make_shared<clang::PCHContainerOperations>(), 0);
+    return side;
   };
-  std::vector<std::future<std::unique_ptr<clang::ASTUnit>>> later;
+  std::vector<std::future<ParsedSide>> later;
   for (size_t i = 1; i < sides_.size(); ++i) later.push_back(std::async(std::launch::async, parseSide, i));
   ParsedSource view;
   view.path = path_;
   view.text = text;
-  for (size_t i = 0; i < sides_.size(); ++i) {
-    ParsedSide side;
-    side.device = sides_.size() > 1 && i > 0;
-    side.ast = i == 0 ? parseSide(0) : later[i - 1].get();
-    view.sides.push_back(std::move(side));
-  }
+  for (size_t i = 0; i < sides_.size(); ++i) view.sides.push_back(i == 0 ? parseSide(0) : later[i - 1].get());
   for (auto &side : view.sides) {
     if (!side.ast) {
       if (err) *err = "clang could not parse the candidate";
@@ -271,40 +358,45 @@ std::unique_ptr<ParsedSource> ParseChecker::parse(const std::string &text) {
   auto out = std::make_unique<ParsedSource>();
   out->path = path_;
   out->text = text;
-  for (size_t i = 0; i < sides_.size(); ++i) {
+  // The sides at once (a new preamble costs seconds a side), each with the shared preamble of the
+  // leading #include lines as check() uses; a text without them with its unit's own preamble.
+  auto parseOne = [&](size_t i) {
     ParsedSide side;
     side.device = sides_.size() > 1 && i > 0;  // parseArgs: host first, then device
     std::string err;
-    // With its own preamble of every leading directive (not the #include-only one of check()):
-    // session 12's H200 calls used the #include-only one here too; it was taken out while a CI
-    // failure was chased whose cause turned out to be elsewhere (<cstdint>, see remove-decl), and
-    // has not been measured back in.
-    if (parseSide(*sides_[i], text, &err)) {
+    if ((side.ast = includeOnly(*sides_[i], text, &side.keep))) {
+      if (!errorsOf(*side.ast, &err)) side.errors.push_back(err);
+    } else if (parseSide(*sides_[i], text, &err)) {
       if (!errorsOf(*sides_[i]->unit, &err)) side.errors.push_back(err);
       side.ast = std::move(sides_[i]->unit);
     } else {
       side.errors.push_back(err);
     }
-    out->sides.push_back(std::move(side));
-  }
+    return side;
+  };
+  std::vector<std::future<ParsedSide>> later;
+  for (size_t i = 1; i < sides_.size(); ++i) later.push_back(std::async(std::launch::async, parseOne, i));
+  for (size_t i = 0; i < sides_.size(); ++i) out->sides.push_back(i == 0 ? parseOne(0) : later[i - 1].get());
   return out;
 }
 
 void ParseChecker::giveBack(std::unique_ptr<ParsedSource> p) {
   if (!p) return;
+  // A unit of the shared preamble cannot be re-parsed with a preamble of its own: it just goes.
   for (size_t i = 0; i < sides_.size() && i < p->sides.size(); ++i)
-    if (!sides_[i]->unit) sides_[i]->unit = std::move(p->sides[i].ast);
+    if (!sides_[i]->unit && !p->sides[i].keep) sides_[i]->unit = std::move(p->sides[i].ast);
 }
 
 bool ParseChecker::check(const std::string &text, std::string *err,
                          const std::function<void(const ParsedSource &)> &then) {
-  // Every candidate whose leading #include lines are the base's is parsed with those lines
-  // precompiled on their own (includeOnly), not with the automatic preamble of its ASTUnit, which
-  // covers the #defines too: each accepted step that edits a #define (shape, fold-constant,
-  // unwrap-pp) made every checker rebuild that preamble on its next candidate, about twice a
-  // plain parse. With 16 checkers on the H200 (session 11, call c) 111 of 972 candidates paid it,
-  // 63 of them on the search's serial path (the interesting ones), 3-5 s each.
-  if (has_base_ && (!base_inc_.empty() || preambleOf(text) != base_preamble_)) return oneOff(text, err, then);
+  // Every candidate with leading #include lines is parsed with those lines precompiled on their
+  // own (includeOnly), not with the automatic preamble of its ASTUnit, which covers the #defines
+  // too: each accepted step that edits a #define (shape, fold-constant, unwrap-pp) made every
+  // checker rebuild that preamble on its next candidate, about twice a plain parse. With 16
+  // checkers on the H200 (session 11, call c) 111 of 972 candidates paid it, 63 of them on the
+  // search's serial path (the interesting ones), 3-5 s each.
+  const std::string pre = preambleOf(text);
+  if (includePrefix(pre) > 0 || (has_base_ && pre != base_preamble_)) return oneOff(text, err, then);
   for (auto &s : sides_) {
     if (!parseSide(*s, text, err)) return false;
     if (!errorsOf(*s->unit, err) || !asmSizesOk(*s->unit, err)) return false;
@@ -360,25 +452,17 @@ bool ParseCheckerPool::check(const std::string &text, std::string *err,
 }
 
 int ParseCheckerPool::warm(const std::string &text) {
-  std::vector<std::unique_ptr<ParseChecker>> idle;
-  {
-    std::lock_guard<std::mutex> l(m_);
-    idle.swap(free_);
-    for (auto &c : idle)
-      if (has_base_) c->setBase(base_);
-  }
-  std::vector<std::thread> threads;
-  for (auto &c : idle) threads.emplace_back([&c, &text] { c->check(text); });
-  for (auto &t : threads) t.join();
-  std::lock_guard<std::mutex> l(m_);
-  for (auto &c : idle) free_.push_back(std::move(c));
-  return (int)idle.size();
-}
-
-long ParseCheckerPool::preambleBuilds() {
-  std::lock_guard<std::mutex> l(m_);
-  long n = 0;
-  for (auto &c : free_) n += c->preambleBuilds();
+  const std::string inc = text.substr(0, includePrefix(preambleOf(text)));
+  if (inc.empty()) return 0;
+  const std::string path = fs::absolute(path_).string();
+  auto all = parseArgs(path, opt_);
+  std::vector<std::future<bool>> sides;
+  for (auto &args : all)
+    sides.push_back(std::async(std::launch::async, [&args, &path, &inc] {
+      return IncludePreambles::instance().get(args, path, inc, nullptr) != nullptr;
+    }));
+  int n = 0;
+  for (auto &f : sides) n += f.get();
   return n;
 }
 

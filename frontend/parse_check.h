@@ -18,6 +18,10 @@ namespace wsr {
 // The leading #include lines of `text` (what the parse check precompiles for a base).
 std::string leadingIncludes(const std::string &text);
 
+// How many sets of leading #include lines this process has precompiled (a side each). They are
+// shared: by every checker, every pool and parse(), each set built once while it is in use.
+long sharedPreambleBuilds();
+
 class ParseChecker {
  public:
   ParseChecker(std::string path, ParseOptions opt);
@@ -27,20 +31,21 @@ class ParseChecker {
   // the stages after the check borrow them (ParseLoan) instead of parsing the text again.
   bool check(const std::string &text, std::string *err = nullptr,
              const std::function<void(const ParsedSource &)> &then = {});
-  // The program the candidates are edits of (the reducer's best so far). With a base, a
-  // candidate whose leading #include lines are the base's is parsed with those lines precompiled
-  // alone, once per base's #include lines: a #define edit (another knob's value, an accepted
-  // shape step) invalidates nothing. Otherwise it is parsed once without a preamble. parse()
-  // keeps its own preamble of every leading directive.
+  // A text with leading #include lines is parsed with those lines precompiled alone (shared in
+  // the process, see sharedPreambleBuilds): a #define edit (another knob's value, an accepted
+  // shape step) invalidates nothing, and an accepted step that took an #include line finds the
+  // preamble its own check built. A text without them is re-parsed with the checker's own
+  // preamble of its leading directives when those are the base's (the reducer's best so far),
+  // else parsed once without one.
   void setBase(const std::string &base);
-  // The parse of `text` (every side, errors included), owned by the caller until handed back with
-  // giveBack(): the search lists its sites from it. Re-parsing with the preamble kept costs ~0.4 s
-  // on the GEMM where a plain parse (parseSource) costs 1.3 s, after every accepted step.
+  // The parse of `text` (every side at once, errors included), owned by the caller until handed
+  // back with giveBack(): the search lists its sites from it. With the preamble shared (or kept)
+  // it costs ~0.4 s on the GEMM where a plain parse (parseSource) costs 1.3 s, after every
+  // accepted step.
   std::unique_ptr<ParsedSource> parse(const std::string &text);
-  // Candidates parsed with only the base's leading #include lines precompiled (their #defines
-  // edited): per side.
+  // Texts parsed with their leading #include lines precompiled on their own: per side.
   long includeOnlyParses() const { return include_only_; }
-  // How many times the base's #include lines were precompiled (a side each).
+  // How many shared preambles this checker's parses built (a side each).
   long preambleBuilds() const { return preamble_builds_; }
   void giveBack(std::unique_ptr<ParsedSource> p);
 
@@ -48,9 +53,8 @@ class ParseChecker {
   struct Side;
   bool parseSide(Side &s, const std::string &text, std::string *err);
   bool oneOff(const std::string &text, std::string *err, const std::function<void(const ParsedSource &)> &then);
-  std::unique_ptr<clang::ASTUnit> includeOnly(Side &s, const std::string &text);
+  std::unique_ptr<clang::ASTUnit> includeOnly(Side &s, const std::string &text, std::shared_ptr<const void> *keep);
   std::string base_preamble_;
-  std::string base_inc_;  // the base's leading #include lines
   std::atomic<long> include_only_{0};
   std::atomic<long> preamble_builds_{0};
   bool has_base_ = false;
@@ -66,12 +70,10 @@ class ParseCheckerPool {
   bool check(const std::string &text, std::string *err = nullptr,
              const std::function<void(const ParsedSource &)> &then = {});
   void setBase(const std::string &base);  // for every checker, now and later
-  // Every idle checker checks `text` at once, one thread each, and is then ready for the
-  // candidates of a base with `text`'s #include lines. After an #include line went, each checker's
-  // first candidate rebuilt that preamble (3-5 s on the H200) after the search's own listing parse,
-  // one after the other; the search now runs the two side by side. Returns how many were warmed.
+  // The shared preamble of `text`'s leading #include lines, built now for every side at once
+  // (after an #include line went, beside the search's own listing parse) unless it is there
+  // already. Returns how many sides have it.
   int warm(const std::string &text);
-  long preambleBuilds();  // of the idle checkers
 
  private:
   std::string path_;

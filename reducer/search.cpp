@@ -152,8 +152,9 @@ void Search::accept(const std::string &text, const std::string &pass, const std:
   // candidate in flight (17% of the wall time had none).
   next_parse_text_ = best_;
   next_parse_ = std::async(std::launch::async, [p = parser_.get(), t = best_] { return p->parse(t); });
-  // After an #include line went every parse checker needs a new preamble too: the idle ones build
-  // it now, beside the listing parse, rather than each at its next candidate.
+  // After an #include line went, the parse checkers and the listing parse need the preamble of the
+  // new #include lines: the accepted candidate's own check built it (they share it), and when it
+  // is no longer kept it is built now, beside the listing parse, rather than at the next candidate.
   if (includes_changed && opt_.jobs > 1) tester_.warmParseChecks(best_);
   ++stats_.accepted;
   stats_.lines = countNonBlankLines(best_);

@@ -588,36 +588,54 @@ struct GemmCheck {
   }
 };
 
-// A candidate that edits the leading directives before the #includes is parsed once without a
-// preamble (rebuilding the preamble for it costs twice a plain parse): its verdict and its lent
-// ASTs are those of a fresh parse, and a preamble that no longer compiles still fails the check.
-TEST(ParseLoan, ACandidateThatEditsThePreambleIsParsedWithoutOne) {
+// A candidate that edits the leading directives before the #includes gets a preamble of its own
+// lines (shared: a second checker of the same text builds nothing): its verdict and its lent ASTs
+// are those of a fresh parse, and a preamble that no longer compiles still fails the check.
+TEST(ParseLoan, ACandidateThatEditsThePreambleGetsAPreambleOfItsOwn) {
   GemmCheck g;
-  EXPECT_TRUE(g.lentAsFresh("#define WSR_LOAN_VARIANT 1\n" + g.text));
-  EXPECT_EQ(g.checker.includeOnlyParses(), 0);  // a line before the #includes: a plain parse
+  const std::string variant = "#define WSR_LOAN_VARIANT 1\n" + g.text;
+  const long built0 = wsr::sharedPreambleBuilds();
+  EXPECT_TRUE(g.lentAsFresh(variant));
+  EXPECT_GE(g.checker.includeOnlyParses(), 1) << "parsed from scratch";
+  const long built1 = wsr::sharedPreambleBuilds();
+  EXPECT_GT(built1, built0);
+  GemmCheck other;
   std::string err;
+  EXPECT_TRUE(other.checker.check(variant, &err)) << err;
+  EXPECT_EQ(wsr::sharedPreambleBuilds(), built1) << "the second checker built the same preamble again";
   EXPECT_FALSE(g.checker.check("#if 1\n#error the preamble breaks\n#endif\n" + g.text, &err));
   EXPECT_NE(err.find("the preamble breaks"), std::string::npos) << err;
-  EXPECT_TRUE(g.checker.check(g.text, &err)) << err;  // the base itself: the kept preamble
+  EXPECT_TRUE(g.checker.check(g.text, &err)) << err;  // the base itself
 }
 
 // A shape knob's edit (a #define after the #includes) is parsed with the base's #include lines
 // precompiled on their own, not from scratch: its verdict and its lent ASTs are those of a fresh
-// parse, an edit that breaks the program still fails, and an edit of the #include lines themselves
-// is parsed plainly. (On the H200, with 30 jobs on 32 cores, a plain parse of such a candidate took
-// 5-7 s, most of a campaign reduction's budget; bench/results/2026-11-30-h200-session8.)
+// parse, an edit that breaks the program still fails, and an edit of the #include lines gets the
+// new lines precompiled once, and sees what they no longer declare. (On the H200, with 30 jobs on
+// 32 cores, a plain parse of such a candidate took 5-7 s, most of a campaign reduction's budget;
+// bench/results/2026-11-30-h200-session8.)
 TEST(ParseLoan, AKnobEditIsParsedWithTheBasesIncludesPrecompiled) {
   GemmCheck g;
-  EXPECT_TRUE(g.lentAsFresh(g.edit("#define GEMM_K 512", "#define GEMM_K 256")));
-  const long sides = g.checker.includeOnlyParses();
-  EXPECT_GE(sides, 1) << "the knob's edit was parsed from scratch";
-  // a knob edit that breaks the program is still refused, through the same path
   std::string err;
+  EXPECT_TRUE(g.checker.check(g.text, &err)) << err;
+  const long built = wsr::sharedPreambleBuilds();
+  const long sides = g.checker.includeOnlyParses();  // one a side
+  EXPECT_GE(sides, 1) << "the base was parsed from scratch";
+  EXPECT_TRUE(g.lentAsFresh(g.edit("#define GEMM_K 512", "#define GEMM_K 256")));
+  EXPECT_EQ(g.checker.includeOnlyParses(), 2 * sides) << "the knob's edit was parsed from scratch";
+  EXPECT_EQ(wsr::sharedPreambleBuilds(), built) << "a #define edit rebuilt the preamble";
+  // a knob edit that breaks the program is still refused, through the same path
   EXPECT_FALSE(g.checker.check(g.edit("#define BLOCK_K 64", "#define BLOCK_K (64"), &err));
-  EXPECT_EQ(g.checker.includeOnlyParses(), 2 * sides);
-  // an edit of the #include lines: parsed plainly, still right
-  EXPECT_TRUE(g.checker.check(g.edit("#include <cstdint>\n", ""), &err)) << err;
-  EXPECT_EQ(g.checker.includeOnlyParses(), 2 * sides);
+  EXPECT_EQ(g.checker.includeOnlyParses(), 3 * sides);
+  // an edit of the #include lines: its own lines precompiled, once
+  const std::string fewer = g.edit("#include <algorithm>\n", "");
+  EXPECT_TRUE(g.lentAsFresh(fewer));
+  EXPECT_GT(wsr::sharedPreambleBuilds(), built);
+  const long built2 = wsr::sharedPreambleBuilds();
+  EXPECT_TRUE(g.checker.check(fewer, &err)) << err;
+  EXPECT_EQ(wsr::sharedPreambleBuilds(), built2);
+  EXPECT_FALSE(g.checker.check(g.edit("#include <random>\n", ""), &err));  // the host code's std::mt19937
+  EXPECT_NE(err.find("mt19937"), std::string::npos) << err;
   EXPECT_FALSE(g.checker.check(g.edit("#include <cuda_runtime.h>", "#include <no_such_header.h>"), &err));
   EXPECT_NE(err.find("no_such_header.h"), std::string::npos) << err;
 }

@@ -711,10 +711,12 @@ TEST(ParseCheck, AnAsmOperandLargerThanItsConstraintIsRefused) {
   EXPECT_TRUE(c.check(prog("(unsigned)__cvta_generic_to_shared(&bar)"), &err)) << err;
 }
 
-// After an #include line went, the pool's checkers build the new preamble when told to (the
-// search does it beside its own listing parse), not at their next candidate; and they check the
-// new base's candidates right: what the gone header declared is an error now.
-TEST(ParseCheck, AWarmedPoolChecksTheNewBaseWithoutBuildingAgain) {
+// A text's leading #include lines are precompiled once in the process and shared: by the pool's
+// checkers, by another checker's listing parse, by warm(). After an #include line went the
+// accepted candidate's own check had built the new lines' preamble, so the search's parse of the
+// new best and the next candidates build nothing; and they are checked right: what the gone header
+// declared is an error now, and a header that does not exist is one too.
+TEST(ParseCheck, IncludeLinesArePrecompiledOnceAndShared) {
   std::string path = std::string(WSR_FIXTURES) + "/passes/driver_api.cu";
   const std::string body = "__global__ void k(int *p) { p[threadIdx.x] = 1; }\nint main() { return 0; }\n";
   const std::string a = "#include <cstdio>\n#include <vector>\n" + body, b = "#include <cstdio>\n" + body;
@@ -723,15 +725,23 @@ TEST(ParseCheck, AWarmedPoolChecksTheNewBaseWithoutBuildingAgain) {
   std::string err;
   EXPECT_TRUE(pool.check(a, &err)) << err;
   EXPECT_TRUE(pool.check("#include <cstdio>\n#include <vector>\nstd::vector<int> v;\n" + body, &err)) << err;
-  const long before = pool.preambleBuilds();
-  EXPECT_GT(before, 0);
+  const long before = wsr::sharedPreambleBuilds();
+  EXPECT_TRUE(pool.check(b, &err)) << err;  // the candidate that takes <vector>
+  const long after = wsr::sharedPreambleBuilds();
+  EXPECT_EQ(after, before + 2) << "one preamble for each side (host, device) of b's lines";
   pool.setBase(b);
-  EXPECT_EQ(pool.warm(b), 1);
-  const long warmed = pool.preambleBuilds();
-  EXPECT_GT(warmed, before);
+  EXPECT_EQ(pool.warm(b), 2);
+  wsr::ParseChecker listing(path, wsr::ParseOptions{});
+  auto parsed = listing.parse(b);
+  ASSERT_TRUE(parsed);
+  EXPECT_TRUE(parsed->ok()) << parsed->firstError();
+  EXPECT_EQ(listing.includeOnlyParses(), 2);
   EXPECT_TRUE(pool.check("#include <cstdio>\n__device__ int x;\n" + body, &err)) << err;
   EXPECT_FALSE(pool.check("#include <cstdio>\nstd::vector<int> v;\n" + body, &err));
-  EXPECT_EQ(pool.preambleBuilds(), warmed) << "the checks after warm() reuse its preamble";
+  EXPECT_EQ(wsr::sharedPreambleBuilds(), after) << "the parse, warm() and the checks after reuse b's preamble";
+  EXPECT_FALSE(pool.check("#include <cstdio>\n#include <wsr_no_such_header.h>\n" + body, &err));
+  EXPECT_NE(err.find("wsr_no_such_header.h"), std::string::npos) << err;
+  EXPECT_FALSE(pool.check("#include <cstdio>\n#include <wsr_no_such_header.h>\n" + body, &err)) << "asked twice";
 }
 
 // Whether `nvcc -arch=sm_90a -c` compiles `text`; nothing where nvcc is not installed.
