@@ -340,11 +340,15 @@ inline cudaError_t cudaMalloc(T **p, size_t bytes) {
 }
 inline cudaError_t cudaFree(void *p) {
   if (!p) return cudaSuccess;  // cudaFree(nullptr) returns at once on the GPU (bench/probes/sync_points.cu)
+  // Nor does it wait to refuse a pointer that is not an allocation: a reduction whose only
+  // synchronizing call had become cudaFree(dB) of an uninitialised `bf16 *dB` hung here and passed
+  // on the H200 (bench/results/2026-11-30-h200-session14/b, L1).
+  if (!::wsemu::emuIsAllocation(p)) return wsemu_shim::lastError() = cudaErrorInvalidValue;
   wsemu_shim::syncPoint();
   ::wsemu::emuFree(p);
   return cudaSuccess;
 }
-inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind = cudaMemcpyDefault) {
+inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind = cudaMemcpyDefault) {
   // A copy of nothing returns at once on the GPU, without waiting for the device: a reduction
   // whose only synchronizing call had become cudaMemcpy(0, 0, 0, ...) after a hanging launch
   // passed on the H200 (bench/results/2026-11-30-h200-session12/a). The probe
@@ -354,6 +358,13 @@ inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemc
   // A null source or destination is refused before the copy waits for anything (session 12 call
   // c: a reduction whose last call had become cudaMemcpy(0, 0, 1, D2H) passed on the H200).
   if (!dst || !src) return wsemu_shim::lastError() = cudaErrorInvalidValue;
+  // So is a device side that is not in a device allocation: on the H200 a 4-byte copy "device to
+  // host" from a host variable returned "invalid argument" in 0.02 ms while a kernel ran (the
+  // probe's memcpyhostsrc, bench/results/2026-11-30-h200-session14/b/s14_sync.log).
+  const bool src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+  const bool dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+  if ((src_dev && !::wsemu::emuInAllocation(src)) || (dst_dev && !::wsemu::emuInAllocation(dst)))
+    return wsemu_shim::lastError() = cudaErrorInvalidValue;
   wsemu_shim::syncPoint();
   ::wsemu::emuMemcpy(dst, src, bytes);
   return cudaSuccess;

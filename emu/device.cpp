@@ -147,6 +147,16 @@ void emuFree(void *p) {
   allocs().erase(it);
 }
 
+bool emuIsAllocation(const void *p) { return allocs().count(reinterpret_cast<uintptr_t>(p)) > 0; }
+
+bool emuInAllocation(const void *p) {
+  auto u = reinterpret_cast<uintptr_t>(p);
+  auto it = allocs().upper_bound(u);
+  if (it == allocs().begin()) return false;
+  --it;
+  return u < it->first + std::max<size_t>(it->second.bytes, 1);
+}
+
 void emuMemcpy(void *dst, const void *src, size_t bytes) { std::memmove(dst, src, bytes); }
 void emuMemset(void *dst, int value, size_t bytes) { std::memset(dst, value, bytes); }
 size_t liveAllocations() { return allocs().size(); }

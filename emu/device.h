@@ -40,6 +40,8 @@ bool isShared(const void *p);
 // ---- global memory: every allocation is registered, with red zones on both sides ----
 void *emuMalloc(size_t bytes, const char *name = nullptr);
 void emuFree(void *p);
+bool emuIsAllocation(const void *p);  // p is where a live allocation starts
+bool emuInAllocation(const void *p);  // p is inside a live allocation
 void emuMemcpy(void *dst, const void *src, size_t bytes);  // host<->device: both are host memory
 void emuMemset(void *dst, int value, size_t bytes);
 size_t liveAllocations();

@@ -273,6 +273,13 @@ TEST(EmuBackend, HangIsSeenOnlyWhenTheHostSynchronizes) {
                                       "  int *z = nullptr, h = 0;\n  CHECK(cudaMalloc(&z, 0));\n"
                                       "  if (z) return 7;\n  cudaMemcpy(&h, z, 1, cudaMemcpyDeviceToHost);\n"));
   EXPECT_EQ(malloc0.symptom, "pass") << dump(malloc0);
+  // Nor a copy "device to host" from host memory, nor cudaFree of what is not an allocation.
+  auto hostsrc = judgeEmu(hangVariant("hang_memcpy_hostsrc.cu", "  CHECK(cudaDeviceSynchronize());\n",
+                                      "  int a = 1, h = 0;\n  cudaMemcpy(&h, &a, sizeof h, cudaMemcpyDeviceToHost);\n"));
+  EXPECT_EQ(hostsrc.symptom, "pass") << dump(hostsrc);
+  auto freebad = judgeEmu(hangVariant("hang_free_bad.cu", "  CHECK(cudaDeviceSynchronize());\n",
+                                      "  if (cudaFree(d + 1) != cudaErrorInvalidValue) return 7;\n"));
+  EXPECT_EQ(freebad.symptom, "pass") << dump(freebad);
   auto free0 = judgeEmu(hangVariant("hang_free0.cu", "  CHECK(cudaDeviceSynchronize());\n", "  CHECK(cudaFree(nullptr));\n"));
   EXPECT_EQ(free0.symptom, "pass") << dump(free0);
   auto one = judgeEmu(hangVariant("hang_memcpy1.cu", "  CHECK(cudaDeviceSynchronize());\n",

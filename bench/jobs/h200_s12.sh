@@ -84,7 +84,7 @@ sync() {  # which host calls wait for a running kernel (bench/probes/sync_points
   mkdir -p $P
   nvcc -O2 -arch=sm_90a -o $P/sync_points bench/probes/sync_points.cu || return
   echo "== sync points $(date -u +%FT%TZ): a kernel spins 1500 ms, then one host call, timed"
-  for w in sync memcpy0 memcpy0d memcpy4 memcpyh2h free0 free memset getlasterror malloc0memcpy memcpyhostsrc; do
+  for w in sync memcpy0 memcpy0d memcpy4 memcpyh2h free0 free memset getlasterror malloc0memcpy memcpyhostsrc freeinterior freegarbage memcpyhostdst; do
     local t=$(date +%s%N)
     local o=$(CUDA_VISIBLE_DEVICES=0 $P/sync_points $w 2>&1)
     echo "$o  process wall $(( ($(date +%s%N) - t) / 1000000 )) ms"

@@ -41,6 +41,9 @@ int main(int argc, char **argv) {
     t0 = std::chrono::steady_clock::now();
     e = cudaMemcpy(&h, z, 1, cudaMemcpyDeviceToHost);
   } else if (!strcmp(what, "memcpyhostsrc")) e = cudaMemcpy(&h, &clock_khz, 4, cudaMemcpyDeviceToHost);
+  else if (!strcmp(what, "freeinterior")) e = cudaFree(d + 1);  // not where an allocation starts
+  else if (!strcmp(what, "freegarbage")) e = cudaFree(reinterpret_cast<void *>(0xfefefefefefefefeull));
+  else if (!strcmp(what, "memcpyhostdst")) e = cudaMemcpy(&h, &clock_khz, 4, cudaMemcpyHostToDevice);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%-13s %8.3f ms  %s  (%s)\n", what, ms, ms > SPIN_MS / 2 ? "WAITS" : "returns", cudaGetErrorString(e));
   return 0;
