@@ -795,6 +795,30 @@ TEST(BuiltinTypes, TheFixedWidthTypesBecomeBuiltinsAndTheIncludeCanGo) {
   EXPECT_TRUE(sitesOf("builtin-types", r).empty());
 }
 
+// Each host call that waits for the kernel can become cudaDeviceSynchronize(), in a macro's
+// argument too; what only the copy used (the host vector, the result) can then go. Not offered:
+// cudaMemset and cudaMalloc (they do not wait), a call that only a macro's body spells.
+TEST(SyncCall, AWaitingCallBecomesCudaDeviceSynchronize) {
+  LOAD(p, "sync_call.cu");
+  auto sites = sitesOf("sync-call", p);
+  SCOPED_TRACE(listing(sites));
+  ASSERT_EQ(notes(sites), (std::vector<std::string>{"cudaMemcpy(...) -> cudaDeviceSynchronize() at line 11",
+                                                    "cudaStreamSynchronize(...) -> cudaDeviceSynchronize() at line 12",
+                                                    "cudaFree(...) -> cudaDeviceSynchronize() at line 13"}));
+  std::string out = apply(p, sites[0]);
+  EXPECT_EQ(out, rewrite(p.text, {{"cudaMemcpy(h.data(), d, 32 * sizeof(int), cudaMemcpyDeviceToHost)",
+                                   "cudaDeviceSynchronize()"}}));
+  EXPECT_TRUE(parses(p, out));
+  EXPECT_EQ(apply(p, sites[1]), rewrite(p.text, {{"CHECK(cudaStreamSynchronize(0));", "CHECK(cudaDeviceSynchronize());"}}));
+  Program q = reparsed(p, wsr::applySites(p.text, std::vector<wsr::Site>(sites.begin(), sites.end())));
+  ASSERT_TRUE(q.parsed->ok()) << q.parsed->firstError();
+  EXPECT_TRUE(sitesOf("sync-call", q).empty());
+  Program m = reparsed(p, rewrite(p.text, {{"#define CHECK(x)", "#define SYNC() (cudaFree(0), 0)\n#define CHECK(x)"},
+                                           {"CHECK(cudaStreamSynchronize(0));", "SYNC();"}}));
+  ASSERT_TRUE(m.parsed->ok()) << m.parsed->firstError();
+  EXPECT_FALSE(anyNote(sitesOf("sync-call", m), "line 13")) << listing(sitesOf("sync-call", m));
+}
+
 TEST(UnwrapPp, AConditionalBecomesOneArmOrGoesOuterFirst) {
   LOAD(p, "unwrap_pp.cu");
   auto sites = sitesOf("unwrap-pp", p);
