@@ -132,11 +132,6 @@ static size_t includePrefix(const std::string &pre) {
 
 std::string leadingIncludes(const std::string &text) { return text.substr(0, includePrefix(preambleOf(text))); }
 
-void ParseChecker::setBase(const std::string &base) {
-  base_preamble_ = preambleOf(base);
-  has_base_ = true;
-}
-
 // A fresh ASTUnit of `text` under `args`: with PrecompilePreambleAfterNParses 1 it keeps a
 // preamble for later Reparse calls, with 0 it is a one-off parse.
 static std::unique_ptr<clang::ASTUnit> newUnit(const std::vector<std::string> &args, const std::string &path,
@@ -189,8 +184,7 @@ class IncludePreambles {
   // `inc` (a text's leading lines up to its last #include) precompiled for one side's `args`,
   // built once: a caller asking while another builds it waits for that build. Null when it does
   // not build without an error (the caller parses the text plainly and sees the error there).
-  // `*built` says whether this call built it.
-  Preamble get(const std::vector<std::string> &args, const std::string &path, const std::string &inc, bool *built) {
+  Preamble get(const std::vector<std::string> &args, const std::string &path, const std::string &inc) {
     std::string key = path + '\n' + inc;
     for (auto &a : args) key += '\n' + a;
     std::promise<Preamble> mine;
@@ -215,7 +209,6 @@ class IncludePreambles {
     } catch (...) {
     }
     if (p) ++builds_;
-    if (built) *built = p != nullptr;
     mine.set_value(p);
     std::lock_guard<std::mutex> l(m_);
     evict(key);
@@ -281,11 +274,10 @@ long sharedPreambleBuilds() { return IncludePreambles::instance().builds(); }
 // ASTs are lent to the stages after the check as a plain parse's are. `*keep` gets the preamble,
 // which must outlive the unit. Null when that cannot be done (the caller parses it plainly).
 std::unique_ptr<clang::ASTUnit> ParseChecker::includeOnly(Side &s, const std::string &text, std::shared_ptr<const void> *keep) {
+  // With no #include line the preamble is empty: what the driver includes for CUDA on its own
+  // (__clang_cuda_runtime_wrapper.h and the CUDA runtime headers under it), shared all the same.
   const std::string inc = text.substr(0, includePrefix(preambleOf(text)));
-  if (inc.empty()) return nullptr;
-  bool built = false;
-  Preamble pre = IncludePreambles::instance().get(s.args, path_, inc, &built);
-  if (built) ++preamble_builds_;
+  Preamble pre = IncludePreambles::instance().get(s.args, path_, inc);
   if (!pre) return nullptr;
   clang::PreambleBounds bounds((unsigned)inc.size(), true);
   auto ci = invocationOf(s.args, path_);
@@ -389,45 +381,15 @@ void ParseChecker::giveBack(std::unique_ptr<ParsedSource> p) {
 
 bool ParseChecker::check(const std::string &text, std::string *err,
                          const std::function<void(const ParsedSource &)> &then) {
-  // Every candidate with leading #include lines is parsed with those lines precompiled on their
-  // own (includeOnly), not with the automatic preamble of its ASTUnit, which covers the #defines
-  // too: each accepted step that edits a #define (shape, fold-constant, unwrap-pp) made every
-  // checker rebuild that preamble on its next candidate, about twice a plain parse. With 16
-  // checkers on the H200 (session 11, call c) 111 of 972 candidates paid it, 63 of them on the
-  // search's serial path (the interesting ones), 3-5 s each.
-  const std::string pre = preambleOf(text);
-  if (includePrefix(pre) > 0 || (has_base_ && pre != base_preamble_)) return oneOff(text, err, then);
-  for (auto &s : sides_) {
-    if (!parseSide(*s, text, err)) return false;
-    if (!errorsOf(*s->unit, err) || !asmSizesOk(*s->unit, err)) return false;
-  }
-  if (then) {
-    // The units move into a ParsedSource for the call and back after it, thrown or not.
-    ParsedSource view;
-    view.path = path_;
-    view.text = text;
-    for (size_t i = 0; i < sides_.size(); ++i) {
-      ParsedSide side;
-      side.device = sides_.size() > 1 && i > 0;  // parseArgs: host first, then device
-      side.ast = std::move(sides_[i]->unit);
-      view.sides.push_back(std::move(side));
-    }
-    struct Back {
-      ParsedSource &v;
-      std::vector<std::unique_ptr<Side>> &s;
-      ~Back() {
-        for (size_t i = 0; i < s.size() && i < v.sides.size(); ++i) s[i]->unit = std::move(v.sides[i].ast);
-      }
-    } back{view, sides_};
-    then(view);
-  }
-  return true;
-}
-
-void ParseCheckerPool::setBase(const std::string &base) {
-  std::lock_guard<std::mutex> l(m_);
-  base_ = base;
-  has_base_ = true;
+  // Every candidate is parsed with its leading #include lines precompiled on their own
+  // (includeOnly, shared in the process), not with the automatic preamble of an ASTUnit, which
+  // covers the #defines too and is the checker's own: each accepted step that edits a #define
+  // (shape, fold-constant, unwrap-pp) made every checker rebuild that preamble on its next
+  // candidate, about twice a plain parse (with 16 checkers on the H200, session 11 call c, 111 of
+  // 972 candidates paid it, 63 of them on the search's serial path, 3-5 s each); and after the last
+  // #include line went, each checker's first candidate paid a plain parse (1.2-1.9 s, session 14
+  // call c, 16 at once).
+  return oneOff(text, err, then);
 }
 
 bool ParseCheckerPool::check(const std::string &text, std::string *err,
@@ -441,10 +403,6 @@ bool ParseCheckerPool::check(const std::string &text, std::string *err,
     }
   }
   if (!c) c = std::make_unique<ParseChecker>(path_, opt_);
-  {
-    std::lock_guard<std::mutex> l(m_);
-    if (has_base_) c->setBase(base_);
-  }
   bool ok = c->check(text, err, then);
   std::lock_guard<std::mutex> l(m_);
   free_.push_back(std::move(c));
@@ -453,13 +411,12 @@ bool ParseCheckerPool::check(const std::string &text, std::string *err,
 
 int ParseCheckerPool::warm(const std::string &text) {
   const std::string inc = text.substr(0, includePrefix(preambleOf(text)));
-  if (inc.empty()) return 0;
   const std::string path = fs::absolute(path_).string();
   auto all = parseArgs(path, opt_);
   std::vector<std::future<bool>> sides;
   for (auto &args : all)
     sides.push_back(std::async(std::launch::async, [&args, &path, &inc] {
-      return IncludePreambles::instance().get(args, path, inc, nullptr) != nullptr;
+      return IncludePreambles::instance().get(args, path, inc) != nullptr;
     }));
   int n = 0;
   for (auto &f : sides) n += f.get();

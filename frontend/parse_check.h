@@ -15,7 +15,7 @@
 
 namespace wsr {
 
-// The leading #include lines of `text` (what the parse check precompiles for a base).
+// The leading #include lines of `text` (what the parse check precompiles for it).
 std::string leadingIncludes(const std::string &text);
 
 // How many sets of leading #include lines this process has precompiled (a side each). They are
@@ -31,13 +31,6 @@ class ParseChecker {
   // the stages after the check borrow them (ParseLoan) instead of parsing the text again.
   bool check(const std::string &text, std::string *err = nullptr,
              const std::function<void(const ParsedSource &)> &then = {});
-  // A text with leading #include lines is parsed with those lines precompiled alone (shared in
-  // the process, see sharedPreambleBuilds): a #define edit (another knob's value, an accepted
-  // shape step) invalidates nothing, and an accepted step that took an #include line finds the
-  // preamble its own check built. A text without them is re-parsed with the checker's own
-  // preamble of its leading directives when those are the base's (the reducer's best so far),
-  // else parsed once without one.
-  void setBase(const std::string &base);
   // The parse of `text` (every side at once, errors included), owned by the caller until handed
   // back with giveBack(): the search lists its sites from it. With the preamble shared (or kept)
   // it costs ~0.4 s on the GEMM where a plain parse (parseSource) costs 1.3 s, after every
@@ -45,8 +38,6 @@ class ParseChecker {
   std::unique_ptr<ParsedSource> parse(const std::string &text);
   // Texts parsed with their leading #include lines precompiled on their own: per side.
   long includeOnlyParses() const { return include_only_; }
-  // How many shared preambles this checker's parses built (a side each).
-  long preambleBuilds() const { return preamble_builds_; }
   void giveBack(std::unique_ptr<ParsedSource> p);
 
  private:
@@ -54,10 +45,7 @@ class ParseChecker {
   bool parseSide(Side &s, const std::string &text, std::string *err);
   bool oneOff(const std::string &text, std::string *err, const std::function<void(const ParsedSource &)> &then);
   std::unique_ptr<clang::ASTUnit> includeOnly(Side &s, const std::string &text, std::shared_ptr<const void> *keep);
-  std::string base_preamble_;
   std::atomic<long> include_only_{0};
-  std::atomic<long> preamble_builds_{0};
-  bool has_base_ = false;
   std::string path_;
   ParseOptions opt_;
   std::vector<std::unique_ptr<Side>> sides_;
@@ -69,7 +57,6 @@ class ParseCheckerPool {
   ParseCheckerPool(std::string path, ParseOptions opt) : path_(std::move(path)), opt_(std::move(opt)) {}
   bool check(const std::string &text, std::string *err = nullptr,
              const std::function<void(const ParsedSource &)> &then = {});
-  void setBase(const std::string &base);  // for every checker, now and later
   // The shared preamble of `text`'s leading #include lines, built now for every side at once
   // (after an #include line went, beside the search's own listing parse) unless it is there
   // already. Returns how many sides have it.
@@ -78,8 +65,6 @@ class ParseCheckerPool {
  private:
   std::string path_;
   ParseOptions opt_;
-  std::string base_;
-  bool has_base_ = false;
   std::mutex m_;
   std::vector<std::unique_ptr<ParseChecker>> free_;
 };

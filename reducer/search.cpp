@@ -140,7 +140,6 @@ void Search::lookahead(size_t real_inflight) {
 void Search::accept(const std::string &text, const std::string &pass, const std::string &what) {
   const bool includes_changed = leadingIncludes(text) != leadingIncludes(best_);
   best_ = text;
-  tester_.setBase(best_);
   cancelSpec(true);  // the lookahead judged edits of the program before this step
   if (!parser_) parser_ = std::make_unique<ParseChecker>(tester_.options().original_path, tester_.options().parse);
   if (next_parse_.valid()) parser_->giveBack(next_parse_.get());  // of an older best: not needed
@@ -724,7 +723,6 @@ bool Search::runPass(const PassInfo &p, int cap, bool *deeper) {
 std::string Search::run(const std::string &start) {
   t0_ = now_s();
   best_ = start;
-  tester_.setBase(best_);
   stats_.start_lines = stats_.lines = countNonBlankLines(start);
   stats_.start_tokens = stats_.tokens = countTokens(start);
   // Rounds of the shape and structure passes (round r reaches level r) to a fixpoint, then the

@@ -251,6 +251,10 @@ Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
   return v;
 }
 
+// How many times the original's emulated operations a candidate's launch may run (at least the
+// floor) before the emulator calls it a livelock.
+static constexpr unsigned long long kLivelockOpsFactor = 20, kLivelockOpsFloor = 1'000'000;
+
 // Issue 5's adaptive timeout, and no retry of a candidate killed at it: a retry would give it a
 // verdict ("slow", or a hang nobody named) that cannot be the original's either way. On the H200
 // one such retry held a ddmin stream for 30 s with 15 of 16 slots idle; wsfuzz's reductions on the
@@ -279,6 +283,19 @@ std::vector<std::string> Tester::tuneFromOriginal(const Verdict &original, doubl
     std::snprintf(buf, sizeof buf, "candidate timeout %.1f s = clamp(10 x %.0f ms, 2 s, %.0f s), from the original's run",
                   calibratedTimeout(longest, 10, 2, cap_s), longest, cap_s);
     said.push_back(buf);
+  }
+  // On the emulator a candidate that loops for ever (a wait deleted from one side of a handoff:
+  // the other side spins through its phases) was killed at that timeout: 60 candidates, 2 s each,
+  // of one 280-s reduction on the H200, each holding its ddmin stream's verdict (session 14, call
+  // c). The emulator counts its operations and stops such a launch with hang/livelock instead.
+  unsigned long long ops = 0;
+  for (auto &l : original.evidence)  // the emulator's WSEMU lines
+    if (l.rfind("WSEMU ops ", 0) == 0) ops = std::max(ops, std::strtoull(l.c_str() + 10, nullptr, 10));
+  if (calibrate && original.backend == "emu" && ops > 0) {
+    opt_.oracle.emu_max_ops = std::max(kLivelockOpsFactor * ops, kLivelockOpsFloor);
+    said.push_back("a candidate's launch stops at " + std::to_string(opt_.oracle.emu_max_ops) +
+                   " emulated operations (hang/livelock): " + std::to_string(kLivelockOpsFactor) +
+                   " x the original's " + std::to_string(ops));
   }
   return said;
 }

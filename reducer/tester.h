@@ -66,7 +66,6 @@ class Tester {
   void calibrateParseCheck(const std::string &original);
   // The program the next candidates are edits of (the search's best so far): the parse check
   // keeps its precompiled preamble for candidates that leave the base's leading directives alone.
-  void setBase(const std::string &base) { checker_->setBase(base); }
   int warmParseChecks(const std::string &text) { return checker_->warm(text); }  // ParseCheckerPool::warm
   // The original's signature, once judged: what every candidate must keep.
   void setSignature(const std::string &sig) { opt_.signature = sig; }
