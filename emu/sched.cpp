@@ -89,7 +89,8 @@ void preempt() {
   Cta &c = cta();
   if (g_self) ++g_self->ops;
   if (++c.ops > c.cfg.max_ops)
-    fail("hang/livelock", SrcLoc{}, "more than max_ops emulated operations without finishing the launch");
+    fail("hang/livelock", SrcLoc{},
+         "more than " + std::to_string(c.cfg.max_ops) + " emulated operations in one CTA without finishing the launch");
   if (c.cfg.order == Order::Random && g_self && (c.rng() & 1)) {
     Thread &t = *g_self;
     if (!t.queued) {
@@ -336,6 +337,8 @@ Config configFromEnv() {
   if (const char *p = std::getenv("WSEMU_ORDER")) cfg.order = std::string(p) == "random" ? Order::Random : Order::RoundRobin;
   if (const char *p = std::getenv("WSEMU_SEED")) cfg.seed = std::strtoull(p, nullptr, 10);
   if (const char *p = std::getenv("WSEMU_TRACE")) cfg.trace = std::string(p) == "1";
+  if (const char *p = std::getenv("WSEMU_MAX_OPS"))
+    if (uint64_t n = std::strtoull(p, nullptr, 10)) cfg.max_ops = n;
   return cfg;
 }
 

@@ -30,6 +30,7 @@ std::vector<std::string> Verdict::lines() const {
     out.push_back(p.str());
   }
   if (!message.empty()) out.push_back("WSEMU message " + message);
+  out.push_back("WSEMU ops " + std::to_string(ops));  // what a caller's WSEMU_MAX_OPS is scaled from
   return out;
 }
 

@@ -132,6 +132,7 @@ static Verdict judgeEmu(const BuildRecord &b, const OracleOptions &opt) {
     o.retry_timeout = false;
     o.sanitizer.clear();
     o.run.env_set["WSEMU_POLICY"] = p;
+    if (opt.emu_max_ops) o.run.env_set["WSEMU_MAX_OPS"] = std::to_string(opt.emu_max_ops);
     vs.push_back(judgeBuiltOn(b, o));
     if (!b.ok) break;  // a translation or compile failure is the same under every policy
   }

@@ -32,6 +32,11 @@ struct OracleOptions {
   // emu: build with nvcc first and make its compile errors the verdict (the emulator compiles the
   // program with g++ and never sees a ptxas error); the runs stay on the emulator.
   bool emu_nvcc_first = false;
+  // emu: a launch that has run this many emulated operations without finishing stops with the
+  // verdict hang/livelock (0: the emulator's own limit, 2e9). The reducer sets it from the
+  // original's count (the emulator's "WSEMU ops N" line), so that a candidate that loops for ever
+  // is judged in milliseconds, not killed at the timeout.
+  unsigned long long emu_max_ops = 0;
   // Stop after the build: a program that builds is `pass` (detail "compiled"), never run. For
   // compile-error reductions, which need no device.
   bool build_only = false;
