@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Session 14 call e (through scripts/device-run.sh): which of the tokens pass's edits made the
+# H200 pass call d's result. asis.cu: call d's L0 result (its try_wait asm has neither volatile nor
+# a "memory" clobber); volatile.cu: the same with `asm volatile` back; memory.cu: with only the
+# "memory" clobber back. Each judged on the GPU and on the emulator.
+cd "$(dirname "$0")"
+OUT=${OUT:-/tmp/out}
+{
+  for f in asis volatile memory; do
+    echo "== $f.cu on the GPU"
+    wsoracle $f.cu --timeout 10 2>&1 | grep -E "^(verdict|signature|timings):"
+    echo "== $f.cu on the emulator"
+    wsoracle $f.cu --backend emu --timeout 10 2>&1 | grep -E "^(verdict|signature):"
+  done
+  echo "== the try_wait loop in asis.cu's SASS (nvcc -arch=sm_90a -cubin; cuobjdump -sass)"
+  nvcc -arch=sm_90a -cubin -o asis.cubin asis.cu && cuobjdump -sass asis.cubin | grep -cE "SYNCS|MBARRIER|TRYWAIT" 
+  cuobjdump -sass asis.cubin | grep -E "SYNCS|BRA|EXIT" | head -30
+} 2>&1 | tee "$OUT/s14_volatile.log"
