@@ -8,7 +8,7 @@ OUT=${OUT:-/tmp/out}
 {
   for f in ${FILES:-asis volatile memory}; do
     echo "== $f.cu on the GPU"
-    wsoracle $f.cu --timeout 10 2>&1 | grep -E "^(verdict|signature|timings):"
+    wsoracle $f.cu --timeout 10 2>&1 | grep -E "^(verdict|signature|timings):|cudaDeviceSynchronize:"
     echo "== $f.cu on the emulator"
     wsoracle $f.cu --backend emu --timeout 10 2>&1 | grep -E "^(verdict|signature):"
   done
