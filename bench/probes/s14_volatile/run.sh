@@ -11,6 +11,10 @@ OUT=${OUT:-/tmp/out}
     wsoracle $f.cu --timeout 10 2>&1 | grep -E "^(verdict|signature|timings):|cudaDeviceSynchronize:"
     echo "== $f.cu on the emulator"
     wsoracle $f.cu --backend emu --timeout 10 2>&1 | grep -E "^(verdict|signature):"
+    if [ -n "${RAW:-}" ]; then
+      echo "== $f.cu built by nvcc -arch=sm_90a and run as is (timeout 12 s)"
+      nvcc -arch=sm_90a -o /tmp/$f $f.cu && timeout 12 /tmp/$f; echo "exit status $?"
+    fi
   done
   [ -n "${FILES:-}" ] && exit 0
   echo "== the try_wait loop in asis.cu's SASS (nvcc -arch=sm_90a -cubin; cuobjdump -sass)"
