@@ -67,7 +67,20 @@ void arrive(MBarrier &b, uint32_t count, SrcLoc loc, const char *op) {
   if ((int64_t)count > b.pending)
     fail("ub/over-arrival", loc,
          std::string(op) + " on mbarrier " + state(b) + ": more arrivals than the phase's pending count");
+  // The lanes of a warp that reach one arrive instruction together arrive as one operation on the
+  // GPU: more of them than the phase's pending count is a launch failure there ("unspecified
+  // launch failure" on the H200, session 14 call e: 127 producer threads, 4 warps, each arriving
+  // once on a count-1 barrier), where arriving one thread after another here would complete a
+  // phase per lane and hang. So an arrival from the warp, site and iteration whose arrival just
+  // completed the phase is an over-arrival too.
+  Thread &t = self();
+  MBarrier::Arrival me{t.warp, loc.file, loc.line, t.arrive_iters[{loc.file, loc.line}]++};
+  if (b.phase > 0 && b.pending == (int64_t)b.expected && me == b.completer)
+    fail("ub/over-arrival", loc,
+         std::string(op) + " on mbarrier " + state(b) + ": lanes of warp " + std::to_string(t.warp) +
+             " arrive here together, more of them than the phase's pending count");
   b.pending -= count;
+  if (b.pending == 0 && b.tx == 0) b.completer = me;
   maybeComplete(b);
 }
 
@@ -107,6 +120,7 @@ void mbarrier_init(uint32_t addr, uint32_t count, SrcLoc loc) {
   b.pending = count;
   b.tx = 0;
   b.phase = 0;
+  b.completer = {};
   b.init_loc = loc;
   traceOp("mbarrier.init", addr, count);
 }
@@ -159,6 +173,7 @@ void mbarrier_complete_tx(uint32_t addr, uint32_t tx, SrcLoc loc) {
                                     " leaves the tx-count below -(2^20-1)");
   b.tx -= tx;
   traceOp("mbarrier.complete_tx", addr, tx);
+  if (b.pending == 0 && b.tx == 0) b.completer = {};  // the bytes, not an arrival, complete it
   maybeComplete(b);
 }
 

@@ -42,6 +42,15 @@ struct MBarrier {
   int init_thread = -1;    // the thread whose mbarrier.init set it up
   uint64_t init_epoch = 0; // the CTA's barrier epoch at that init
   std::vector<Thread *> waiters;
+  // The arrival that completed the last phase: its warp, site and how many arrivals its thread had
+  // made there before (the lanes of one warp at one arrive instruction, converged, share these).
+  struct Arrival {
+    int warp = -1;
+    const char *file = nullptr;
+    int line = 0;
+    uint64_t iter = 0;
+    bool operator==(const Arrival &) const = default;
+  } completer;
 };
 
 struct NamedBarrier {
@@ -94,6 +103,7 @@ struct Thread {
   WaitInfo wait;
   uint64_t parked_at = 0;
   std::map<std::pair<const char *, int>, uint64_t> site_iters;  // waits completed per site
+  std::map<std::pair<const char *, int>, uint64_t> arrive_iters;  // mbarrier arrivals made per site
   Fiber fiber;
   // cp.async.bulk groups and wgmma groups, per thread
   std::vector<AsyncPtr> bulk_open;

@@ -287,6 +287,23 @@ TEST(EmuBackend, HangIsSeenOnlyWhenTheHostSynchronizes) {
   EXPECT_EQ(one.detail, "hang/mbarrier") << dump(one);
 }
 
+// The lanes of a warp that reach one arrive instruction together arrive as one operation on the
+// GPU, and more of them than the phase's pending count fail the launch there: on the H200 (session
+// 14 call e, bench/probes/s14_volatile) 127 threads arriving once each on a count-1 mbarrier gave
+// "unspecified launch failure", one thread the hang. Arriving lane after lane, the emulator had
+// completed a phase per lane and called it a hang, and a reduction's result passed on the GPU.
+TEST(EmuBackend, AWarpArrivingTogetherBeyondThePendingCountIsAnOverArrival) {
+  const std::string one = "if (threadIdx.x == 0) asm volatile(\"mbarrier.arrive";
+  auto lanes = judgeEmu(hangVariant("arrive_lanes.cu", one, "if (threadIdx.x < 32) asm volatile(\"mbarrier.arrive"));
+  EXPECT_EQ(lanes.detail, "crash/ub-over-arrival") << dump(lanes);
+  EXPECT_TRUE(evidenceHas(lanes, "arrive here together")) << dump(lanes);
+  auto two = judgeEmu(hangVariant("arrive_two_lanes.cu", one, "if (threadIdx.x < 2) asm volatile(\"mbarrier.arrive"));
+  EXPECT_EQ(two.symptom, "pass") << dump(two);  // two lanes, two pending: the phase completes
+  auto warps = judgeEmu(hangVariant("arrive_two_warps.cu", one, "if (threadIdx.x % 32 == 0 && threadIdx.x < 64) asm volatile(\"mbarrier.arrive"));
+  EXPECT_EQ(warps.symptom, "pass") << dump(warps);  // one lane of each of two warps
+  EXPECT_EQ(judgeEmu(hangVariant("arrive_one.cu")).detail, "hang/mbarrier");
+}
+
 // A launch outside the GPU's limits never runs ("invalid configuration argument"), and a grid
 // computed from an uninitialised local is such a launch on the emulator every time (locals get a
 // pattern, not stack luck). A reduction judged on the emulator once dropped
