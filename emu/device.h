@@ -49,6 +49,10 @@ bool redZonesIntact(std::string *which = nullptr);
 
 // ---- checks: out of bounds is UB, reported at `loc`, never a silent corruption ----
 void checkGlobal(const void *p, size_t bytes, SrcLoc loc);
+// At the top of each loop body in device code (the translation puts it there): one operation
+// toward the launch's limit, so that a loop with no emulated operation in it (a spin whose asm
+// is gone) ends as hang/livelock instead of running until the process is killed.
+void loopTick(SrcLoc loc);
 void checkShared(uint32_t addr, size_t bytes, SrcLoc loc);
 void checkAccess(const void *p, size_t bytes, SrcLoc loc);  // shared or global, by address
 

@@ -101,6 +101,13 @@ void preempt() {
   }
 }
 
+void loopTick(SrcLoc loc) {
+  Cta &c = cta();
+  if (++c.ops > c.cfg.max_ops)
+    fail("hang/livelock", loc,
+         "more than " + std::to_string(c.cfg.max_ops) + " emulated operations in one CTA without finishing the launch");
+}
+
 [[noreturn]] void fail(const std::string &detail, SrcLoc loc, const std::string &message) {
   Cta &c = cta();
   if (!c.failed) {

@@ -592,6 +592,7 @@ class Rewrite {
   std::vector<TEdit> edits_;
   std::vector<std::pair<unsigned, unsigned>> replaced_;  // ranges whose text is regenerated
   std::set<unsigned> launch_at_;
+  std::set<unsigned> ticked_;  // loop bodies given their loopTick
   unsigned uid_ = 0;
 
   std::string text(const clang::ASTContext &ctx, clang::SourceRange r) {
@@ -668,8 +669,28 @@ class Rewrite {
         if (inDevice()) rw.deviceCall(ctx, c);
         return true;
       }
+      bool VisitForStmt(clang::ForStmt *s) { return loop(s->getBody()); }
+      bool VisitWhileStmt(clang::WhileStmt *s) { return loop(s->getBody()); }
+      bool VisitDoStmt(clang::DoStmt *s) { return loop(s->getBody()); }
+      bool VisitCXXForRangeStmt(clang::CXXForRangeStmt *s) { return loop(s->getBody()); }
+      bool loop(clang::Stmt *body) {
+        if (inDevice()) rw.loopBody(ctx, body);
+        return true;
+      }
     } v(*this, ctx);
     v.TraverseDecl(ctx.getTranslationUnitDecl());
+  }
+
+  // A device loop's body in braces starts with ::wsemu::loopTick (emu/device.h): a loop with no
+  // emulated operation in it counts toward the launch's limit too. On the H200 (session 14, call
+  // d) 86 candidates of one reduction spun so (`while (!done) {}` once the try_wait asm went)
+  // until the 2-s timeout killed them. A body without braces is left as it is.
+  void loopBody(clang::ASTContext &ctx, clang::Stmt *body) {
+    auto *cs = llvm::dyn_cast_or_null<clang::CompoundStmt>(body);
+    if (!cs) return;
+    auto at = mainFileOffset(ctx, cs->getLBracLoc());
+    if (!at || !ticked_.insert(*at).second) return;  // in a macro, or seen (a template's instantiation)
+    insert(*at + 1, " ::wsemu::loopTick(WSEMU_HERE);", 0);
   }
 
   void asmStmt(clang::ASTContext &ctx, clang::GCCAsmStmt *s) {

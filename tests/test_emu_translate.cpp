@@ -149,6 +149,15 @@ TEST(EmuTranslate, FixtureConstructsAreRewrittenAndLinesKept) {
   // the user's line count is kept after the two-line prologue (#include, #line 1)
   auto count = [](const std::string &s) { return std::count(s.begin(), s.end(), '\n'); };
   EXPECT_EQ(count(r.text), count(text) + 2);
+  // a device loop's body in braces counts toward the launch's operation limit; a host loop's does not
+  std::string loops = text;
+  loops.replace(loops.find("  while (!done)\n"), std::string("  while (!done)\n").size(), "  while (!done) {}\n  if (0)\n");
+  loops.replace(loops.find("int main() {\n"), std::string("int main() {\n").size(), "int main() {\n  for (int i = 0; i < 2; ++i) {}\n");
+  auto l = wsr::emu::translate(loops, fixture("mbarrier_hang.cu"), o);
+  ASSERT_TRUE(l.ok) << l.error;
+  EXPECT_NE(l.text.find("while (!done) { ::wsemu::loopTick(WSEMU_HERE);}"), std::string::npos) << l.text;
+  EXPECT_NE(l.text.find("for (int i = 0; i < 2; ++i) {}"), std::string::npos) << l.text;
+  EXPECT_EQ(count(l.text), count(loops) + 2);
 }
 
 // ---- end to end on the emu backend ----
@@ -801,6 +810,14 @@ TEST(Tester, ACandidateThatLoopsForEverIsALivelockNotATimeout) {
   EXPECT_EQ(r.detail, "hang/livelock") << r.note;
   EXPECT_FALSE(r.interesting);
   EXPECT_LT(r.run_ms, 1500) << "killed at the timeout, not stopped by the limit";
+  // A spin with no emulated operation in it (its try_wait asm gone, as reductions make it): the
+  // translation's loopTick counts its turns (86 such candidates of one H200 reduction, session 14
+  // call d, ran until the timeout).
+  std::string spin = *text;
+  spin.replace(spin.find("  while (!done)\n"), std::string("  while (!done)\n").size(), "  while (!done) {}\n  if (0)\n");
+  auto s = tester.test(spin);
+  EXPECT_EQ(s.detail, "hang/livelock") << s.note;
+  EXPECT_LT(s.run_ms, 1500) << "killed at the timeout, not stopped by the limit";
   EXPECT_EQ(tester.test(*text).detail, "hang/mbarrier");  // the original itself is well inside it
 }
 
