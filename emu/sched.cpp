@@ -85,12 +85,17 @@ void park(const WaitInfo &w) {
   t.fiber.yield();
 }
 
+void loopTick(SrcLoc loc) {
+  Cta &c = cta();
+  if (++c.ops > c.cfg.max_ops)
+    fail("hang/livelock", loc,
+         "more than " + std::to_string(c.cfg.max_ops) + " emulated operations in one CTA without finishing the launch");
+}
+
 void preempt() {
   Cta &c = cta();
   if (g_self) ++g_self->ops;
-  if (++c.ops > c.cfg.max_ops)
-    fail("hang/livelock", SrcLoc{},
-         "more than " + std::to_string(c.cfg.max_ops) + " emulated operations in one CTA without finishing the launch");
+  loopTick(SrcLoc{});  // an operation toward the launch's limit
   if (c.cfg.order == Order::Random && g_self && (c.rng() & 1)) {
     Thread &t = *g_self;
     if (!t.queued) {
@@ -99,13 +104,6 @@ void preempt() {
     }
     t.fiber.yield();
   }
-}
-
-void loopTick(SrcLoc loc) {
-  Cta &c = cta();
-  if (++c.ops > c.cfg.max_ops)
-    fail("hang/livelock", loc,
-         "more than " + std::to_string(c.cfg.max_ops) + " emulated operations in one CTA without finishing the launch");
 }
 
 [[noreturn]] void fail(const std::string &detail, SrcLoc loc, const std::string &message) {

@@ -268,7 +268,7 @@ long sharedPreambleBuilds() { return IncludePreambles::instance().builds(); }
 // A plain parse of a candidate costs the CUDA headers again on each side (2-5 s each under load on
 // the H200, 5-7 s with 30 jobs on 32 cores: most of a campaign reduction's budget, session 8), and
 // an ASTUnit's own preamble covers the #defines too, so that every knob's edit (shape, fold-constant,
-// unwrap-pp) rebuilt it. So a text with leading #include lines is parsed with those lines
+// unwrap-pp) rebuilt it. So a text is parsed with its leading #include lines (maybe none)
 // precompiled on their own (IncludePreambles: once per process, side and set of lines), and only
 // its #defines and the program after them are parsed. The text is the candidate's, unchanged: the
 // ASTs are lent to the stages after the check as a plain parse's are. `*keep` gets the preamble,
@@ -276,7 +276,7 @@ long sharedPreambleBuilds() { return IncludePreambles::instance().builds(); }
 std::unique_ptr<clang::ASTUnit> ParseChecker::includeOnly(Side &s, const std::string &text, std::shared_ptr<const void> *keep) {
   // With no #include line the preamble is empty: what the driver includes for CUDA on its own
   // (__clang_cuda_runtime_wrapper.h and the CUDA runtime headers under it), shared all the same.
-  const std::string inc = text.substr(0, includePrefix(preambleOf(text)));
+  const std::string inc = leadingIncludes(text);
   Preamble pre = IncludePreambles::instance().get(s.args, path_, inc);
   if (!pre) return nullptr;
   clang::PreambleBounds bounds((unsigned)inc.size(), true);
@@ -299,7 +299,8 @@ std::unique_ptr<clang::ASTUnit> ParseChecker::includeOnly(Side &s, const std::st
   return unit;
 }
 
-// One parse per side, at once, with no preamble kept: the ASTs live for the check (and `then`).
+// One parse per side, at once, through the shared preamble (plainly when that cannot be done):
+// the ASTs live for the check (and `then`).
 bool ParseChecker::oneOff(const std::string &text, std::string *err,
                           const std::function<void(const ParsedSource &)> &then) {
   auto parseSide = [&](size_t i) {
@@ -410,7 +411,7 @@ bool ParseCheckerPool::check(const std::string &text, std::string *err,
 }
 
 int ParseCheckerPool::warm(const std::string &text) {
-  const std::string inc = text.substr(0, includePrefix(preambleOf(text)));
+  const std::string inc = leadingIncludes(text);
   const std::string path = fs::absolute(path_).string();
   auto all = parseArgs(path, opt_);
   std::vector<std::future<bool>> sides;
