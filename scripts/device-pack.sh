@@ -30,4 +30,6 @@ cp emu/shim/* "$prefix/share/wsreduce/emu-root/emu/shim/"
 cp build-static/emu/libwsr_emu_runtime.a "$prefix/lib/"
 cp /usr/lib/x86_64-linux-gnu/libboost_context.a "$prefix/lib/"
 tar -C .device -cJf .device/wsreduce.txz wsreduce
-ls -la .device/wsreduce.txz
+# wsoracle alone, for calls that carry another large tree beside it (bench/jobs/h200_s15_cvise.sh)
+tar -C .device -cJf .device/wsoracle.txz --exclude=wsreduce/bin/wsreduce --exclude=wsreduce/bin/wsfuzz wsreduce
+ls -la .device/wsreduce.txz .device/wsoracle.txz
