@@ -4,7 +4,9 @@
 // still parse; the interestingness test says whether the failure survives that. Skipped:
 // main, methods, variadic functions, functions whose address is taken (a kernel handed to a
 // cuda* runtime call, cudaFuncSetAttribute(kernel, ...), is not) or that are named in an overload
-// set a template has not resolved yet, and declarations outside the file.
+// set a template has not resolved yet, and declarations outside the file. main's parameters go
+// all together (`int main(int, char **)` -> `int main()`; `main(char **)` alone is ill-formed),
+// when nothing reads them.
 #include "pass.h"
 
 #include <clang/AST/ASTContext.h>
@@ -145,13 +147,30 @@ void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::Func
   }
 }
 
+// main's parameters, all at once, when the body reads none of them.
+void mainSite(clang::ASTContext &ctx, const ParsedSource &src, const clang::FunctionDecl *fd,
+              std::vector<PassSite> &out) {
+  if (fd->getPreviousDecl()) return;  // declared before its definition: leave it
+  for (auto *p : fd->parameters())
+    if (p->isReferenced()) return;
+  auto first = mainFileRange(ctx, fd->parameters().front()->getSourceRange());
+  auto last = mainFileRange(ctx, fd->parameters().back()->getSourceRange());
+  if (!first || !last || last->end < first->begin) return;
+  PassSite site;
+  site.pass = "remove-param";
+  site.edits.push_back(Edit{first->begin, last->end - first->begin, ""});
+  site.line = lineOf(src.text, first->begin);
+  site.note = "remove the parameters of main";
+  out.push_back(std::move(site));
+}
+
 }  // namespace
 
 std::vector<PassSite> removeParamSites(const ParsedSource &src) {
   std::vector<PassSite> sites;
   forEachSide(src, [&](clang::ASTContext &ctx, bool) {
     Uses uses;
-    std::vector<const clang::FunctionDecl *> defs;
+    std::vector<const clang::FunctionDecl *> defs, mains;
     std::function<void(clang::Decl *)> collect = [&](clang::Decl *d) {
       if (auto *ns = llvm::dyn_cast<clang::NamespaceDecl>(d)) {
         for (auto *x : ns->decls()) collect(x);
@@ -159,8 +178,11 @@ std::vector<PassSite> removeParamSites(const ParsedSource &src) {
       }
       const clang::FunctionDecl *fd = llvm::dyn_cast<clang::FunctionDecl>(d);
       if (auto *ft = llvm::dyn_cast<clang::FunctionTemplateDecl>(d)) fd = ft->getTemplatedDecl();
-      if (!fd || !fd->doesThisDeclarationHaveABody() || fd->isMain() || fd->isVariadic() || fd->getNumParams() == 0)
+      if (!fd || !fd->doesThisDeclarationHaveABody() || fd->isVariadic() || fd->getNumParams() == 0) return;
+      if (fd->isMain()) {
+        mains.push_back(fd);
         return;
+      }
       if (llvm::isa<clang::CXXMethodDecl>(fd) || fd->isImplicit()) return;
       defs.push_back(fd);
     };
@@ -170,6 +192,7 @@ std::vector<PassSite> removeParamSites(const ParsedSource &src) {
     });
     for (auto *fd : defs)
       if (!uses.unsafe.count(fd->getCanonicalDecl())) sitesFor(ctx, src, fd, uses, sites);
+    for (auto *fd : mains) mainSite(ctx, src, fd, sites);
   });
   dedupeAndOrder(sites);
   return sites;

@@ -363,6 +363,20 @@ TEST(SimplifyExpr, OuterFirstAlternativesGroupedNoMacrosNoAsmStrings) {
   EXPECT_EQ(out, rewrite(p.text, {{"int m = c ? a : b;", "int m = a;"}}));
 }
 
+TEST(RemoveParam, MainLosesItsParametersTogetherOnlyWhenNoneIsRead) {
+  LOAD(p, "remove_param_main.cu");
+  auto sites = sitesOf("remove-param", p);
+  SCOPED_TRACE(listing(sites));
+  ASSERT_EQ(sites.size(), 1u);  // one site for both: main(char **) alone is ill-formed
+  EXPECT_EQ(sites[0].note, "remove the parameters of main");
+  std::string out = apply(p, sites[0]);
+  EXPECT_EQ(out, rewrite(p.text, {{"int main(int, char **) {", "int main() {"}}));
+  EXPECT_TRUE(parses(p, out));
+
+  LOAD(q, "remove_param_main_read.cu");
+  EXPECT_TRUE(sitesOf("remove-param", q).empty());
+}
+
 TEST(RemoveParam, TheParameterAndEveryArgument) {
   LOAD(p, "remove_param.cu");
   auto sites = sitesOf("remove-param", p);

@@ -7,7 +7,7 @@
 #     header (-Winvalid-pch says when g++ refuses it), and -H (whether the .gch is read).
 #     Run the same here: `bash bench/jobs/h200_s12.sh probe` (no GPU needed for Q).
 #  S: which host calls wait for a running kernel (bench/probes/sync_points.cu): MODE sync.
-#  R: reductions on the emulator judge, each result confirmed on the GPU: HALF0="tag:example:jobs:
+#  R: reductions on the emulator judge (--symptom hang unless the flags name one), each result confirmed on the GPU: HALF0="tag:example:jobs:
 #     budget[:flags] ..." (flags comma-separated) one after the other on cores 0-15 and GPU 0;
 #     HALF1 the same on cores 16-31 and GPU 1 (nvidia-h200-x2: two halves the size of nvidia-h200).
 # Logs: $OUT/s12_probe.log, $OUT/s12_reduce.log and s12_reduce.tgz.
@@ -55,12 +55,13 @@ one() {  # tag cores gpu example jobs budget flags
   local tag=$1 cores=$2 gpu=$3 ex=$4 jobs=$5 budget=$6 flags=${7:-}
   local W=$W0/$tag; mkdir -p $W; cp corpus/examples/$ex.cu $W/
   local extra=(); [ -n "$flags" ] && extra+=(${flags//,/ })
+  local sym=(--symptom hang); [[ "$flags" == *--symptom* ]] && sym=()  # flags may name another
   local t0=$(date +%s%N)
   CUDA_VISIBLE_DEVICES=$gpu WSREDUCE_CACHE=/tmp/wsr-cache-$tag timeout -s INT $((budget + 60)) taskset -c $cores \
-    wsreduce $W/$ex.cu --symptom hang -j$jobs --timeout 10 --backend emu --confirm gpu --budget $budget "${extra[@]}" > $W/$ex.log 2>&1
+    wsreduce $W/$ex.cu "${sym[@]}" -j$jobs --timeout 10 --backend emu --confirm gpu --budget $budget "${extra[@]}" > $W/$ex.log 2>&1
   local rc=$? t1=$(date +%s%N)
   {
-    echo "RESULT $tag rc=$rc lines=$(grep -c '[^[:space:]]' $W/$ex.cu)->$(grep -c '[^[:space:]]' $W/$ex.min.cu) wall_s=$(( (t1 - t0) / 1000000000 )) (wsreduce $ex.cu --symptom hang -j$jobs --backend emu --confirm gpu --budget $budget ${extra[*]}; cores $cores, GPU $gpu)"
+    echo "RESULT $tag rc=$rc lines=$(grep -c '[^[:space:]]' $W/$ex.cu)->$(grep -c '[^[:space:]]' $W/$ex.min.cu) wall_s=$(( (t1 - t0) / 1000000000 )) (wsreduce $ex.cu ${sym[*]} -j$jobs --backend emu --confirm gpu --budget $budget ${extra[*]}; cores $cores, GPU $gpu)"
     grep -E "original verdict|confirmed|slots|budget" $W/$ex.log | sed 's/^/    /'
     echo "    the reduced program on GPU $gpu (wsoracle):"
     CUDA_VISIBLE_DEVICES=$gpu wsoracle $W/$ex.min.cu --timeout 10 2>&1 | grep -E "^(verdict|signature):" | sed 's/^/      /'

@@ -37,10 +37,12 @@ sig=$(cd $W && wsoracle --backend emu --timeout 10 $ex.cu 2>&1 | sed -n 's/^sign
 cat > $W/test.sh <<EOS
 #!/usr/bin/env bash
 # interesting: the emulator's verdict is hang/mbarrier with the original's signature
+echo >> $W/tests.count  # C-Vise's log does not count its tests (session 15's call c ran without this)
 out=\$(wsoracle --backend emu --timeout 10 $ex.cu 2>&1)
 grep -qE '^verdict: +hang +\(hang/mbarrier\)' <<<"\$out" && grep -qxF 'signature: $sig' <<<"\$out"
 EOS
 chmod +x $W/test.sh
+: > $W/tests.count
 (cd $W && ./test.sh) && echo "== test.sh: the original is interesting" | tee -a "$OUT/s15_cvise.log" || { echo "test.sh refuses the original" | tee -a "$OUT/s15_cvise.log"; exit 1; }
 if [ "$TOOL" = wsreduce ]; then
   t0=$(date +%s)
@@ -62,6 +64,7 @@ mon=$!
 rc=$?
 kill $mon
 {
+  echo "tests run: $(wc -l < $W/tests.count) (the original's checks included)"
   echo "RESULT cvise rc=$rc lines=$(nb $W/$ex.cu.orig 2>/dev/null || nb corpus/examples/$ex.cu)->$(nb $W/$ex.cu) tokens=$(tokens corpus/examples/$ex.cu)->$(tokens $W/$ex.cu) wall_s=$(( $(date +%s) - t0 )) (cvise -n 16 --timeout 120, budget $BUDGET s)"
   echo "== the result on the GPU (wsoracle)"
   (cd $W && wsoracle --timeout 10 $ex.cu 2>&1 | grep -E "^(verdict|signature):")
