@@ -6,8 +6,10 @@
 #   host_hang     host code that hangs only when one construct is present (a timeout judges it)
 #   kernel_hang   a kernel whose mbarrier never completes (the CPU emulator judges it)
 # C-Vise's interestingness scripts call the same judge wsreduce uses (wsoracle), so the two
-# differ only in the search. ALGOS (default "ddmin pdd") picks wsreduce's runs, CVISE=0 skips
-# C-Vise, LOG names the log (default cvise_vs_wsreduce.log).
+# differ only in the search (but the scripts ask for the class alone, where wsreduce also keeps
+# the original's signature: a C-Vise result can fail another way). Each C-Vise test is counted.
+# ALGOS (default "ddmin pdd") picks wsreduce's runs, CVISE=0 skips C-Vise, CVISE_BUDGET its
+# seconds (default 1800), LOG names the log (default cvise_vs_wsreduce.log).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 R=$PWD
@@ -51,15 +53,17 @@ for c in ${CASES:-ptxas_error host_hang kernel_hang}; do
   extra=""
   [ $c = host_hang ] && extra="--backend gpu --timeout 1 --no-retry"
   [ $c = kernel_hang ] && extra="--backend emu"
+  : > $W/cv-$c.tests  # one line per test C-Vise runs (its own log does not count them)
   cat > $W/cv-$c/test.sh <<EOS
 #!/usr/bin/env bash
+echo >> $W/cv-$c.tests
 $B/oracle/wsoracle $c.cu $extra 2>&1 | grep -q -E '$pat'
 EOS
   chmod +x $W/cv-$c/test.sh
   t=$(now)
   (cd $W/cv-$c && timeout ${CVISE_BUDGET:-1800} cvise -n $J --timeout 120 ./test.sh $c.cu > log 2>&1)
   rc=$?
-  printf "%-12s %-9s %6s %7s %6s  (rc=%s)\n" $c cvise $(nb $W/cv-$c/$c.cu) $(tokens $W/cv-$c/$c.cu) $(el $t) $rc
+  printf "%-12s %-9s %6s %7s %6s  (rc=%s, %s tests)\n" $c cvise $(nb $W/cv-$c/$c.cu) $(tokens $W/cv-$c/$c.cu) $(el $t) $rc $(wc -l < $W/cv-$c.tests)
   cp $W/cv-$c/$c.cu "$OUT/$c.cvise.cu"
 done
 } 2>&1 | tee "$OUT/${LOG:-cvise_vs_wsreduce.log}"

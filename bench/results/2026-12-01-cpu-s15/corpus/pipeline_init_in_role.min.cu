@@ -1,0 +1,25 @@
+#define NUM_THREADS (128 + 1)
+#define TILE_BYTES (4 * 32 * 4)
+
+#define SMEM_OUT_OFF (0 + 1 * TILE_BYTES)
+#define SMEM_BAR_OFF (SMEM_OUT_OFF + 1 * TILE_BYTES)
+#define SMEM_USED (SMEM_BAR_OFF + 2 * 1 * 8)
+#define SMEM_BYTES (SMEM_USED + 1024)
+
+__global__ void tma_pipeline_kernel() {
+  extern __shared__ char smem_raw[];
+
+  if ((threadIdx.x / 128) == 1) {
+    unsigned done = 0;
+
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"((static_cast<unsigned>(__cvta_generic_to_shared((((&(reinterpret_cast<long *>((reinterpret_cast<char *>((reinterpret_cast<long>(smem_raw))))))[(0)]))))))), "r"(0) : "memory");
+  }
+}
+
+int main() {
+
+  tma_pipeline_kernel<<<1, NUM_THREADS, SMEM_BYTES, 0>>>();
+
+  cudaDeviceSynchronize();
+}

@@ -1,0 +1,4 @@
+int main(int, char **) {
+  while (1) {
+  }
+}
