@@ -299,32 +299,17 @@ std::unique_ptr<clang::ASTUnit> ParseChecker::includeOnly(Side &s, const std::st
   return unit;
 }
 
-// One parse per side, at once, through the shared preamble (plainly when that cannot be done):
-// the ASTs live for the check (and `then`).
-bool ParseChecker::oneOff(const std::string &text, std::string *err,
-                          const std::function<void(const ParsedSource &)> &then) {
-  auto parseSide = [&](size_t i) {
-    ParsedSide side;
-    side.device = sides_.size() > 1 && i > 0;  // parseArgs: host first, then device
-    side.ast = includeOnly(*sides_[i], text, &side.keep);
-    if (!side.ast) side.ast = newUnit(sides_[i]->args, path_, text, std::make_shared<clang::PCHContainerOperations>(), 0);
-    return side;
-  };
+// `one(i)` for every side at once (a parse costs seconds a side under load): side 0 here, the
+// others on their own threads; host first, then device (parseArgs).
+std::vector<ParsedSide> ParseChecker::eachSide(const std::function<ParsedSide(size_t)> &one) {
   std::vector<std::future<ParsedSide>> later;
-  for (size_t i = 1; i < sides_.size(); ++i) later.push_back(std::async(std::launch::async, parseSide, i));
-  ParsedSource view;
-  view.path = path_;
-  view.text = text;
-  for (size_t i = 0; i < sides_.size(); ++i) view.sides.push_back(i == 0 ? parseSide(0) : later[i - 1].get());
-  for (auto &side : view.sides) {
-    if (!side.ast) {
-      if (err) *err = "clang could not parse the candidate";
-      return false;
-    }
-    if (!errorsOf(*side.ast, err) || !asmSizesOk(*side.ast, err)) return false;
+  for (size_t i = 1; i < sides_.size(); ++i) later.push_back(std::async(std::launch::async, one, i));
+  std::vector<ParsedSide> out;
+  for (size_t i = 0; i < sides_.size(); ++i) {
+    out.push_back(i == 0 ? one(0) : later[i - 1].get());
+    out.back().device = sides_.size() > 1 && i > 0;
   }
-  if (then) then(view);
-  return true;
+  return out;
 }
 
 // One side parsed again from `text`, with the preamble kept across calls (built on the second).
@@ -351,11 +336,10 @@ std::unique_ptr<ParsedSource> ParseChecker::parse(const std::string &text) {
   auto out = std::make_unique<ParsedSource>();
   out->path = path_;
   out->text = text;
-  // The sides at once (a new preamble costs seconds a side), each with the shared preamble of the
-  // leading #include lines as check() uses; a text without them with its unit's own preamble.
-  auto parseOne = [&](size_t i) {
+  // Each side with the shared preamble of its leading #include lines, as check() parses it; with
+  // its unit's own preamble when that cannot be built (an #include line with an error).
+  out->sides = eachSide([&](size_t i) {
     ParsedSide side;
-    side.device = sides_.size() > 1 && i > 0;  // parseArgs: host first, then device
     std::string err;
     if ((side.ast = includeOnly(*sides_[i], text, &side.keep))) {
       if (!errorsOf(*side.ast, &err)) side.errors.push_back(err);
@@ -366,10 +350,7 @@ std::unique_ptr<ParsedSource> ParseChecker::parse(const std::string &text) {
       side.errors.push_back(err);
     }
     return side;
-  };
-  std::vector<std::future<ParsedSide>> later;
-  for (size_t i = 1; i < sides_.size(); ++i) later.push_back(std::async(std::launch::async, parseOne, i));
-  for (size_t i = 0; i < sides_.size(); ++i) out->sides.push_back(i == 0 ? parseOne(0) : later[i - 1].get());
+  });
   return out;
 }
 
@@ -389,8 +370,26 @@ bool ParseChecker::check(const std::string &text, std::string *err,
   // candidate, about twice a plain parse (with 16 checkers on the H200, session 11 call c, 111 of
   // 972 candidates paid it, 63 of them on the search's serial path, 3-5 s each); and after the last
   // #include line went, each checker's first candidate paid a plain parse (1.2-1.9 s, session 14
-  // call c, 16 at once).
-  return oneOff(text, err, then);
+  // call c, 16 at once). Plainly, with no preamble kept, when that cannot be done. The ASTs live
+  // for the check (and `then`).
+  ParsedSource view;
+  view.path = path_;
+  view.text = text;
+  view.sides = eachSide([&](size_t i) {
+    ParsedSide side;
+    side.ast = includeOnly(*sides_[i], text, &side.keep);
+    if (!side.ast) side.ast = newUnit(sides_[i]->args, path_, text, std::make_shared<clang::PCHContainerOperations>(), 0);
+    return side;
+  });
+  for (auto &side : view.sides) {
+    if (!side.ast) {
+      if (err) *err = "clang could not parse the candidate";
+      return false;
+    }
+    if (!errorsOf(*side.ast, err) || !asmSizesOk(*side.ast, err)) return false;
+  }
+  if (then) then(view);
+  return true;
 }
 
 bool ParseCheckerPool::check(const std::string &text, std::string *err,

@@ -43,7 +43,7 @@ class ParseChecker {
  private:
   struct Side;
   bool parseSide(Side &s, const std::string &text, std::string *err);
-  bool oneOff(const std::string &text, std::string *err, const std::function<void(const ParsedSource &)> &then);
+  std::vector<ParsedSide> eachSide(const std::function<ParsedSide(size_t)> &one);
   std::unique_ptr<clang::ASTUnit> includeOnly(Side &s, const std::string &text, std::shared_ptr<const void> *keep);
   std::atomic<long> include_only_{0};
   std::string path_;

@@ -1,12 +1,12 @@
 // remove-param: a function parameter goes, together with the matching argument at every
 // call and kernel launch in the main file (one site = all those edits). A parameter the
 // body still reads becomes a value-initialised local (`float *out{};`), so the site can
-// still parse; the interestingness test says whether the failure survives that. Skipped:
-// main, methods, variadic functions, functions whose address is taken (a kernel handed to a
-// cuda* runtime call, cudaFuncSetAttribute(kernel, ...), is not) or that are named in an overload
-// set a template has not resolved yet, and declarations outside the file. main's parameters go
-// all together (`int main(int, char **)` -> `int main()`; `main(char **)` alone is ill-formed),
-// when nothing reads them.
+// still parse; the interestingness test says whether the failure survives that. main's
+// parameters go only all together (`int main(int, char **)` -> `int main()`; `main(char **)` alone
+// is ill-formed), when nothing reads them. Skipped: methods, variadic functions, functions whose
+// address is taken (a kernel handed to a cuda* runtime call, cudaFuncSetAttribute(kernel, ...),
+// is not) or that are named in an overload set a template has not resolved yet, and declarations
+// outside the file.
 #include "pass.h"
 
 #include <clang/AST/ASTContext.h>

@@ -55,9 +55,9 @@ std::vector<PassSite> tokenSites(const ParsedSource &src) {
   const std::string &text = src.text;
   auto kept = [&](size_t i) {
     if (text.compare(toks[i].begin, toks[i].end - toks[i].begin, "\"memory\"") == 0) return true;
-    const std::string &id = toks[i].id, &before = i > 0 ? toks[i - 1].id : id;
-    return (id == "volatile" || id == "__volatile__") && i > 0 &&
-           (before == "asm" || before == "__asm__" || before == "__asm");
+    if (i == 0 || (toks[i].id != "volatile" && toks[i].id != "__volatile__")) return false;
+    const std::string &before = toks[i - 1].id;
+    return before == "asm" || before == "__asm__" || before == "__asm";
   };
   std::vector<PassSite> sites;
   for (size_t i = 0; i < toks.size(); ++i) {

@@ -64,8 +64,8 @@ class Tester {
   // counts the original's kernel launches: when it has any, a candidate with none is not
   // interesting (except for compile errors and --test scripts).
   void calibrateParseCheck(const std::string &original);
-  // The program the next candidates are edits of (the search's best so far): the parse check
-  // keeps its precompiled preamble for candidates that leave the base's leading directives alone.
+  // The shared preamble of `text`'s leading #include lines, built now for every side (the search
+  // calls it after an accepted step took an #include line).
   int warmParseChecks(const std::string &text) { return checker_->warm(text); }  // ParseCheckerPool::warm
   // The original's signature, once judged: what every candidate must keep.
   void setSignature(const std::string &sig) { opt_.signature = sig; }
