@@ -15,6 +15,11 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 BUDGET=${1:-560}
 TOOL=${2:-cvise}
+case $TOOL in cvise) need="cvise wsoracle" ;; wsreduce) need=wsreduce ;;
+  *) echo "h200_s15_cvise: the second argument is cvise or wsreduce, not '$TOOL'" >&2; exit 2 ;; esac
+for p in $need; do
+  [ -f .device/$p.txz ] || { echo "h200_s15_cvise: .device/$p.txz is missing: build it (bench/cvise/pack.sh, scripts/device-pack.sh) and carry it" >&2; exit 2; }
+done
 rm -rf /tmp/cv /tmp/wsr && mkdir -p /tmp/cv /tmp/wsr
 # wsreduce.txz holds wsoracle too; a file left by an earlier call on a warm machine may be here
 if [ "$TOOL" = wsreduce ]; then tar -C /tmp/wsr -xJf .device/wsreduce.txz
