@@ -60,7 +60,7 @@ struct ParkedGroup {  // one line of a hang report: warps of one warpgroup parke
   std::string what;      // "mbarrier full[1] waiting for parity 0 (phase 0 pending 1 tx 16384)"
   uint64_t iteration = 0;
   uint64_t parked_at = 0;  // scheduler step at which the first of them parked for good
-  std::string arrivals;    // an mbarrier's phase when it ended: none | partial | tx (waitArrivals)
+  std::string arrivals;    // an mbarrier's phase when it ended: none | partial | tx | tx-none | tx-over (waitArrivals)
 };
 
 struct Verdict {

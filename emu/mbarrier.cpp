@@ -12,6 +12,12 @@
 namespace wsemu::ptx {
 
 std::atomic<uint64_t> g_init_unordered{0};
+std::atomic<int> g_init_sites{-1};
+
+bool declareInitSites(int sites) {
+  g_init_sites = sites;
+  return true;
+}
 
 void printNotes(FILE *f) {
   if (uint64_t n = g_init_unordered.load()) std::fprintf(f, "WSEMU note mbarrier-init-unordered=%llu\n", (unsigned long long)n);
@@ -35,9 +41,23 @@ MBarrier &getBar(uint32_t addr, SrcLoc loc, const char *op, bool by_thread = tru
   Cta &c = cta();
   if (addr % 8) fail("ub/misaligned", loc, std::string(op) + " on a shared address that is not 8-byte aligned");
   auto it = c.mbars.find(addr);
-  if (it == c.mbars.end())
+  if (it == c.mbars.end()) {
+    // Which use before init: the program has no init a thread could reach ("absent"); it has one
+    // but this CTA ran no init at all ("unrun": BUGS.md's init in a role branch that thread 0
+    // does not take); or other inits ran, not this barrier's yet ("other"). A reduction of the
+    // second kept the same "ub/use-before-init" once the init block was gone (session 15, 327 ->
+    // 18 lines with no init in them): the failure, without the cause a report should show.
+    std::string mark, why;
+    if (int sites = g_init_sites.load(); sites >= 0) {
+      mark = sites == 0 ? "absent" : c.inits_run == 0 ? "unrun" : "other";
+      why = sites == 0 ? "; the program has no mbarrier.init"
+            : c.inits_run == 0 ? "; the program's mbarrier.init (" + std::to_string(sites) + (sites == 1 ? " site" : " sites") + ") never ran in this CTA"
+                               : "; other barriers' inits ran (" + std::to_string(c.inits_run) + ")";
+    }
     fail("ub/use-before-init", loc,
-         std::string("mbarrier used before init: ") + op + " on " + smemName(addr) + ", which no mbarrier.init set up");
+         std::string("mbarrier used before init: ") + op + " on " + smemName(addr) + ", which no mbarrier.init set up" + why,
+         mark.empty() ? "" : ",init=" + mark);
+  }
   // Used by a thread that no CTA barrier has ordered after the init (another thread's): a race
   // the emulator's schedule hides (it ran the init first). Counted, not failed: a kernel may have
   // it from the start (a __syncthreads moved into a role branch), and its failure is then the
@@ -58,6 +78,7 @@ void maybeComplete(MBarrier &b) {
   if (b.pending == 0 && b.tx == 0) {
     b.phase++;
     b.pending = b.expected;
+    b.delivered = 0;
     traceOp("mbarrier.phase", b.addr, b.phase);
     wakeAll(b.waiters);
   }
@@ -113,12 +134,14 @@ void mbarrier_init(uint32_t addr, uint32_t count, SrcLoc loc) {
              std::to_string(it->second.init_thread) + "'s init at line " + std::to_string(it->second.init_loc.line) +
              ": no barrier orders them");
   MBarrier &b = c.mbars[addr];
+  c.inits_run++;
   b.init_thread = self().id;
   b.init_epoch = c.bar_epoch;
   b.addr = addr;
   b.expected = count;
   b.pending = count;
   b.tx = 0;
+  b.delivered = 0;
   b.phase = 0;
   b.completer = {};
   b.init_loc = loc;
@@ -172,6 +195,7 @@ void mbarrier_complete_tx(uint32_t addr, uint32_t tx, SrcLoc loc) {
     fail("ub/tx-overflow", loc, "complete_tx of " + std::to_string(tx) + " bytes on mbarrier " + state(b) +
                                     " leaves the tx-count below -(2^20-1)");
   b.tx -= tx;
+  b.delivered += tx;
   traceOp("mbarrier.complete_tx", addr, tx);
   if (b.pending == 0 && b.tx == 0) b.completer = {};  // the bytes, not an arrival, complete it
   maybeComplete(b);

@@ -44,6 +44,10 @@ namespace ptx {
 
 // ---- mbarrier (PTX ISA 9.7.13.15): phase, pending arrivals, tx-count ----
 void mbarrier_init(uint32_t bar, uint32_t count, SrcLoc loc);
+// The translator's count of mbarrier.init sites in functions the program calls (or kernels): a
+// use before init then says whether the program has an init that did not run ("init=unrun")
+// or none ("init=absent"). Not declared (a hand-written test): neither is said.
+bool declareInitSites(int sites);
 void mbarrier_inval(uint32_t bar, SrcLoc loc);
 uint64_t mbarrier_arrive(uint32_t bar, SrcLoc loc, uint32_t count = 1);  // returns the state token
 uint64_t mbarrier_arrive_expect_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc);

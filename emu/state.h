@@ -37,6 +37,7 @@ struct MBarrier {
   uint32_t expected = 0;   // arrivals per phase (init count, lowered by arrive.drop)
   int64_t pending = 0;     // arrivals still missing in the current phase
   int64_t tx = 0;          // tx-count: bytes expected minus bytes delivered
+  int64_t delivered = 0;   // bytes complete_tx delivered in the current phase
   uint64_t phase = 0;      // completed phases; the current phase's parity is phase & 1
   SrcLoc init_loc;
   int init_thread = -1;    // the thread whose mbarrier.init set it up
@@ -135,6 +136,7 @@ struct Cta {
   std::map<uint32_t, Sym> smem_names;
   std::unordered_map<uint32_t, MBarrier> mbars;
   NamedBarrier bars[16];
+  uint64_t inits_run = 0;  // mbarrier.inits this CTA executed
   uint64_t bar_epoch = 0;  // completed CTA-wide bar.syncs: what orders an mbarrier's init before other threads' use
   std::map<std::string, std::shared_ptr<Collective>> open_colls;
   std::vector<AsyncPtr> pending;
@@ -159,7 +161,9 @@ void wake(Thread *t);
 void wakeAll(std::vector<Thread *> &ws);
 void preempt();                      // a preemption point (Order::Random), counts ops
 void traceOp(const char *what, uint64_t a = 0, uint64_t b = 0);
-[[noreturn]] void fail(const std::string &detail, SrcLoc loc, const std::string &message);
+// `mark` is added to the signature (",init=absent"): a distinction of the failure that its site
+// and role do not carry.
+[[noreturn]] void fail(const std::string &detail, SrcLoc loc, const std::string &message, const std::string &mark = "");
 void onThreadExit(Thread &t);        // barriers: a warp whose live threads all arrived counts
 void issueAsync(AsyncPtr op);        // policy: eager completes now, else pending
 void finishAsync(AsyncOp &op);       // read if needed, complete, drop from pending

@@ -641,9 +641,43 @@ class Rewrite {
         if (fn.empty() || !fn.back()) return false;
         return fn.back()->hasAttr<clang::CUDADeviceAttr>() || fn.back()->hasAttr<clang::CUDAGlobalAttr>();
       }
+      // For init_sites: the functions whose bodies hold an mbarrier.init, and those the program names.
+      std::map<unsigned, const clang::FunctionDecl *> init_in;  // by the asm's offset; nullptr: a lambda's
+      std::set<const clang::FunctionDecl *> named;
+      static const clang::FunctionDecl *norm(const clang::FunctionDecl *f) {
+        if (!f) return nullptr;
+        if (auto *p = f->getTemplateInstantiationPattern()) f = p;
+        return f->getCanonicalDecl();
+      }
+      void name(const clang::NamedDecl *d) {
+        if (auto *t = llvm::dyn_cast_or_null<clang::FunctionTemplateDecl>(d)) d = t->getTemplatedDecl();
+        if (auto *f = llvm::dyn_cast_or_null<clang::FunctionDecl>(d)) named.insert(norm(f));
+      }
       bool VisitGCCAsmStmt(clang::GCCAsmStmt *s) {
         rw.asmStmt(ctx, s);
+        auto &sm = ctx.getSourceManager();
+        if (!fn.empty() && sm.isInMainFile(sm.getExpansionLoc(s->getBeginLoc())) &&
+            s->getAsmString().find("mbarrier.init") != std::string::npos)
+          init_in.emplace(sm.getFileOffset(sm.getExpansionLoc(s->getBeginLoc())), norm(fn.back()));
         return true;
+      }
+      bool VisitDeclRefExpr(clang::DeclRefExpr *e) {
+        name(e->getDecl());
+        return true;
+      }
+      bool VisitMemberExpr(clang::MemberExpr *e) {
+        name(e->getMemberDecl());
+        return true;
+      }
+      bool VisitOverloadExpr(clang::OverloadExpr *e) {  // a call in a template, to a name not yet resolved
+        for (auto *d : e->decls()) name(d);
+        return true;
+      }
+      unsigned initSites() const {
+        unsigned n = 0;
+        for (auto &[at, f] : init_in)
+          if (!f || f->hasAttr<clang::CUDAGlobalAttr>() || named.count(f)) ++n;
+        return n;
       }
       bool VisitDeclStmt(clang::DeclStmt *d) {
         rw.sharedDecl(ctx, d);
@@ -679,6 +713,7 @@ class Rewrite {
       }
     } v(*this, ctx);
     v.TraverseDecl(ctx.getTranslationUnitDecl());
+    res_.init_sites = v.initSites();
   }
 
   // A device loop's body in braces starts with ::wsemu::loopTick (emu/device.h): a loop with no
@@ -918,7 +953,8 @@ TranslateResult translate(const std::string &text, const std::string &path, cons
   std::string p = fs::absolute(path).string();
   std::string esc;
   for (char c : p) esc += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-  res.text = "#include \"emu/cuda_shim.h\"\n#line 1 \"" + esc + "\"\n" + res.text;
+  res.text = "#include \"emu/cuda_shim.h\"\nstatic const bool wsemu_init_sites_ = ::wsemu::ptx::declareInitSites(" +
+             std::to_string(res.init_sites) + ");\n#line 1 \"" + esc + "\"\n" + res.text;
   res.ok = true;
   return res;
 }

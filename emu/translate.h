@@ -56,6 +56,9 @@ struct TranslateResult {
   unsigned asm_statements = 0, asm_unknown = 0, launches = 0, shared_vars = 0, checked_accesses = 0;
   std::vector<std::string> unknown;   // "line N: <instruction>" for each asm it could not map
   std::vector<std::string> warnings;  // things left as they were (a __shared__ at file scope, ...)
+  // mbarrier.init asm statements in kernels, in functions the program names, or in lambdas: what
+  // the runtime's use-before-init verdict says it had (wsemu::ptx::declareInitSites).
+  unsigned init_sites = 0;
 };
 
 TranslateResult translate(const std::string &text, const std::string &path, const TranslateOptions &opt);

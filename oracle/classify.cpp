@@ -556,7 +556,9 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     Verdict v;
     // The signature keeps the roles (which warpgroups were parked, or which one did the UB) and,
     // for a role parked on an mbarrier, how far that barrier's phase had got: none, partial (some
-    // arrivals missing) or tx (bytes missing), as "warpgroup0(partial)". Lines move and the
+    // arrivals missing), tx (bytes missing after some came), tx-none (bytes expected, none came)
+    // or tx-over, as "warpgroup0(partial)"; for a use before init, whether the program had an
+    // init that never ran, as "warpgroup1(init-unrun)" (emu/mbarrier.cpp's getBar). Lines move and the
     // iteration changes as a reduction shrinks the program and its shape; both stay in the
     // evidence (the WSEMU lines). The arrivals are what keeps a reduction of a wrong arrival count
     // honest: without them the GEMM hang's 494 lines reduced to 110 in which nothing arrived at
@@ -577,6 +579,7 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
       for (auto x : f) {
         if (x.starts_with("warpgroup") || x == "async") role = x.str();
         if (x.consume_front("arrivals=")) arrivals = x.str();
+        if (x.consume_front("init=")) arrivals = "init-" + x.str();  // a use before init: absent, unrun, other
         if (x == "iter0") first = true;
       }
       std::string how = arrivals;

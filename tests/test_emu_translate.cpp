@@ -146,9 +146,12 @@ TEST(EmuTranslate, FixtureConstructsAreRewrittenAndLinesKept) {
   EXPECT_EQ(r.text.find("asm volatile"), std::string::npos);
   EXPECT_NE(r.text.find("auto &bar = ::wsemu_shim::sharedVar<uint64_t>(\"bar\");"), std::string::npos);
   EXPECT_NE(r.text.find("::wsemu::at(&(out)[threadIdx.x], WSEMU_HERE) = 1;"), std::string::npos);
-  // the user's line count is kept after the two-line prologue (#include, #line 1)
+  // the kernel's one mbarrier.init is declared to the runtime (what a use before init is told)
+  EXPECT_EQ(r.init_sites, 1u);
+  EXPECT_NE(r.text.find("::wsemu::ptx::declareInitSites(1);"), std::string::npos);
+  // the user's line count is kept after the three-line prologue (#include, the init sites, #line 1)
   auto count = [](const std::string &s) { return std::count(s.begin(), s.end(), '\n'); };
-  EXPECT_EQ(count(r.text), count(text) + 2);
+  EXPECT_EQ(count(r.text), count(text) + 3);
   // a device loop's body in braces counts toward the launch's operation limit; a host loop's does not
   std::string loops = text;
   loops.replace(loops.find("  while (!done)\n"), std::string("  while (!done)\n").size(), "  while (!done) {}\n  if (0)\n");
@@ -157,7 +160,7 @@ TEST(EmuTranslate, FixtureConstructsAreRewrittenAndLinesKept) {
   ASSERT_TRUE(l.ok) << l.error;
   EXPECT_NE(l.text.find("while (!done) { ::wsemu::loopTick(WSEMU_HERE);}"), std::string::npos) << l.text;
   EXPECT_NE(l.text.find("for (int i = 0; i < 2; ++i) {}"), std::string::npos) << l.text;
-  EXPECT_EQ(count(l.text), count(loops) + 2);
+  EXPECT_EQ(count(l.text), count(loops) + 3);
 }
 
 // ---- end to end on the emu backend ----
@@ -449,6 +452,50 @@ TEST(EmuBackend, ABarrierUsedBeforeAnySyncOrdersItAfterItsInitIsNotTheSameHang) 
   EXPECT_EQ(unsynced.signature, synced.signature + "+mbarrier-init-unordered") << dump(unsynced);
 }
 
+// Bytes announced and short against bytes announced with no copy to deliver them: both park the
+// consumers with every arrival in and bytes owed. The CPU reduction of gemm_expect_tx (session 15)
+// removed the TMA load and kept its expect_tx(65536): the same hang, without the bug (twice the
+// bytes the load brings). The signature says whether any bytes came.
+TEST(EmuBackend, BytesOwedAfterSomeCameAreNotTheSameHangAsBytesNobodySends) {
+  const std::string arrive = "mbar_arrive_expect_tx(&full[s], TILE_BYTES);";
+  const std::string load = "tma_load_2d(stage_tile + s * (TILE_ROWS * PIPE_COLS), &x_map, &full[s], 0, t * TILE_ROWS);";
+  const std::vector<std::string> one = {"PIPE_ROWS=64"};
+  auto doubled = judgePipelineEdit(arrive, "mbar_arrive_expect_tx(&full[s], 2 * TILE_BYTES);", one);
+  auto unfed = judgePipelineEdit(arrive + "\n        " + load, "mbar_arrive_expect_tx(&full[s], 2 * TILE_BYTES);", one);
+  auto over = judgePipelineEdit(arrive, "mbar_arrive_expect_tx(&full[s], TILE_BYTES / 2);", one);
+  EXPECT_EQ(doubled.signature, "hang:mbarrier:warpgroup1(tx,first)") << dump(doubled);
+  EXPECT_EQ(unfed.signature, "hang:mbarrier:warpgroup1(tx-none,first)") << dump(unfed);
+  // half the bytes announced: the load overshoots the tx-count and the phase never completes
+  EXPECT_EQ(over.signature, "hang:mbarrier:warpgroup1(tx-over,first)") << dump(over);
+}
+
+// A barrier used before its init: the program has an init no thread runs (BUGS.md's init in a role
+// branch thread 0 does not take), has none, or ran other barriers' inits. A reduction of the first
+// (pipeline_init_in_role, session 15) removed the dead init block and kept the same verdict.
+TEST(EmuBackend, AUseBeforeAnInitThatNeverRanIsNotTheSameAsAProgramWithNoInit) {
+  const std::string guard = "if (threadIdx.x == 0) {\n    for (int s = 0; s < STAGES; ++s) {";
+  const std::vector<std::string> one = {"PIPE_ROWS=64"};
+  auto unrun = judgePipelineEdit(guard, "if (threadIdx.x == 0 && threadIdx.x / 128 == 1) {\n    for (int s = 0; s < STAGES; ++s) {", one);
+  auto absent = judgePipelineEdit("mbar_init(&full[s], 1);                  // one",
+                                  "(void)0; mbar_init(&empty[s], 0 + CONSUMER_THREADS); //", one);
+  EXPECT_EQ(unrun.signature.rfind("crash:ub-use-before-init:", 0), 0u) << dump(unrun);
+  EXPECT_NE(unrun.signature.find("(init-unrun)"), std::string::npos) << dump(unrun);
+  EXPECT_TRUE(evidenceHas(unrun, "never ran in this CTA")) << dump(unrun);
+  // full[] never initialised, empty[] is: other inits ran
+  EXPECT_NE(absent.signature.find("(init-other)"), std::string::npos) << dump(absent);
+  // no init anywhere in the program: the same text with the init block gone
+  std::string text = *wsr::readFile(repo() + "/kernels/tma_pipeline_sm90.cu");
+  size_t b = text.find(guard), e = text.find("__syncthreads();", b);
+  ASSERT_NE(b, std::string::npos);
+  ASSERT_NE(e, std::string::npos);
+  text.erase(b, e - b);
+  auto none = judgeEmuText(text, one, "noinit.cu");
+  EXPECT_EQ(none.detail, "crash/ub-use-before-init") << dump(none);
+  EXPECT_NE(none.signature.find("(init-absent)"), std::string::npos) << dump(none);
+  // with the block gone mbar_init is still defined, but nothing calls it
+  EXPECT_NE(text.find("void mbar_init("), std::string::npos);
+}
+
 TEST(EmuBackend, TmaPipelinePassesAtASmallShape) {
   auto v = judgeEmu(repo() + "/kernels/tma_pipeline_sm90.cu", {"PIPE_ROWS=64"});
   EXPECT_EQ(v.symptom, "pass") << dump(v);
@@ -490,11 +537,14 @@ INSTANTIATE_TEST_SUITE_P(Kernels, EmuKernelsUnderEveryPolicy,
 TEST(EmuBackend, CatalogueExamplesGetTheirVerdicts) {
   std::vector<std::string> gemm = {"GEMM_M=128", "GEMM_N=128", "GEMM_K=384"};
   auto ex = [&](const char *f) { return repo() + "/corpus/examples/" + f; };
-  EXPECT_EQ(judgeEmu(ex("gemm_expect_tx.cu"), gemm).detail, "hang/mbarrier");
+  auto tx = judgeEmu(ex("gemm_expect_tx.cu"), gemm);
+  EXPECT_EQ(tx.detail, "hang/mbarrier");
+  EXPECT_NE(tx.signature.find("(tx,first)"), std::string::npos) << dump(tx);
   auto k = judgeEmu(ex("gemm_k_loop_short.cu"), gemm);
   EXPECT_EQ(k.symptom, "wrong") << dump(k);
   auto init = judgeEmu(ex("pipeline_init_in_role.cu"), {"PIPE_ROWS=512"});
   EXPECT_EQ(init.detail, "crash/ub-use-before-init") << dump(init);
+  EXPECT_NE(init.signature.find("(init-unrun)"), std::string::npos) << dump(init);
 }
 
 // The emu build's cache is keyed before any parse, by content: the same program in a fresh

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Session 16 (issue 4), on nvidia-h200 through scripts/device-run.sh: the hand-injected corpus bugs
+# reduced on the emulator judge, each result confirmed on the GPU (bench/jobs/h200_s12.sh reduce).
+#   a: gemm_expect_tx (hang) and pipeline_init_in_role (crash), 200 s each, then the missing proxy
+#      fence, which the oracle passes: its GPU runs (--repeat 5), the emulator's policy matrix, and
+#      wsreduce's refusal on both judges.
+#   b: gemm_k_loop_short (wrong/row-stripe), 420 s.
+# Logs: $OUT/s16a_reduce.log + s16a_reduce.tgz, $OUT/s16_proxy.log; $OUT/s16b_reduce.log + .tgz.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/out}
+proxy() {
+  local W=/tmp/s16p; rm -rf $W; mkdir -p $W
+  cp corpus/examples/pipeline_missing_proxy_fence.cu $W/
+  local f=$W/pipeline_missing_proxy_fence.cu
+  echo "== s16 proxy $(date -u +%FT%TZ): wsoracle on the GPU, 5 fresh processes"
+  wsoracle $f --timeout 10 --repeat 5 2>&1 | grep -vE "^  (WSWATCH|  )"
+  echo "== the emulator, every async timing policy"
+  wsoracle $f --backend emu --policy matrix 2>&1 | grep -E "^(verdict|signature|backend|  backend)"
+  for b in gpu emu; do
+    echo "== wsreduce --symptom wrong --backend $b (the oracle passes it: it must refuse with that verdict)"
+    WSREDUCE_CACHE=/tmp/wsr-cache-p wsreduce $f --symptom wrong --backend $b -j16 --timeout 10 --budget 60 > $W/reduce-$b.log 2>&1
+    echo "   exit status $?"; tail -4 $W/reduce-$b.log
+  done
+}
+case ${1:-a} in
+  a) TAG=s16a HALF0="E:gemm_expect_tx:16:200 I:pipeline_init_in_role:16:200:--symptom,crash" bash bench/jobs/h200_s12.sh reduce
+     proxy 2>&1 | tee "$OUT/s16_proxy.log" ;;
+  b) TAG=s16b HALF0="K:gemm_k_loop_short:16:420:--symptom,wrong" bash bench/jobs/h200_s12.sh reduce ;;
+  proxy) proxy 2>&1 | tee "$OUT/s16_proxy.log" ;;
+esac
