@@ -4,7 +4,9 @@
 #   a: gemm_expect_tx (hang) and pipeline_init_in_role (crash), 200 s each, then the missing proxy
 #      fence, which the oracle passes: its GPU runs (--repeat 5), the emulator's policy matrix, and
 #      wsreduce's refusal on both judges.
-#   b: gemm_k_loop_short (wrong/row-stripe), 420 s.
+#   b: bench/probes/s16_uninit (which uses of a barrier no init set up fail on the GPU: call a's
+#      reduction of pipeline_init_in_role kept one try_wait on it and passed there), then
+#      gemm_k_loop_short (wrong/row-stripe), 380 s.
 # Logs: $OUT/s16a_reduce.log + s16a_reduce.tgz, $OUT/s16_proxy.log; $OUT/s16b_reduce.log + .tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,6 +28,9 @@ proxy() {
 case ${1:-a} in
   a) TAG=s16a HALF0="E:gemm_expect_tx:16:200 I:pipeline_init_in_role:16:200:--symptom,crash" bash bench/jobs/h200_s12.sh reduce
      proxy 2>&1 | tee "$OUT/s16_proxy.log" ;;
-  b) TAG=s16b HALF0="K:gemm_k_loop_short:16:420:--symptom,wrong" bash bench/jobs/h200_s12.sh reduce ;;
+  b) bash bench/probes/s16_uninit/run.sh 2>&1 | tee "$OUT/s16_uninit.log"
+     echo "== the original pipeline_init_in_role on the GPU" | tee -a "$OUT/s16_uninit.log"
+     wsoracle corpus/examples/pipeline_init_in_role.cu --timeout 10 2>&1 | grep -vE "^  WSWATCH" | tee -a "$OUT/s16_uninit.log"
+     TAG=s16b HALF0="K:gemm_k_loop_short:16:380:--symptom,wrong" bash bench/jobs/h200_s12.sh reduce ;;
   proxy) proxy 2>&1 | tee "$OUT/s16_proxy.log" ;;
 esac
