@@ -13,6 +13,7 @@ namespace wsemu::ptx {
 
 std::atomic<uint64_t> g_init_unordered{0};
 std::atomic<int> g_init_sites{-1};
+std::atomic<uint64_t> g_wait_uninit{0}, g_tx_uninit{0};
 
 bool declareInitSites(int sites) {
   g_init_sites = sites;
@@ -21,6 +22,8 @@ bool declareInitSites(int sites) {
 
 void printNotes(FILE *f) {
   if (uint64_t n = g_init_unordered.load()) std::fprintf(f, "WSEMU note mbarrier-init-unordered=%llu\n", (unsigned long long)n);
+  if (uint64_t n = g_wait_uninit.load()) std::fprintf(f, "WSEMU note mbarrier-wait-uninit=%llu\n", (unsigned long long)n);
+  if (uint64_t n = g_tx_uninit.load()) std::fprintf(f, "WSEMU note mbarrier-tx-uninit=%llu\n", (unsigned long long)n);
 }
 
 namespace {
@@ -41,7 +44,7 @@ MBarrier &getBar(uint32_t addr, SrcLoc loc, const char *op, bool by_thread = tru
   Cta &c = cta();
   if (addr % 8) fail("ub/misaligned", loc, std::string(op) + " on a shared address that is not 8-byte aligned");
   auto it = c.mbars.find(addr);
-  if (it == c.mbars.end()) {
+  if (it == c.mbars.end() || it->second.uninit) {
     // Which use before init: the program has no init a thread could reach ("absent"); it has one
     // but this CTA ran no init at all ("unrun": BUGS.md's init in a role branch that thread 0
     // does not take); or other inits ran, not this barrier's yet ("other"). A reduction of the
@@ -65,6 +68,26 @@ MBarrier &getBar(uint32_t addr, SrcLoc loc, const char *op, bool by_thread = tru
   // cannot drop the __syncthreads after the inits (session 10: the GEMM hang's did).
   if (by_thread && !orderedAfterInit(it->second, c)) ++g_init_unordered;
   return it->second;
+}
+
+// The barrier a wait reads. One that no mbarrier.init set up reads, on the H200, as the zeroed
+// shared word it usually is (bench/probes/s16_uninit, session 16 call b): try_wait.parity 0 returns
+// false for ever and traps nothing, so a lone try_wait passes and a wait loop hangs (a word of
+// ones traps instead). Judged as a use before init, a reduction of pipeline_init_in_role (its
+// crash is the producer's arrive.expect_tx, which traps) kept one consumer try_wait that passed
+// on the GPU (call a). So a wait on it sees phase 0 of a barrier no one can complete; it is
+// counted (+mbarrier-wait-uninit in the signature) and mbarrier.init turns it into a barrier.
+MBarrier &waitBar(uint32_t addr, SrcLoc loc, const char *op) {
+  checkShared(addr, 8, loc);
+  Cta &c = cta();
+  if (addr % 8) fail("ub/misaligned", loc, std::string(op) + " on a shared address that is not 8-byte aligned");
+  auto it = c.mbars.find(addr);
+  if (it != c.mbars.end() && !it->second.uninit) return getBar(addr, loc, op);
+  ++g_wait_uninit;
+  MBarrier &b = c.mbars[addr];
+  b.addr = addr;
+  b.uninit = true;
+  return b;
 }
 
 std::string state(const MBarrier &b) {
@@ -133,7 +156,8 @@ void mbarrier_init(uint32_t addr, uint32_t count, SrcLoc loc) {
          "mbarrier.init on " + smemName(addr) + " by thread " + std::to_string(self().id) + " races with thread " +
              std::to_string(it->second.init_thread) + "'s init at line " + std::to_string(it->second.init_loc.line) +
              ": no barrier orders them");
-  MBarrier &b = c.mbars[addr];
+  MBarrier &b = c.mbars[addr];  // a word read before (uninit) keeps its waiters
+  b.uninit = false;
   c.inits_run++;
   b.init_thread = self().id;
   b.init_epoch = c.bar_epoch;
@@ -190,6 +214,14 @@ void mbarrier_expect_tx(uint32_t addr, uint32_t tx, SrcLoc loc) {
 }
 
 void mbarrier_complete_tx(uint32_t addr, uint32_t tx, SrcLoc loc) {
+  // On a barrier no init set up, the bytes land and the word is left as it was (the H200 traps
+  // nothing there: bench/probes/s16_uninit, modes bulk and bulkwait).
+  if (auto it = cta().mbars.find(addr); it == cta().mbars.end() || it->second.uninit) {
+    checkShared(addr, 8, loc);
+    ++g_tx_uninit;
+    traceOp("mbarrier.complete_tx", addr, tx);
+    return;
+  }
   MBarrier &b = getBar(addr, loc, "complete_tx", false);  // the copy engine's, not a thread's
   if (b.tx - (int64_t)tx < -kTxMax)
     fail("ub/tx-overflow", loc, "complete_tx of " + std::to_string(tx) + " bytes on mbarrier " + state(b) +
@@ -206,7 +238,7 @@ namespace {
 // barrier, with no other emulated operation in between, is a spin: park until it changes.
 bool testWait(uint32_t addr, SrcLoc loc, const char *op, bool done_now, uint32_t parity) {
   Thread &t = self();
-  MBarrier &b = getBar(addr, loc, op);
+  MBarrier &b = cta().mbars[addr];  // the caller's waitBar found or made it
   if (done_now) {
     t.poll_addr = ~0u;
     countSite(loc);
@@ -233,13 +265,13 @@ bool testWait(uint32_t addr, SrcLoc loc, const char *op, bool done_now, uint32_t
 
 bool mbarrier_test_wait_parity(uint32_t addr, uint32_t parity, SrcLoc loc) {
   preempt();
-  MBarrier &b = getBar(addr, loc, "mbarrier.test_wait.parity");
+  MBarrier &b = waitBar(addr, loc, "mbarrier.test_wait.parity");
   return testWait(addr, loc, "mbarrier.test_wait.parity", parityDone(b, parity), parity & 1);
 }
 
 bool mbarrier_test_wait(uint32_t addr, uint64_t token, SrcLoc loc) {
   preempt();
-  MBarrier &b = getBar(addr, loc, "mbarrier.test_wait");
+  MBarrier &b = waitBar(addr, loc, "mbarrier.test_wait");
   return testWait(addr, loc, "mbarrier.test_wait", b.phase > token, (uint32_t)(token & 1));
 }
 
@@ -250,13 +282,13 @@ bool mbarrier_test_wait(uint32_t addr, uint64_t token, SrcLoc loc) {
 // parks until the barrier changes (a deadlock the scheduler sees when nothing else can run).
 bool mbarrier_try_wait_parity(uint32_t addr, uint32_t parity, SrcLoc loc) {
   preempt();
-  MBarrier &b = getBar(addr, loc, "mbarrier.try_wait.parity");
+  MBarrier &b = waitBar(addr, loc, "mbarrier.try_wait.parity");
   return testWait(addr, loc, "mbarrier.try_wait.parity", parityDone(b, parity), parity & 1);
 }
 
 bool mbarrier_try_wait(uint32_t addr, uint64_t token, SrcLoc loc) {
   preempt();
-  MBarrier &b = getBar(addr, loc, "mbarrier.try_wait");
+  MBarrier &b = waitBar(addr, loc, "mbarrier.try_wait");
   return testWait(addr, loc, "mbarrier.try_wait", b.phase > token, (uint32_t)(token & 1));
 }
 

@@ -38,6 +38,9 @@ struct MBarrier {
   int64_t pending = 0;     // arrivals still missing in the current phase
   int64_t tx = 0;          // tx-count: bytes expected minus bytes delivered
   int64_t delivered = 0;   // bytes complete_tx delivered in the current phase
+  // No mbarrier.init set it up: a wait read it as the GPU reads a zeroed shared word (phase 0,
+  // never completing); an arrive on it fails; mbarrier.init makes it a barrier (mbarrier.cpp).
+  bool uninit = false;
   uint64_t phase = 0;      // completed phases; the current phase's parity is phase & 1
   SrcLoc init_loc;
   int init_thread = -1;    // the thread whose mbarrier.init set it up

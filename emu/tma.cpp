@@ -55,12 +55,9 @@ const TensorMap &checkMap(const TensorMap *map, SrcLoc loc) {
   return *map;
 }
 
-void checkBar(uint32_t bar, SrcLoc loc, const char *op) {
-  checkShared(bar, 8, loc);
-  if (!cta().mbars.count(bar))
-    fail("ub/use-before-init", loc,
-         std::string("mbarrier used before init: ") + op + " signals " + smemName(bar) + ", which no mbarrier.init set up");
-}
+// A copy signalling a barrier no init set up is not a fault on the H200: its bytes land and the
+// word is left as it was (mbarrier_complete_tx, bench/probes/s16_uninit).
+void checkBar(uint32_t bar, SrcLoc loc, const char *) { checkShared(bar, 8, loc); }
 
 struct Box {
   uint32_t n[5] = {1, 1, 1, 1, 1};

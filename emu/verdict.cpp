@@ -64,6 +64,7 @@ std::string waitArrivals(const Thread &t) {
   auto it = cta().mbars.find(t.wait.addr);
   if (it == cta().mbars.end()) return "";
   const MBarrier &b = it->second;
+  if (b.uninit) return "uninit";
   if (b.pending == b.expected && b.tx == 0) return "none";
   if (b.pending > 0) return "partial";
   // Every arrival is in and bytes are owed. Whether any came in this phase tells an expect_tx
@@ -87,6 +88,10 @@ std::string describeWait(const Thread &t) {
         break;
       }
       const MBarrier &b = it->second;
+      if (b.uninit) {
+        o << " (not initialised: read as a zeroed word, phase 0) waiting for parity " << w.parity;
+        break;
+      }
       if (w.what && *w.what) o << " " << w.what;
       o << " waiting for parity " << w.parity << " (phase " << b.phase << " parity " << (b.phase & 1) << ", pending "
         << b.pending << " of " << b.expected << ", tx " << b.tx << ")";

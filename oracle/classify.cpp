@@ -592,7 +592,7 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // Barriers used before any CTA barrier ordered them after their init (the emulator's note):
     // part of the failure, so that a reduction cannot take the __syncthreads after the inits and
     // keep "the same" hang with a race in it (session 10).
-    rs += noteMarks(r.err, {"mbarrier-init-unordered"});
+    rs += noteMarks(r.err, {"mbarrier-init-unordered", "mbarrier-wait-uninit", "mbarrier-tx-uninit"});
     if (emu->symptom == "hang") v = make(d, "hang:" + what + ":" + rs);
     else if (emu->symptom == "ub") v = make("crash/ub-" + what, "crash:ub-" + what + ":" + rs);
     else if (emu->symptom == "compile-error") {
@@ -712,9 +712,11 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // On the emulator, a bulk tensor copy clipped at the tensor's bounds is part of the failure:
     // a TMA store whose coordinates all fall outside leaves the output unwritten, as a kernel with
     // no store does; a reduction of the first took the second (session 9). The GPU cannot say.
-    // So is a barrier used before anything ordered it after its init (session 10).
+    // So is a barrier used before anything ordered it after its init (session 10), or one no
+    // init set up that a wait read or a copy signalled (session 16).
     std::vector<std::string> notes;
-    std::string marks = noteMarks(r.err, {"tma-load-clipped", "tma-store-clipped", "mbarrier-init-unordered"}, &notes);
+    std::string marks = noteMarks(r.err, {"tma-load-clipped", "tma-store-clipped", "mbarrier-init-unordered",
+                                          "mbarrier-wait-uninit", "mbarrier-tx-uninit"}, &notes);
     Verdict v = make("wrong/" + shape, "wrong:" + c.name + ":" + shape + (all ? "(all)" : "") + marks);
     v.evidence.push_back(c.raw);
     if (!marks.empty()) v.evidence.insert(v.evidence.end(), notes.begin(), notes.end());

@@ -123,6 +123,12 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
                       (opt_.oracle.classify.match.empty() || v.matched);
       r.build_ms = v.timings.build_ms;
       for (double x : v.timings.run_ms) r.run_ms += x;
+      if (r.interesting && locals_off_.empty())
+        if (auto z = withZeroedLocals(file, v, oo); z && (z->symptom != v.symptom || z->signature != v.signature)) {
+          r.interesting = false;
+          r.detail = "locals-dependent";
+          r.note = "with zeroed locals the verdict is " + z->detail + " (" + z->signature + ")";
+        }
     }
     removeTree(dir);
   };
@@ -229,6 +235,12 @@ void Tester::releaseGpu(int g) {
   --gpu_load_[(size_t)g];
 }
 
+std::optional<Verdict> Tester::withZeroedLocals(const std::string &file, const Verdict &v, OracleOptions oo) const {
+  if (!opt_.locals_check || v.backend != "emu" || !opt_.test_script.empty()) return std::nullopt;
+  oo.build.emu_var_init = "zero";
+  return judge(file, oo);
+}
+
 Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
   Verdict v;
   if (!opt_.test_script.empty()) {
@@ -242,6 +254,14 @@ Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
   int g = takeGpu(&oo);
   v = judgeText(text, fs::path(opt_.original_path).filename().string(), oo);
   releaseGpu(g);
+  if (v.symptom == opt_.symptom && opt_.locals_check && v.backend == "emu") {
+    OracleOptions zo = opt_.oracle;
+    zo.emu_nvcc_first = false;  // nvcc has spoken
+    zo.build.emu_var_init = "zero";
+    Verdict z = judgeText(text, fs::path(opt_.original_path).filename().string(), zo);
+    if (z.symptom != v.symptom || z.signature != v.signature)
+      locals_off_ = "the original's own verdict is " + z.detail + " (" + z.signature + ") with zeroed locals";
+  }
   if (as_result) {
     as_result->detail = v.detail;
     as_result->signature = v.signature;

@@ -12,6 +12,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -32,6 +33,12 @@ struct TestOptions {
   // candidate runs on the one with the fewest candidates on it at that moment; empty: the
   // environment's device, as before.
   std::vector<std::string> gpus;
+  // Emu backend: an interesting candidate is judged again with its locals zeroed instead of the
+  // pattern, and is interesting only when that verdict is the same. On the H200 (session 16) a
+  // reduction of gemm_k_loop_short removed every wgmma: the accumulator was never written, the
+  // pattern made the product "wrong/row-stripe" on the emulator, and the GPU's zero registers
+  // made it pass. Off when the original's own verdict differs with zeroed locals.
+  bool locals_check = true;
 };
 
 struct TestResult {
@@ -69,6 +76,9 @@ class Tester {
   int warmParseChecks(const std::string &text) { return checker_->warm(text); }  // ParseCheckerPool::warm
   // The original's signature, once judged: what every candidate must keep.
   void setSignature(const std::string &sig) { opt_.signature = sig; }
+  // After judgeOriginal: why the zeroed-locals check is off for this reduction (empty: it is on,
+  // or it does not apply).
+  const std::string &localsCheckOff() const { return locals_off_; }
   // From the original's verdict, when every run of it finished on its own (failed fast, or the
   // watchdog named its hang): a candidate killed at the timeout is not retried (unless `retry`),
   // and with `calibrate` the candidates' timeout becomes clamp(10 x its longest run, 2 s, cap_s).
@@ -88,6 +98,10 @@ class Tester {
   TestOptions opt_;
   std::unique_ptr<ParseCheckerPool> checker_;
   std::mutex m_;
+  std::string locals_off_;
+  // The verdict with zeroed locals when `v` (judged on the emulator) is interesting; nullopt when
+  // the check does not apply.
+  std::optional<Verdict> withZeroedLocals(const std::string &file, const Verdict &v, OracleOptions oo) const;
   std::unordered_map<std::string, TestResult> cache_;
   // Texts being judged now: a second test of the same text (the search's lookahead judged it
   // first) waits for that verdict instead of judging it again.

@@ -242,6 +242,8 @@ int main(int argc, char **argv) {
     tester.setSignature(ov.signature);
     llvm::errs() << "wsreduce: original verdict " << ov.detail << ", signature " << ov.signature << " (backend " << backend
                  << ")\n";
+    if (!tester.localsCheckOff().empty())
+      llvm::errs() << "wsreduce: candidates are not judged again with zeroed locals: " << tester.localsCheckOff() << "\n";
     // Adaptive timeout (issue 5) and no retry of timed-out candidates, from the original's own run.
     for (auto &line : tester.tuneFromOriginal(ov, Timeout, !NoCalibrate, NoRetry)) llvm::errs() << "wsreduce: " << line << "\n";
   }

@@ -871,6 +871,63 @@ TEST(Tester, ACandidateThatLoopsForEverIsALivelockNotATimeout) {
   EXPECT_EQ(tester.test(*text).detail, "hang/mbarrier");  // the original itself is well inside it
 }
 
+// A candidate whose failure is the value of a local nobody set is not the original's failure: the
+// emulator fills such locals with a pattern, the GPU's registers often held zero. On the H200 a
+// reduction of gemm_k_loop_short (session 16, call b) removed every wgmma, so the accumulator was
+// never written: wrong/row-stripe on the emulator, a pass on the GPU. The Tester judges an
+// interesting candidate again with zeroed locals; the original's own wrong rows stay interesting.
+TEST(Tester, AFailureThatComesFromUninitialisedLocalsIsNotInteresting) {
+  auto pass = wsr::readFile(fixture("pass.cu"));
+  ASSERT_TRUE(pass);
+  const std::string body = "if (i < n) y[i] = 2.0f * x[i] + 1.0f;";
+  ASSERT_NE(pass->find(body), std::string::npos);
+  auto variant = [&](const std::string &with) {
+    std::string t = *pass;
+    t.replace(t.find(body), body.size(), with);
+    return t;
+  };
+  // the top half's rows off by one: the original's bug, and the same rows off by one where a
+  // local left unset is not zero
+  std::string original = variant("if (i < n) y[i] = 2.0f * x[i] + 1.0f + (i < n / 2 ? 1.0f : 0.0f);");
+  std::string unset = variant("int unset[1];  // an array: Clang's -Wuninitialized, which the parse check keeps, does not see it\n"
+                             "  if (i < n) y[i] = 2.0f * x[i] + 1.0f + (i < n / 2 && unset[0] != 0 ? 1.0f : 0.0f);");
+  std::string dir = wsr::makeTempDir("wsr-locals.");
+  wsr::writeFileAtomic(dir + "/p.cu", original);
+  wsr::writeFileAtomic(dir + "/common.h", *wsr::readFile(fixture("common.h")));
+  wsr::TestOptions t;
+  t.symptom = "wrong";
+  t.original_path = dir + "/p.cu";
+  t.oracle.backend = "emu";
+  t.oracle.emu_build = wsr::emu::emuBuilder();
+  t.oracle.build.cache_dir = std::string(WSR_BUILD_DIR) + "/emu-test-cache";
+  t.oracle.run.timeout_s = 60;
+  wsr::Tester tester(t);
+  wsr::TestResult o;
+  wsr::Verdict ov = tester.judgeOriginal(original, &o);
+  ASSERT_TRUE(o.interesting) << dump(ov);
+  EXPECT_EQ(ov.signature, "wrong:y:row-stripe") << dump(ov);
+  EXPECT_EQ(tester.localsCheckOff(), "");
+  tester.setSignature(ov.signature);
+  auto u = tester.test(unset);
+  EXPECT_FALSE(u.interesting) << u.detail << " " << u.note;
+  EXPECT_EQ(u.detail, "locals-dependent") << u.note;
+  EXPECT_NE(u.note.find("pass"), std::string::npos) << u.note;
+  EXPECT_TRUE(tester.test(original + "\n// the same program\n").interesting);
+  // without the check the unset local's pattern is the original's wrong rows
+  t.locals_check = false;
+  wsr::Tester unchecked(t);
+  unchecked.setSignature(ov.signature);
+  EXPECT_TRUE(unchecked.test(unset).interesting);
+  // an original whose own failure is an unset local: the check is off, and says why
+  t.locals_check = true;
+  wsr::Tester own(t);
+  wsr::TestResult uo;
+  own.judgeOriginal(unset, &uo);
+  EXPECT_TRUE(uo.interesting);
+  EXPECT_NE(own.localsCheckOff().find("with zeroed locals"), std::string::npos) << own.localsCheckOff();
+  wsr::removeTree(dir);
+}
+
 // wsreduce's finishing step: a result that only returns the harness's exit code (the search
 // stopped before taking that return, as the demo's 600 s budget did) is tried without the harness,
 // which would otherwise be inlined whole (~130 lines); one that still compares keeps it.

@@ -7,6 +7,9 @@
 #   b: bench/probes/s16_uninit (which uses of a barrier no init set up fail on the GPU: call a's
 #      reduction of pipeline_init_in_role kept one try_wait on it and passed there), then
 #      gemm_k_loop_short (wrong/row-stripe), 380 s.
+#   c: after the emulator reads an uninitialised barrier as the GPU does and the reducer judges an
+#      interesting candidate again with zeroed locals: the probe's parity-1 wait, then
+#      pipeline_init_in_role (130 s) and gemm_k_loop_short (280 s) again.
 # Logs: $OUT/s16a_reduce.log + s16a_reduce.tgz, $OUT/s16_proxy.log; $OUT/s16b_reduce.log + .tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -32,5 +35,7 @@ case ${1:-a} in
      echo "== the original pipeline_init_in_role on the GPU" | tee -a "$OUT/s16_uninit.log"
      wsoracle corpus/examples/pipeline_init_in_role.cu --timeout 10 2>&1 | grep -vE "^  WSWATCH" | tee -a "$OUT/s16_uninit.log"
      TAG=s16b HALF0="K:gemm_k_loop_short:16:380:--symptom,wrong" bash bench/jobs/h200_s12.sh reduce ;;
+  c) MODES=wait1p1 bash bench/probes/s16_uninit/run.sh 2>&1 | tee "$OUT/s16_uninit_p1.log"
+     TAG=s16c HALF0="I:pipeline_init_in_role:16:130:--symptom,crash K:gemm_k_loop_short:16:280:--symptom,wrong" bash bench/jobs/h200_s12.sh reduce ;;
   proxy) proxy 2>&1 | tee "$OUT/s16_proxy.log" ;;
 esac

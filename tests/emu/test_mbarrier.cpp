@@ -93,9 +93,11 @@ TEST(MBarrier, OverArrivalIsUB) {
   EXPECT_NE(v.message.find("full (phase 0, pending 0 of 1, tx 128)"), std::string::npos) << v.message;
 }
 
-// (e) waiting on a barrier no mbarrier.init set up is UB, named at the wait.
-TEST(MBarrier, WaitBeforeInitIsUB) {
-  Verdict v = launch(Dim3(1), Dim3(64), 64, [] {
+// (e) a barrier no mbarrier.init set up, as the H200 treats it (bench/probes/s16_uninit): a wait
+// reads a zeroed word, phase 0 that never completes (a wait loop hangs, a lone try_wait returns
+// false and traps nothing); an arrive on it traps, the emulator's UB, named at the arrive.
+TEST(MBarrier, AWaitBeforeInitReadsAZeroedWordAndAnArriveIsUB) {
+  Verdict w = launch(Dim3(1), Dim3(64), 64, [] {
     using namespace wsemu::ptx;
     auto *bar = reinterpret_cast<uint64_t *>(dynamicShared());
     nameShared(bar, 8, 8, "full");
@@ -103,9 +105,34 @@ TEST(MBarrier, WaitBeforeInitIsUB) {
     syncthreads(WSEMU_HERE);
     if (threadIdx().x == 0) mbarrier_init(smemAddr(bar), 1, WSEMU_HERE);
   }, cfgOf());
-  EXPECT_EQ(v.detail, "ub/use-before-init") << dump(v);
-  EXPECT_EQ(v.signature, siteOfMarker("test_mbarrier.cpp", "wait-before-init") + ",warpgroup0");
-  EXPECT_NE(v.message.find("mbarrier used before init"), std::string::npos);
+  EXPECT_EQ(w.symptom, "hang") << dump(w);  // (the other warps' __syncthreads parked first)
+  EXPECT_NE(w.signature.find(siteOfMarker("test_mbarrier.cpp", "wait-before-init") + ",warpgroup0,iter0,arrivals=uninit"),
+            std::string::npos) << w.signature;
+  EXPECT_TRUE(hasLine(w, "mbarrier full (not initialised: read as a zeroed word, phase 0) waiting for parity 0")) << dump(w);
+  bool lone = false, odd = false;
+  Verdict once = launch(Dim3(1), Dim3(32), 64, [&] {
+    using namespace wsemu::ptx;
+    auto *bar = reinterpret_cast<uint64_t *>(dynamicShared());
+    if (threadIdx().x == 0) {
+      lone = mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE);
+      odd = mbarrier_try_wait_parity(smemAddr(bar), 1, WSEMU_HERE);  // phase 0's parity is 0: "done"
+    }
+  }, cfgOf());
+  EXPECT_TRUE(once.pass()) << dump(once);
+  EXPECT_FALSE(lone);
+  EXPECT_TRUE(odd);
+  Verdict a = launch(Dim3(1), Dim3(32), 64, [] {
+    using namespace wsemu::ptx;
+    auto *bar = reinterpret_cast<uint64_t *>(dynamicShared());
+    nameShared(bar, 8, 8, "full");
+    if (threadIdx().x == 0) {
+      (void)mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE);
+      mbarrier_arrive(smemAddr(bar), WSEMU_HERE);  // @arrive-before-init
+    }
+  }, cfgOf());
+  EXPECT_EQ(a.detail, "ub/use-before-init") << dump(a);
+  EXPECT_EQ(a.signature, siteOfMarker("test_mbarrier.cpp", "arrive-before-init") + ",warpgroup0");
+  EXPECT_NE(a.message.find("mbarrier used before init"), std::string::npos);
 }
 
 // (f) mbarrier.init is a plain write of the object: two threads initialising one barrier with no

@@ -2,7 +2,7 @@
 // A reduction of pipeline_init_in_role (init in a role branch no thread takes; 719 on the GPU) kept
 // the emulator's ub/use-before-init with one try_wait left, and that program passed on the GPU.
 // Which uses of an uninitialised barrier fail on the GPU? One variant per process:
-//   ./uninit MODE FILL   MODE: wait1 | waitloop | arrive | expecttx | bulk | bulkwait
+//   ./uninit MODE FILL   MODE: wait1 | waitloop | arrive | expecttx | bulk | bulkwait | wait1p1 (parity 1)
 //                        FILL: the shared word before use: zero | ones | none (left as it is)
 // Prints what the kernel saw and what cudaDeviceSynchronize returned.
 #include <cstdio>
@@ -36,6 +36,7 @@ __global__ void probe(int mode, int fill, const float *src) {
                    ::"r"(smem_u32(buf)), "l"(src), "r"(256u), "r"(b) : "memory");
       if (mode == 5) for (done = 0; !done && spins < 100000; ++spins) try_wait(0);
       break;
+    case 6: try_wait(1); break;  // wait1p1: a zeroed word's phase 0 has parity 0, so parity 1 reads as done
   }
   g_out[0] = done;
   g_out[1] = spins;
@@ -44,12 +45,12 @@ __global__ void probe(int mode, int fill, const float *src) {
 }
 
 int main(int argc, char **argv) {
-  const char *modes[] = {"wait1", "waitloop", "arrive", "expecttx", "bulk", "bulkwait"};
+  const char *modes[] = {"wait1", "waitloop", "arrive", "expecttx", "bulk", "bulkwait", "wait1p1"};
   const char *fills[] = {"zero", "ones", "none"};
   int mode = -1, fill = -1;
-  for (int i = 0; i < 6; ++i) if (argc > 1 && !strcmp(argv[1], modes[i])) mode = i;
+  for (int i = 0; i < 7; ++i) if (argc > 1 && !strcmp(argv[1], modes[i])) mode = i;
   for (int i = 0; i < 3; ++i) if (argc > 2 && !strcmp(argv[2], fills[i])) fill = i;
-  if (mode < 0 || fill < 0) { fprintf(stderr, "usage: uninit wait1|waitloop|arrive|expecttx|bulk|bulkwait zero|ones|none\n"); return 2; }
+  if (mode < 0 || fill < 0) { fprintf(stderr, "usage: uninit wait1|waitloop|arrive|expecttx|bulk|bulkwait|wait1p1 zero|ones|none\n"); return 2; }
   float *src;
   cudaMalloc(&src, 256);
   cudaMemset(src, 0, 256);
