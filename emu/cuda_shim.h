@@ -284,22 +284,46 @@ struct Pending {
   bool set = false;
   ::wsemu::Verdict v;
   ::wsemu::SrcLoc loc;
+  bool sticky = false;    // a fault the host has been told of: every call returns it from then on
+  bool reported = false;  // the host asked for its text (cudaGetErrorString/Name): it says it
 };
 inline Pending &pending() {
   static Pending p;
   return p;
 }
-inline void syncPoint() {
+// A hang blocks the synchronizing call for ever: its verdict, now. A fault (the emulator's UB, a
+// crash) is what the GPU returns there, "unspecified launch failure", and returns from every call
+// after it. What is seen then is what the program does with it, as on the GPU: its check prints it
+// (the emulator's verdict follows at exit), or the program ignores it and exits as it would. On
+// the H200 a reduction of pipeline_init_in_role that no longer checked cudaDeviceSynchronize()
+// passed while the emulator, stopping at the sync, called it a crash (session 16, call c).
+inline cudaError_t syncPoint() {
   auto &p = pending();
-  if (!p.set) return;
+  if (!p.set) return cudaSuccess;
+  if (p.v.symptom == "ub" || p.v.symptom == "crash") {
+    p.sticky = true;
+    return lastError() = cudaErrorLaunchFailure;
+  }
   p.v.print(stderr);
   std::fflush(stdout);
   std::fflush(stderr);
   std::_Exit(p.v.exitStatus());
 }
-inline void exitUnsynchronized() {
+inline cudaError_t sticky() { return pending().sticky ? cudaErrorLaunchFailure : cudaSuccess; }
+inline void atExit(int status, void *) {
   auto &p = pending();
-  if (p.set)
+  if (!p.set) return;
+  if (p.reported) {
+    std::fflush(stdout);
+    p.v.print(stderr);
+    std::fflush(stderr);
+    std::_Exit(p.v.exitStatus());
+  }
+  if (p.sticky)
+    std::fprintf(stderr, "[wsemu] the kernel launched at %s:%d failed (%s); the program was told (unspecified launch "
+                 "failure) and exited with status %d without reporting it: on the GPU nothing more is seen\n",
+                 p.loc.file, p.loc.line, p.v.detail.c_str(), status);
+  else
     std::fprintf(stderr, "[wsemu] the kernel launched at %s:%d failed (%s), but the program never synchronized with it "
                  "before exiting: on the GPU it is abandoned at exit and nothing is seen\n",
                  p.loc.file, p.loc.line, p.v.detail.c_str());
@@ -307,6 +331,7 @@ inline void exitUnsynchronized() {
 }  // namespace wsemu_shim
 
 inline const char *cudaGetErrorString(cudaError_t e) {
+  if (e == cudaErrorLaunchFailure && wsemu_shim::pending().sticky) wsemu_shim::pending().reported = true;
   switch (e) {
     case cudaSuccess: return "no error";
     case cudaErrorInvalidValue: return "invalid argument";
@@ -318,12 +343,16 @@ inline const char *cudaGetErrorString(cudaError_t e) {
     default: return "unknown error";
   }
 }
-inline const char *cudaGetErrorName(cudaError_t e) { return e == cudaSuccess ? "cudaSuccess" : "cudaErrorUnknown"; }
+inline const char *cudaGetErrorName(cudaError_t e) {
+  if (e == cudaErrorLaunchFailure && wsemu_shim::pending().sticky) wsemu_shim::pending().reported = true;
+  return e == cudaSuccess ? "cudaSuccess" : e == cudaErrorLaunchFailure ? "cudaErrorLaunchFailure" : "cudaErrorUnknown";
+}
 // cudaMalloc of 0 bytes succeeds and gives a null pointer, as on the GPU; a copy from it is then
 // refused at once (cudaMemcpy below) without waiting for a running kernel. A reduction whose last
 // call had become cudaMemcpy(h, dC, 1, D2H) after cudaMalloc(&dC, 0) hung here and passed on the
 // H200 (bench/results/2026-11-30-h200-session14/a, L1; the probe bench/probes/sync_points.cu).
 inline cudaError_t cudaMalloc(void **p, size_t bytes) {
+  if (cudaError_t e = wsemu_shim::sticky()) return e;
   if (bytes == 0) {
     *p = nullptr;
     return cudaSuccess;
@@ -344,7 +373,7 @@ inline cudaError_t cudaFree(void *p) {
   // synchronizing call had become cudaFree(dB) of an uninitialised `bf16 *dB` hung here and passed
   // on the H200 (bench/results/2026-11-30-h200-session14/b, L1).
   if (!::wsemu::emuIsAllocation(p)) return wsemu_shim::lastError() = cudaErrorInvalidValue;
-  wsemu_shim::syncPoint();
+  if (cudaError_t e = wsemu_shim::syncPoint()) return e;
   ::wsemu::emuFree(p);
   return cudaSuccess;
 }
@@ -365,7 +394,7 @@ inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemc
   const bool dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
   if ((src_dev && !::wsemu::emuInAllocation(src)) || (dst_dev && !::wsemu::emuInAllocation(dst)))
     return wsemu_shim::lastError() = cudaErrorInvalidValue;
-  wsemu_shim::syncPoint();
+  if (cudaError_t e = wsemu_shim::syncPoint()) return e;
   ::wsemu::emuMemcpy(dst, src, bytes);
   return cudaSuccess;
 }
@@ -378,24 +407,15 @@ inline cudaError_t cudaMemset(void *dst, int v, size_t bytes) {
   return cudaSuccess;
 }
 inline cudaError_t cudaMemsetAsync(void *dst, int v, size_t bytes, cudaStream_t = nullptr) { return cudaMemset(dst, v, bytes); }
-inline cudaError_t cudaDeviceSynchronize() {
-  wsemu_shim::syncPoint();
-  return cudaSuccess;
-}
-inline cudaError_t cudaStreamSynchronize(cudaStream_t) {
-  wsemu_shim::syncPoint();
-  return cudaSuccess;
-}
+inline cudaError_t cudaDeviceSynchronize() { return wsemu_shim::syncPoint(); }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return wsemu_shim::syncPoint(); }
 inline cudaError_t cudaGetLastError() {
   cudaError_t e = wsemu_shim::lastError();
-  wsemu_shim::lastError() = cudaSuccess;
+  if (!wsemu_shim::sticky()) wsemu_shim::lastError() = cudaSuccess;
   return e;
 }
 inline cudaError_t cudaPeekAtLastError() { return wsemu_shim::lastError(); }
-inline cudaError_t cudaDeviceReset() {
-  wsemu_shim::syncPoint();
-  return cudaSuccess;
-}
+inline cudaError_t cudaDeviceReset() { return wsemu_shim::syncPoint(); }
 inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
 inline cudaError_t cudaGetDevice(int *d) {
   *d = 0;
@@ -457,10 +477,7 @@ inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t = nullptr) {
   *reinterpret_cast<double *>(e) = (double)::wsemu::globaltimer() / 1e6;
   return cudaSuccess;
 }
-inline cudaError_t cudaEventSynchronize(cudaEvent_t) {
-  wsemu_shim::syncPoint();
-  return cudaSuccess;
-}
+inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return wsemu_shim::syncPoint(); }
 inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b) {
   *ms = (float)(*reinterpret_cast<double *>(b) - *reinterpret_cast<double *>(a));
   return cudaSuccess;
@@ -513,7 +530,10 @@ inline void launch(::wsemu::Dim3 g, ::wsemu::Dim3 b, size_t smem, const F &body,
                  loc.file, loc.line, smem);
     return;
   }
-  if (pending().set) return;  // queued behind a kernel that never finished (or faulted): never runs
+  if (pending().set) {  // queued behind a kernel that never finished (or faulted): never runs
+    if (sticky()) lastError() = cudaErrorLaunchFailure;
+    return;
+  }
   static const ::wsemu::Config deferred = [] {
     ::wsemu::Config c = config();
     c.exit_on_failure = false;
@@ -523,7 +543,7 @@ inline void launch(::wsemu::Dim3 g, ::wsemu::Dim3 b, size_t smem, const F &body,
   if (!v.pass()) {
     if (!config().exit_on_failure) return;
     pending() = Pending{true, v, loc};
-    static const bool registered = (std::atexit(exitUnsynchronized), true);
+    static const bool registered = (::on_exit(atExit, nullptr), true);  // glibc: the handler sees the status
     (void)registered;
   }
 }

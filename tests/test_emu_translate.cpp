@@ -349,6 +349,38 @@ wsr::Verdict judgeEmuText(const std::string &text, std::vector<std::string> defi
   return v;
 }
 
+// A fault is what the GPU returns to the synchronizing call, "unspecified launch failure", and to
+// every call after it; what is seen is what the program does with it. One that never looks at it
+// exits normally on the GPU: a reduction of pipeline_init_in_role that had dropped its CHECK passed
+// on the H200 while the emulator called it a crash (session 16, call c).
+TEST(EmuBackend, AFaultIsSeenOnlyWhenTheProgramReportsIt) {
+  std::string text = *wsr::readFile(fixture("oob_store.cu"));
+  auto edit = [&](const std::string &with) {
+    std::string t = text;
+    const std::string sync = "  CHECK(cudaDeviceSynchronize());\n";
+    t.replace(t.find(sync), sync.size(), with);
+    return t;
+  };
+  std::string dir = wsr::makeTempDir("wsr-emu-fault.");
+  wsr::writeFileAtomic(dir + "/common.h", *wsr::readFile(fixture("common.h")));
+  auto judgeVariant = [&](const std::string &name, const std::string &t) {
+    wsr::writeFileAtomic(dir + "/" + name, t);
+    return judgeEmu(dir + "/" + name);
+  };
+  auto checked = judgeVariant("checked.cu", text);
+  auto ignored = judgeVariant("ignored.cu", edit("  cudaDeviceSynchronize();\n"));
+  // sticky: the copy after the failed sync fails too, and its check reports it
+  auto later = judgeVariant("later.cu", edit("  cudaDeviceSynchronize();\n  float h;\n  CHECK(cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost));\n"));
+  auto exits = judgeVariant("exits.cu", edit("  if (cudaDeviceSynchronize() != cudaSuccess) return 3;\n"));
+  wsr::removeTree(dir);
+  EXPECT_EQ(checked.detail, "crash/ub-out-of-bounds-global") << dump(checked);
+  EXPECT_EQ(later.detail, "crash/ub-out-of-bounds-global") << dump(later);
+  EXPECT_EQ(ignored.symptom, "pass") << dump(ignored);
+  EXPECT_TRUE(evidenceHas(ignored, "without reporting it")) << dump(ignored);
+  // noticed but not reported: the exit status is all the GPU would show
+  EXPECT_EQ(exits.detail, "wrong/unspecified") << dump(exits);
+}
+
 // tma_pipeline_sm90.cu with its first `from` replaced by `to`, judged on the emulator.
 wsr::Verdict judgePipelineEdit(const std::string &from, const std::string &to, std::vector<std::string> defines) {
   std::string text = *wsr::readFile(repo() + "/kernels/tma_pipeline_sm90.cu");

@@ -10,6 +10,8 @@
 #   c: after the emulator reads an uninitialised barrier as the GPU does and the reducer judges an
 #      interesting candidate again with zeroed locals: the probe's parity-1 wait, then
 #      pipeline_init_in_role (130 s) and gemm_k_loop_short (280 s) again.
+#   d: after a fault is what the host is told (a program that ignores it exits normally, as on
+#      the GPU): pipeline_init_in_role again, 110 s (the device time left).
 # Logs: $OUT/s16a_reduce.log + s16a_reduce.tgz, $OUT/s16_proxy.log; $OUT/s16b_reduce.log + .tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,5 +39,6 @@ case ${1:-a} in
      TAG=s16b HALF0="K:gemm_k_loop_short:16:380:--symptom,wrong" bash bench/jobs/h200_s12.sh reduce ;;
   c) MODES=wait1p1 bash bench/probes/s16_uninit/run.sh 2>&1 | tee "$OUT/s16_uninit_p1.log"
      TAG=s16c HALF0="I:pipeline_init_in_role:16:130:--symptom,crash K:gemm_k_loop_short:16:280:--symptom,wrong" bash bench/jobs/h200_s12.sh reduce ;;
+  d) TAG=s16d HALF0="I:pipeline_init_in_role:16:110:--symptom,crash" bash bench/jobs/h200_s12.sh reduce ;;
   proxy) proxy 2>&1 | tee "$OUT/s16_proxy.log" ;;
 esac
