@@ -579,6 +579,23 @@ TEST(EmuBackend, CatalogueExamplesGetTheirVerdicts) {
   EXPECT_NE(init.signature.find("(init-unrun)"), std::string::npos) << dump(init);
 }
 
+// corpus/reduced/: the H200 reductions of the hand-injected bugs (its README) keep their originals'
+// emulator signatures under the emulator as it is now: a change to it that a reduction relied on
+// shows here, and nvcc still builds each result for sm_90a.
+TEST(EmuBackend, TheCorpusReductionsKeepTheirOriginalsSignatures) {
+  for (const char *name : {"gemm_arrival_count", "gemm_expect_tx", "pipeline_init_in_role"}) {
+    auto original = judgeEmu(repo() + "/corpus/examples/" + name + ".cu");
+    std::string min = repo() + "/corpus/reduced/" + name + ".min.cu";
+    auto reduced = judgeEmu(min);
+    EXPECT_NE(original.symptom, "pass") << name << "\n" << dump(original);
+    EXPECT_EQ(reduced.signature, original.signature) << name << "\n" << dump(reduced);
+    wsr::BuildOptions bo;
+    bo.cache_dir = std::string(WSR_BUILD_DIR) + "/emu-test-cache";
+    auto b = wsr::buildProgram(min, bo);
+    EXPECT_TRUE(b.ok) << name << "\n" << b.log;
+  }
+}
+
 // The emu build's cache is keyed before any parse, by content: the same program in a fresh
 // directory (every reducer candidate lives in one) is a hit that costs no translation; a change is not.
 TEST(EmuBackend, CacheHitsAcrossDirectoriesWithoutTranslating) {
