@@ -13,7 +13,7 @@ namespace wsemu::ptx {
 
 std::atomic<uint64_t> g_init_unordered{0};
 std::atomic<int> g_init_sites{-1};
-std::atomic<uint64_t> g_wait_uninit{0}, g_tx_uninit{0};
+std::atomic<uint64_t> g_wait_uninit{0}, g_tx_uninit{0}, g_read_unlanded{0}, g_read_unwaited{0};
 
 bool declareInitSites(int sites) {
   g_init_sites = sites;
@@ -24,6 +24,8 @@ void printNotes(FILE *f) {
   if (uint64_t n = g_init_unordered.load()) std::fprintf(f, "WSEMU note mbarrier-init-unordered=%llu\n", (unsigned long long)n);
   if (uint64_t n = g_wait_uninit.load()) std::fprintf(f, "WSEMU note mbarrier-wait-uninit=%llu\n", (unsigned long long)n);
   if (uint64_t n = g_tx_uninit.load()) std::fprintf(f, "WSEMU note mbarrier-tx-uninit=%llu\n", (unsigned long long)n);
+  if (uint64_t n = g_read_unlanded.load()) std::fprintf(f, "WSEMU note smem-read-before-tx=%llu\n", (unsigned long long)n);
+  if (uint64_t n = g_read_unwaited.load()) std::fprintf(f, "WSEMU note smem-read-unwaited=%llu\n", (unsigned long long)n);
 }
 
 namespace {
@@ -240,6 +242,8 @@ bool testWait(uint32_t addr, SrcLoc loc, const char *op, bool done_now, uint32_t
   Thread &t = self();
   MBarrier &b = cta().mbars[addr];  // the caller's waitBar found or made it
   if (done_now) {
+    uint64_t &seen = t.seen_phase[addr];
+    seen = std::max(seen, b.phase);
     t.poll_addr = ~0u;
     countSite(loc);
     return true;
@@ -300,3 +304,41 @@ void fence(const char *which, SrcLoc loc) {
 }
 
 }  // namespace wsemu::ptx
+
+namespace wsemu {
+
+// The eager policy lands a load's bytes at issue; the GPU lands them later. A read of them before
+// the reader knows the load's barrier phase completed (no wait of its own, no CTA barrier after
+// one) is a race the eager schedule hides: on the H200 a reduction of gemm_k_loop_short dropped
+// the consumers' wait on `full`, its wgmma read the tiles anyway, and the product was right on the
+// emulator and not on the GPU (session 16, call c). The late policies see it, but the original
+// itself fails otherwise under them; so it is counted under every policy and goes into the
+// signature: +smem-read-unwaited when the reader never waited on (nor learned of) that barrier at
+// all, as there; +smem-read-before-tx when it knows an earlier phase only, as when a consumer loop
+// one K tile short falls out of step with its producer and reads a stage being refilled (the
+// injected bug itself: gemm_k_loop_short has it from the start).
+void noteTxWrite(uint32_t dst, uint64_t bytes, uint32_t bar) {
+  Cta &c = cta();
+  uint64_t phase = 0;
+  if (auto it = c.mbars.find(bar); it != c.mbars.end()) phase = it->second.phase;
+  std::erase_if(c.tx_writes, [&](const Cta::TxWrite &w) { return w.begin >= dst && w.end <= dst + bytes; });
+  if (c.tx_writes.size() < 4096) c.tx_writes.push_back({dst, (uint32_t)(dst + bytes), bar, phase});
+}
+
+bool readBeforeLanded(const Thread &t, uint32_t lo, uint32_t hi) {
+  for (auto &w : cta().tx_writes) {
+    if (w.end <= lo || hi <= w.begin) continue;
+    auto it = t.seen_phase.find(w.bar);
+    if (it == t.seen_phase.end()) {
+      ++ptx::g_read_unwaited;
+      return true;
+    }
+    if (it->second <= w.phase) {
+      ++ptx::g_read_unlanded;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace wsemu

@@ -108,6 +108,9 @@ struct Thread {
   uint64_t parked_at = 0;
   std::map<std::pair<const char *, int>, uint64_t> site_iters;  // waits completed per site
   std::map<std::pair<const char *, int>, uint64_t> arrive_iters;  // mbarrier arrivals made per site
+  // mbarrier -> its completed phases this thread knows of: from a wait that returned true, or from
+  // another thread at a CTA barrier both took part in (readBeforeLanded).
+  std::unordered_map<uint32_t, uint64_t> seen_phase;
   Fiber fiber;
   // cp.async.bulk groups and wgmma groups, per thread
   std::vector<AsyncPtr> bulk_open;
@@ -143,6 +146,13 @@ struct Cta {
   uint64_t bar_epoch = 0;  // completed CTA-wide bar.syncs: what orders an mbarrier's init before other threads' use
   std::map<std::string, std::shared_ptr<Collective>> open_colls;
   std::vector<AsyncPtr> pending;
+  // Shared bytes a TMA (or bulk) load writes, with the barrier it signals and that barrier's phase
+  // at issue: the bytes are there for a thread once it knows that phase completed.
+  struct TxWrite {
+    uint32_t begin = 0, end = 0, bar = 0;
+    uint64_t phase = 0;
+  };
+  std::vector<TxWrite> tx_writes;
   std::deque<Thread *> runq;
   std::mt19937_64 rng;
   uint64_t step = 0, op_seq = 0, ops = 0, switches = 0;
@@ -178,6 +188,11 @@ std::string describeWait(const Thread &t);
 // arrival and no transaction byte yet), "partial" (some arrivals, not all), "tx" (every arrival,
 // bytes still missing); "" for a wait that is not on an mbarrier.
 std::string waitArrivals(const Thread &t);
+// A load's bytes in [lo, hi) that thread `t` reads before it knows their barrier phase completed
+// (counted for the notes smem-read-unwaited and smem-read-before-tx); noteTxWrite records a load's
+// destination at issue.
+bool readBeforeLanded(const Thread &t, uint32_t lo, uint32_t hi);
+void noteTxWrite(uint32_t dst, uint64_t bytes, uint32_t bar);
 // Join the open rendezvous `kind` of a thread set (slots base..base+nslots-1 that `mask` names);
 // the last arrival runs `complete`; returns once it has run.
 std::shared_ptr<Collective> rendezvous(const std::string &kind, int scope, int base, int nslots, uint64_t mask,

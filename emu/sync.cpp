@@ -28,6 +28,16 @@ void tryComplete(Cta &c, NamedBarrier &b) {
     b.expected = 32 * warps;
   }
   if (b.arrived < b.expected) return;
+  // What the threads that took part know of completed mbarrier phases, they all know now
+  // (readBeforeLanded: one thread waits on `full`, a bar.sync, then all read the tile).
+  std::unordered_map<uint32_t, uint64_t> known;
+  for (auto &tp : c.threads)
+    if (b.warp_arrived[tp->warp] > 0)
+      for (auto &[bar, ph] : tp->seen_phase) known[bar] = std::max(known[bar], ph);
+  if (!known.empty())
+    for (auto &tp : c.threads)
+      if (b.warp_arrived[tp->warp] > 0)
+        for (auto &[bar, ph] : known) tp->seen_phase[bar] = std::max(tp->seen_phase[bar], ph);
   b.generation++;
   if (b.cta_wide || b.expected >= 32 * c.nwarps) c.bar_epoch++;  // every thread took part: it orders them all
   b.arrived = 0;

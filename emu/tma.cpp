@@ -229,6 +229,7 @@ void tma_load(int rank, uint32_t dst, const TensorMap *mp, const int32_t *coords
   op->box = boxOf(m);
   checkShared(dst, op->box.bytes, loc);
   traceOp("tma.load", dst, bar);
+  noteTxWrite(dst, op->box.bytes, bar);
   issueAsync(op);
 }
 
@@ -265,6 +266,7 @@ void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar, SrcL
   op->bar = bar;
   op->bytes = bytes;
   op->src = static_cast<const uint8_t *>(src);
+  noteTxWrite(dst, bytes, bar);
   issueAsync(op);
 }
 

@@ -171,6 +171,22 @@ void mma(int n, WgType type, float *const *d, const uint32_t *a, uint64_t da, ui
       for (int i = 0; i < n / 2; ++i) op->d[(size_t)t * (n / 2) + i] = ta_->d[i];
       if (rs) std::copy(ta_->a, ta_->a + 4, op->aregs[t].begin());
     }
+    // The shared bytes each operand reads, against loads whose barrier phase the warpgroup's
+    // threads do not know completed (readBeforeLanded). A and B apart: their tiles lie apart.
+    auto check = [&](uint64_t desc, int mn_major, int rows) {
+      int e = elemBytes(type);
+      uint32_t lo = ~0u, hi = 0;
+      for (int r = 0; r < rows; ++r)
+        for (int kk = 0; kk < op->k; ++kk) {
+          uint32_t a = wgmma_desc_addr(desc, mn_major, e, r, kk);
+          lo = std::min(lo, a);
+          hi = std::max(hi, a + (uint32_t)e);
+        }
+      for (int t = 0; t < 128 && lo < hi; ++t)
+        if (k.base + t < (int)cta().threads.size() && readBeforeLanded(*cta().threads[(size_t)(k.base + t)], lo, hi)) break;
+    };
+    if (!rs) check(op->da, ta, 64);
+    check(op->db, tb, n);
     k.result = op;
     traceOp("wgmma.issue", (uint64_t)n, op->db);
     issueAsync(op);

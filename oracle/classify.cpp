@@ -592,7 +592,7 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // Barriers used before any CTA barrier ordered them after their init (the emulator's note):
     // part of the failure, so that a reduction cannot take the __syncthreads after the inits and
     // keep "the same" hang with a race in it (session 10).
-    rs += noteMarks(r.err, {"mbarrier-init-unordered", "mbarrier-wait-uninit", "mbarrier-tx-uninit"});
+    rs += noteMarks(r.err, {"mbarrier-init-unordered", "mbarrier-wait-uninit", "mbarrier-tx-uninit", "smem-read-before-tx", "smem-read-unwaited"});
     if (emu->symptom == "hang") v = make(d, "hang:" + what + ":" + rs);
     else if (emu->symptom == "ub") v = make("crash/ub-" + what, "crash:ub-" + what + ":" + rs);
     else if (emu->symptom == "compile-error") {
@@ -713,10 +713,11 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // a TMA store whose coordinates all fall outside leaves the output unwritten, as a kernel with
     // no store does; a reduction of the first took the second (session 9). The GPU cannot say.
     // So is a barrier used before anything ordered it after its init (session 10), or one no
-    // init set up that a wait read or a copy signalled (session 16).
+    // init set up that a wait read or a copy signalled, or a load's bytes read before the reader
+    // knew they had landed (session 16).
     std::vector<std::string> notes;
     std::string marks = noteMarks(r.err, {"tma-load-clipped", "tma-store-clipped", "mbarrier-init-unordered",
-                                          "mbarrier-wait-uninit", "mbarrier-tx-uninit"}, &notes);
+                                          "mbarrier-wait-uninit", "mbarrier-tx-uninit", "smem-read-before-tx", "smem-read-unwaited"}, &notes);
     Verdict v = make("wrong/" + shape, "wrong:" + c.name + ":" + shape + (all ? "(all)" : "") + marks);
     v.evidence.push_back(c.raw);
     if (!marks.empty()) v.evidence.insert(v.evidence.end(), notes.begin(), notes.end());

@@ -579,6 +579,26 @@ TEST(EmuBackend, CatalogueExamplesGetTheirVerdicts) {
   EXPECT_NE(init.signature.find("(init-unrun)"), std::string::npos) << dump(init);
 }
 
+// A wgmma that reads a tile its warpgroup never waited for: the eager policy has the bytes there,
+// the GPU not yet. On the H200 a reduction of gemm_k_loop_short dropped the consumers' wait on
+// `full` and kept "the same" wrong rows, which the GPU did not show (session 16, call c). The
+// late policies cannot judge it (the original is ub-exit-with-bulk-in-flight under them), so the
+// read is part of the signature under every policy; the reference GEMM has none.
+TEST(EmuBackend, AWgmmaReadingATileItsWarpgroupNeverWaitedForIsNotTheSameWrongResult) {
+  const std::vector<std::string> gemm = {"GEMM_M=128", "GEMM_N=128", "GEMM_K=384"};
+  std::string text = *wsr::readFile(repo() + "/corpus/examples/gemm_k_loop_short.cu");
+  auto original = judgeEmuText(text, gemm, "k_short.cu");
+  const std::string wait = "        mbar_wait(&full[stage], phase);\n";
+  size_t at = text.find(wait);
+  ASSERT_NE(at, std::string::npos);
+  text.erase(at, wait.size());
+  auto unwaited = judgeEmuText(text, gemm, "k_short_unwaited.cu");
+  EXPECT_EQ(original.signature, "wrong:C:row-stripe") << dump(original);
+  EXPECT_EQ(unwaited.symptom, "wrong") << dump(unwaited);
+  EXPECT_NE(unwaited.signature.find("+smem-read-unwaited"), std::string::npos) << dump(unwaited);
+  EXPECT_TRUE(evidenceHas(unwaited, "WSEMU note smem-read-unwaited=")) << dump(unwaited);
+}
+
 // corpus/reduced/: the H200 reductions of the hand-injected bugs (its README) keep their originals'
 // emulator signatures under the emulator as it is now: a change to it that a reduction relied on
 // shows here, and nvcc still builds each result for sm_90a.

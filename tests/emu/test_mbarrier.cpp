@@ -1,5 +1,6 @@
 // The producer/consumer ring and the mbarrier rules: a correct copy, and the handoff bugs
 // of seed 000's class 1 each named by the verdict they must get.
+#include "emu/state.h"
 #include "ring_kernel.h"
 
 using namespace emutest;
@@ -133,6 +134,44 @@ TEST(MBarrier, AWaitBeforeInitReadsAZeroedWordAndAnArriveIsUB) {
   EXPECT_EQ(a.detail, "ub/use-before-init") << dump(a);
   EXPECT_EQ(a.signature, siteOfMarker("test_mbarrier.cpp", "arrive-before-init") + ",warpgroup0");
   EXPECT_NE(a.message.find("mbarrier used before init"), std::string::npos);
+}
+
+// A load's bytes are there for a thread once it knows the load's barrier phase completed: from a
+// wait of its own, or from a thread that waited, at a CTA barrier both took part in. Before that a
+// read of them is counted (the signature's +smem-read-unwaited / +smem-read-before-tx), whatever
+// the async timing policy.
+TEST(MBarrier, ALoadsBytesAreKnownToHaveLandedAfterAWaitOrABarrierAfterOne) {
+  auto *src = static_cast<uint8_t *>(emuMalloc(256, "src"));
+  bool before = false, after_sync = false, waiter = true, stale = false;
+  Verdict v = launch(Dim3(1), Dim3(64), 1024, [&] {
+    using namespace wsemu::ptx;
+    uint8_t *smem = dynamicShared();
+    uint32_t buf = smemAddr(smem), bar = smemAddr(smem + 512);
+    if (threadIdx().x == 0) mbarrier_init(bar, 1, WSEMU_HERE);
+    syncthreads(WSEMU_HERE);
+    if (threadIdx().x == 0) {
+      mbarrier_arrive_expect_tx(bar, 256, WSEMU_HERE);
+      bulk_load(buf, src, 256, bar, WSEMU_HERE);
+      while (!mbarrier_try_wait_parity(bar, 0, WSEMU_HERE)) {}
+      waiter = wsemu::readBeforeLanded(wsemu::self(), buf, buf + 256);
+    }
+    if (threadIdx().x == 32) before = wsemu::readBeforeLanded(wsemu::self(), buf, buf + 256);
+    syncthreads(WSEMU_HERE);
+    if (threadIdx().x == 32) after_sync = wsemu::readBeforeLanded(wsemu::self(), buf, buf + 256);
+    syncthreads(WSEMU_HERE);
+    if (threadIdx().x == 0) {  // the next load into the same bytes: its phase is not known yet
+      mbarrier_arrive_expect_tx(bar, 256, WSEMU_HERE);
+      bulk_load(buf, src, 256, bar, WSEMU_HERE);
+      stale = wsemu::readBeforeLanded(wsemu::self(), buf, buf + 256);
+      while (!mbarrier_try_wait_parity(bar, 1, WSEMU_HERE)) {}
+    }
+  }, cfgOf());
+  EXPECT_TRUE(v.pass()) << dump(v);
+  EXPECT_FALSE(waiter);
+  EXPECT_TRUE(before);  // thread 32 neither waited nor met thread 0 at a barrier since the load
+  EXPECT_FALSE(after_sync);
+  EXPECT_TRUE(stale);
+  emuFree(src);
 }
 
 // (f) mbarrier.init is a plain write of the object: two threads initialising one barrier with no
