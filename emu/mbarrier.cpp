@@ -41,10 +41,15 @@ struct ExitNotes {
   ~ExitNotes() { printNotes(stderr); }
 } g_exit_notes;
 
-MBarrier &getBar(uint32_t addr, SrcLoc loc, const char *op, bool by_thread = true) {
+// What every use of a barrier's address checks first: shared memory, 8-byte aligned.
+void checkBarAddr(uint32_t addr, SrcLoc loc, const char *op) {
   checkShared(addr, 8, loc);
-  Cta &c = cta();
   if (addr % 8) fail("ub/misaligned", loc, std::string(op) + " on a shared address that is not 8-byte aligned");
+}
+
+MBarrier &getBar(uint32_t addr, SrcLoc loc, const char *op, bool by_thread = true) {
+  checkBarAddr(addr, loc, op);
+  Cta &c = cta();
   auto it = c.mbars.find(addr);
   if (it == c.mbars.end() || it->second.uninit) {
     // Which use before init: the program has no init a thread could reach ("absent"); it has one
@@ -80,9 +85,8 @@ MBarrier &getBar(uint32_t addr, SrcLoc loc, const char *op, bool by_thread = tru
 // on the GPU (call a). So a wait on it sees phase 0 of a barrier no one can complete; it is
 // counted (+mbarrier-wait-uninit in the signature) and mbarrier.init turns it into a barrier.
 MBarrier &waitBar(uint32_t addr, SrcLoc loc, const char *op) {
-  checkShared(addr, 8, loc);
+  checkBarAddr(addr, loc, op);
   Cta &c = cta();
-  if (addr % 8) fail("ub/misaligned", loc, std::string(op) + " on a shared address that is not 8-byte aligned");
   auto it = c.mbars.find(addr);
   if (it != c.mbars.end() && !it->second.uninit) return getBar(addr, loc, op);
   ++g_wait_uninit;
@@ -144,8 +148,7 @@ void countSite(SrcLoc loc) { self().site_iters[{loc.file, loc.line}]++; }
 
 void mbarrier_init(uint32_t addr, uint32_t count, SrcLoc loc) {
   preempt();
-  checkShared(addr, 8, loc);
-  if (addr % 8) fail("ub/misaligned", loc, "mbarrier.init on a shared address that is not 8-byte aligned");
+  checkBarAddr(addr, loc, "mbarrier.init");
   if (count == 0 || count > (uint32_t)kTxMax)
     fail("ub/mbarrier-init-count", loc, "mbarrier.init count " + std::to_string(count) + " is outside [1, 2^20-1]");
   Cta &c = cta();
@@ -219,7 +222,7 @@ void mbarrier_complete_tx(uint32_t addr, uint32_t tx, SrcLoc loc) {
   // On a barrier no init set up, the bytes land and the word is left as it was (the H200 traps
   // nothing there: bench/probes/s16_uninit, modes bulk and bulkwait).
   if (auto it = cta().mbars.find(addr); it == cta().mbars.end() || it->second.uninit) {
-    checkShared(addr, 8, loc);
+    checkBarAddr(addr, loc, "complete_tx");
     ++g_tx_uninit;
     traceOp("mbarrier.complete_tx", addr, tx);
     return;
