@@ -1115,6 +1115,10 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
   pre_material += "\n#self " + std::to_string(fs::last_write_time("/proc/self/exe", pec).time_since_epoch().count());
   pre_material += "\n#runtime-headers " + runtimeHeadersKey(root);  // the shim is compiled into every program
   pre_material += "\n#var-init " + autoVarInit(o);
+  // The harness header is found on -I, not beside the source: its text is part of the key too
+  // (a change to what wscheck::compare prints must not reuse programs built before it).
+  const std::string harness = harnessIncludeDir().empty() ? "" : readFile(harnessIncludeDir() + "/wscheck.h").value_or("");
+  pre_material += "\n#harness\n" + harness;
   char pre_key[32];
   std::snprintf(pre_key, sizeof pre_key, "%016llx", (unsigned long long)llvm::xxh3_64bits(llvm::StringRef(pre_material)));
   const std::string cache_root = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
@@ -1163,7 +1167,7 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
   if (auto h = harnessIncludeDir(); !h.empty()) cmd.insert(cmd.end(), {"-I", h});
   cmd.insert(cmd.end(), {"-I", fs::absolute(source_path).parent_path().string()});
   for (auto &d : o.defines) cmd.push_back("-D" + d);
-  std::string material = tr.text + "\n#cmd";
+  std::string material = tr.text + "\n#harness\n" + harness + "\n#cmd";
   for (auto &c : cmd) material += " " + (c == srcdir ? std::string("<srcdir>") : c);
   material += "\n#lib " + lib;
   if (auto st = fs::last_write_time(lib); true)

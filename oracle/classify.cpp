@@ -114,6 +114,7 @@ std::vector<CheckLine> parseCheckLines(const std::string &text) {
     c.shape = kv(s, "shape");
     c.badrows = kv(s, "badrows");
     c.badcols = kv(s, "badcols");
+    c.ref_constant = kv(s, "ref") == "constant";
     try {
       c.rows = std::stoll(kv(s, "rows"));
       c.cols = std::stoll(kv(s, "cols"));
@@ -718,6 +719,10 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     std::vector<std::string> notes;
     std::string marks = noteMarks(r.err, {"tma-load-clipped", "tma-store-clipped", "mbarrier-init-unordered",
                                           "mbarrier-wait-uninit", "mbarrier-tx-uninit", "smem-read-before-tx", "smem-read-unwaited"}, &notes);
+    // So is a reference of one value everywhere: a CPU reduction of gemm_k_loop_short deleted the
+    // reference GEMM (a zero-filled vector was left) and the whole kernel but one constant store,
+    // and kept "the same" wrong rows (session 16).
+    if (c.ref_constant) marks += "+ref-constant";
     Verdict v = make("wrong/" + shape, "wrong:" + c.name + ":" + shape + (all ? "(all)" : "") + marks);
     v.evidence.push_back(c.raw);
     if (!marks.empty()) v.evidence.insert(v.evidence.end(), notes.begin(), notes.end());

@@ -21,6 +21,7 @@ struct CheckLine {
   std::string name, shape, badrows, badcols, raw;
   long long rows = 0, cols = 0, bad = 0, nan = 0;
   double max_abs = 0;
+  bool ref_constant = false;  // the reference was one value everywhere (ref=constant)
 };
 std::vector<CheckLine> parseCheckLines(const std::string &text);
 

@@ -90,3 +90,35 @@ TEST(Harness, ExitCodeFollowsFailures) {
   run([](int, int, float v) { return v + 1.0f; });
   EXPECT_EQ(wscheck::exit_code(), 1);
 }
+
+// A reference of one value everywhere is said on the line (ref=constant) and in a wrong result's
+// signature: a CPU reduction of gemm_k_loop_short deleted the reference GEMM, left its zero-filled
+// vector, and kept "the same" wrong rows from one constant store (session 16).
+TEST(Harness, AConstantReferenceIsSaidAndIsNotTheSameWrongResult) {
+  const int R = 64, C = 64;
+  std::vector<float> zero(R * C, 0.f), real(R * C), out(R * C);
+  for (int i = 0; i < R * C; ++i) real[i] = std::sin(0.37f * i);
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) out[r * C + c] = r < 32 ? 1.f : 0.f;
+  auto sig = [&](const std::vector<float> &ref, const std::vector<float> &o) {
+    testing::internal::CaptureStdout();
+    wscheck::compare(o.data(), ref.data(), R, C, 1e-3, 1e-3, "C");
+    std::string printed = testing::internal::GetCapturedStdout();
+    auto lines = wsr::parseCheckLines(printed);
+    EXPECT_EQ(lines.size(), 1u) << printed;
+    wsr::BuildRecord built;
+    built.ok = true;
+    wsr::RunRecord run;
+    run.exit_code = 1;
+    run.out = printed;
+    return std::make_pair(printed, wsr::classify(built, {run}, {}).signature);
+  };
+  auto [zline, zsig] = sig(zero, out);
+  EXPECT_NE(zline.find(" ref=constant"), std::string::npos) << zline;
+  EXPECT_EQ(zsig, "wrong:C:row-stripe+ref-constant");
+  std::vector<float> wrong_rows = real;
+  for (int i = 0; i < 32 * C; ++i) wrong_rows[i] += 1.f;
+  auto [rline, rsig] = sig(real, wrong_rows);
+  EXPECT_EQ(rline.find("ref="), std::string::npos) << rline;
+  EXPECT_EQ(rsig, "wrong:C:row-stripe");
+}
