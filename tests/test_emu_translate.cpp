@@ -381,6 +381,14 @@ TEST(EmuBackend, AFaultIsSeenOnlyWhenTheProgramReportsIt) {
   EXPECT_EQ(exits.detail, "wrong/unspecified") << dump(exits);
 }
 
+// `text` without the first `line` (a test failure when it has none).
+std::string withoutFirst(std::string text, const std::string &line) {
+  size_t at = text.find(line);
+  EXPECT_NE(at, std::string::npos) << line;
+  if (at != std::string::npos) text.erase(at, line.size());
+  return text;
+}
+
 // tma_pipeline_sm90.cu with its first `from` replaced by `to`, judged on the emulator.
 wsr::Verdict judgePipelineEdit(const std::string &from, const std::string &to, std::vector<std::string> defines) {
   std::string text = *wsr::readFile(repo() + "/kernels/tma_pipeline_sm90.cu");
@@ -475,11 +483,7 @@ TEST(EmuBackend, ALoadGoesWithItsExpectedBytesAndTheHangStaysTheSame) {
 TEST(EmuBackend, ABarrierUsedBeforeAnySyncOrdersItAfterItsInitIsNotTheSameHang) {
   std::string text = *wsr::readFile(repo() + kDemo);
   auto synced = judgeEmuText(text, kDemoHangs, "synced.cu");
-  const std::string sync = "  __syncthreads();\n";
-  size_t at = text.find(sync);
-  ASSERT_NE(at, std::string::npos);
-  text.erase(at, sync.size());
-  auto unsynced = judgeEmuText(text, kDemoHangs, "unsynced.cu");
+  auto unsynced = judgeEmuText(withoutFirst(text, "  __syncthreads();\n"), kDemoHangs, "unsynced.cu");
   EXPECT_EQ(synced.signature, "hang:mbarrier:warpgroup0(partial);warpgroup1(none)") << dump(synced);
   EXPECT_EQ(unsynced.signature, synced.signature + "+mbarrier-init-unordered") << dump(unsynced);
 }
@@ -588,11 +592,7 @@ TEST(EmuBackend, AWgmmaReadingATileItsWarpgroupNeverWaitedForIsNotTheSameWrongRe
   const std::vector<std::string> gemm = {"GEMM_M=128", "GEMM_N=128", "GEMM_K=384"};
   std::string text = *wsr::readFile(repo() + "/corpus/examples/gemm_k_loop_short.cu");
   auto original = judgeEmuText(text, gemm, "k_short.cu");
-  const std::string wait = "        mbar_wait(&full[stage], phase);\n";
-  size_t at = text.find(wait);
-  ASSERT_NE(at, std::string::npos);
-  text.erase(at, wait.size());
-  auto unwaited = judgeEmuText(text, gemm, "k_short_unwaited.cu");
+  auto unwaited = judgeEmuText(withoutFirst(text, "        mbar_wait(&full[stage], phase);\n"), gemm, "k_short_unwaited.cu");
   EXPECT_EQ(original.signature, "wrong:C:row-stripe") << dump(original);
   EXPECT_EQ(unwaited.symptom, "wrong") << dump(unwaited);
   EXPECT_NE(unwaited.signature.find("+smem-read-unwaited"), std::string::npos) << dump(unwaited);
