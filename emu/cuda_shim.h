@@ -297,6 +297,12 @@ inline Pending &pending() {
 // (the emulator's verdict follows at exit), or the program ignores it and exits as it would. On
 // the H200 a reduction of pipeline_init_in_role that no longer checked cudaDeviceSynchronize()
 // passed while the emulator, stopping at the sync, called it a crash (session 16, call c).
+[[noreturn]] inline void sayVerdictAndExit(const Pending &p) {
+  std::fflush(stdout);
+  p.v.print(stderr);
+  std::fflush(stderr);
+  std::_Exit(p.v.exitStatus());
+}
 inline cudaError_t syncPoint() {
   auto &p = pending();
   if (!p.set) return cudaSuccess;
@@ -304,21 +310,17 @@ inline cudaError_t syncPoint() {
     p.sticky = true;
     return lastError() = cudaErrorLaunchFailure;
   }
-  p.v.print(stderr);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  std::_Exit(p.v.exitStatus());
+  sayVerdictAndExit(p);
 }
 inline cudaError_t sticky() { return pending().sticky ? cudaErrorLaunchFailure : cudaSuccess; }
+// The program asks for an error's text: if it is the fault's, the program reports it.
+inline void askedFor(cudaError_t e) {
+  if (e == cudaErrorLaunchFailure && pending().sticky) pending().reported = true;
+}
 inline void atExit(int status, void *) {
   auto &p = pending();
   if (!p.set) return;
-  if (p.reported) {
-    std::fflush(stdout);
-    p.v.print(stderr);
-    std::fflush(stderr);
-    std::_Exit(p.v.exitStatus());
-  }
+  if (p.reported) sayVerdictAndExit(p);
   if (p.sticky)
     std::fprintf(stderr, "[wsemu] the kernel launched at %s:%d failed (%s); the program was told (unspecified launch "
                  "failure) and exited with status %d without reporting it: on the GPU nothing more is seen\n",
@@ -331,7 +333,7 @@ inline void atExit(int status, void *) {
 }  // namespace wsemu_shim
 
 inline const char *cudaGetErrorString(cudaError_t e) {
-  if (e == cudaErrorLaunchFailure && wsemu_shim::pending().sticky) wsemu_shim::pending().reported = true;
+  wsemu_shim::askedFor(e);
   switch (e) {
     case cudaSuccess: return "no error";
     case cudaErrorInvalidValue: return "invalid argument";
@@ -344,7 +346,7 @@ inline const char *cudaGetErrorString(cudaError_t e) {
   }
 }
 inline const char *cudaGetErrorName(cudaError_t e) {
-  if (e == cudaErrorLaunchFailure && wsemu_shim::pending().sticky) wsemu_shim::pending().reported = true;
+  wsemu_shim::askedFor(e);
   return e == cudaSuccess ? "cudaSuccess" : e == cudaErrorLaunchFailure ? "cudaErrorLaunchFailure" : "cudaErrorUnknown";
 }
 // cudaMalloc of 0 bytes succeeds and gives a null pointer, as on the GPU; a copy from it is then

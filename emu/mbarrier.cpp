@@ -21,11 +21,12 @@ bool declareInitSites(int sites) {
 }
 
 void printNotes(FILE *f) {
-  if (uint64_t n = g_init_unordered.load()) std::fprintf(f, "WSEMU note mbarrier-init-unordered=%llu\n", (unsigned long long)n);
-  if (uint64_t n = g_wait_uninit.load()) std::fprintf(f, "WSEMU note mbarrier-wait-uninit=%llu\n", (unsigned long long)n);
-  if (uint64_t n = g_tx_uninit.load()) std::fprintf(f, "WSEMU note mbarrier-tx-uninit=%llu\n", (unsigned long long)n);
-  if (uint64_t n = g_read_unlanded.load()) std::fprintf(f, "WSEMU note smem-read-before-tx=%llu\n", (unsigned long long)n);
-  if (uint64_t n = g_read_unwaited.load()) std::fprintf(f, "WSEMU note smem-read-unwaited=%llu\n", (unsigned long long)n);
+  const std::pair<const char *, const std::atomic<uint64_t> *> notes[] = {
+      {"mbarrier-init-unordered", &g_init_unordered}, {"mbarrier-wait-uninit", &g_wait_uninit},
+      {"mbarrier-tx-uninit", &g_tx_uninit},           {"smem-read-before-tx", &g_read_unlanded},
+      {"smem-read-unwaited", &g_read_unwaited}};
+  for (auto &[name, n] : notes)
+    if (uint64_t v = n->load()) std::fprintf(f, "WSEMU note %s=%llu\n", name, (unsigned long long)v);
 }
 
 namespace {

@@ -57,7 +57,7 @@ const TensorMap &checkMap(const TensorMap *map, SrcLoc loc) {
 
 // A copy signalling a barrier no init set up is not a fault on the H200: its bytes land and the
 // word is left as it was (mbarrier_complete_tx, bench/probes/s16_uninit).
-void checkBar(uint32_t bar, SrcLoc loc, const char *) { checkShared(bar, 8, loc); }
+void checkBar(uint32_t bar, SrcLoc loc) { checkShared(bar, 8, loc); }
 
 struct Box {
   uint32_t n[5] = {1, 1, 1, 1, 1};
@@ -218,7 +218,7 @@ void tma_load(int rank, uint32_t dst, const TensorMap *mp, const int32_t *coords
     fail("ub/bad-tensor-map", loc, "cp.async.bulk.tensor." + std::to_string(rank) + "d with a map of rank " +
                                        std::to_string(m.rank));
   if (dst % 128) fail("ub/misaligned", loc, "TMA destination in shared memory is not 128-byte aligned");
-  checkBar(bar, loc, "cp.async.bulk.tensor");
+  checkBar(bar, loc);
   auto op = std::make_shared<TmaLoad>();
   op->kind = "cp.async.bulk.tensor (load)";
   op->loc = loc;
@@ -257,7 +257,7 @@ void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar, SrcL
   preempt();
   if (dst % 16 || bytes % 16 || reinterpret_cast<uintptr_t>(src) % 16)
     fail("ub/misaligned", loc, "cp.async.bulk needs 16-byte aligned addresses and size");
-  checkBar(bar, loc, "cp.async.bulk");
+  checkBar(bar, loc);
   checkShared(dst, bytes, loc);
   auto op = std::make_shared<BulkLoad>();
   op->kind = "cp.async.bulk (load)";

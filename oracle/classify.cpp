@@ -470,7 +470,12 @@ Verdict classifyBuild(const BuildRecord &b) {
 
 // The emulator's notes ("WSEMU note k=N ..." lines) that are part of a failure's signature: "+k" for
 // each of `keys` with N != 0, in that order; the note lines themselves into *notes.
-static std::string noteMarks(const std::string &err, std::initializer_list<const char *> keys,
+// The emulator's notes that are part of any failure's signature (emu/mbarrier.cpp's printNotes).
+static const std::vector<const char *> kEmuFailureNotes = {"mbarrier-init-unordered", "mbarrier-wait-uninit",
+                                                           "mbarrier-tx-uninit", "smem-read-before-tx",
+                                                           "smem-read-unwaited"};
+
+static std::string noteMarks(const std::string &err, const std::vector<const char *> &keys,
                              std::vector<std::string> *notes = nullptr) {
   std::string marks;
   for (auto &l : lines(err)) {
@@ -593,7 +598,7 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // Barriers used before any CTA barrier ordered them after their init (the emulator's note):
     // part of the failure, so that a reduction cannot take the __syncthreads after the inits and
     // keep "the same" hang with a race in it (session 10).
-    rs += noteMarks(r.err, {"mbarrier-init-unordered", "mbarrier-wait-uninit", "mbarrier-tx-uninit", "smem-read-before-tx", "smem-read-unwaited"});
+    rs += noteMarks(r.err, kEmuFailureNotes);
     if (emu->symptom == "hang") v = make(d, "hang:" + what + ":" + rs);
     else if (emu->symptom == "ub") v = make("crash/ub-" + what, "crash:ub-" + what + ":" + rs);
     else if (emu->symptom == "compile-error") {
@@ -717,8 +722,9 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // init set up that a wait read or a copy signalled, or a load's bytes read before the reader
     // knew they had landed (session 16).
     std::vector<std::string> notes;
-    std::string marks = noteMarks(r.err, {"tma-load-clipped", "tma-store-clipped", "mbarrier-init-unordered",
-                                          "mbarrier-wait-uninit", "mbarrier-tx-uninit", "smem-read-before-tx", "smem-read-unwaited"}, &notes);
+    std::vector<const char *> keys = {"tma-load-clipped", "tma-store-clipped"};
+    keys.insert(keys.end(), kEmuFailureNotes.begin(), kEmuFailureNotes.end());
+    std::string marks = noteMarks(r.err, keys, &notes);
     // So is a reference of one value everywhere: a CPU reduction of gemm_k_loop_short deleted the
     // reference GEMM (a zero-filled vector was left) and the whole kernel but one constant store,
     // and kept "the same" wrong rows (session 16).

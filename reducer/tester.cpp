@@ -124,10 +124,10 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
       r.build_ms = v.timings.build_ms;
       for (double x : v.timings.run_ms) r.run_ms += x;
       if (r.interesting && locals_off_.empty())
-        if (auto z = withZeroedLocals(file, v, oo)) {
+        if (auto z = withZeroedLocals(v, oo, [&](const OracleOptions &zo) { return judge(file, zo); })) {
           r.build_ms += z->timings.build_ms;  // the trace counts both judgements
           for (double x : z->timings.run_ms) r.run_ms += x;
-          if (z->symptom != v.symptom || z->signature != v.signature) {
+          if (!sameFailure(*z, v)) {
             r.interesting = false;
             r.detail = "locals-dependent";
             r.note = "with zeroed locals the verdict is " + z->detail + " (" + z->signature + ")";
@@ -239,11 +239,14 @@ void Tester::releaseGpu(int g) {
   --gpu_load_[(size_t)g];
 }
 
-std::optional<Verdict> Tester::withZeroedLocals(const std::string &file, const Verdict &v, OracleOptions oo) const {
+std::optional<Verdict> Tester::withZeroedLocals(const Verdict &v, OracleOptions oo,
+                                                const std::function<Verdict(const OracleOptions &)> &judgeWith) const {
   if (!opt_.locals_check || v.backend != "emu" || !opt_.test_script.empty()) return std::nullopt;
   oo.build.emu_var_init = "zero";
-  return judge(file, oo);
+  return judgeWith(oo);
 }
+
+bool Tester::sameFailure(const Verdict &a, const Verdict &b) { return a.symptom == b.symptom && a.signature == b.signature; }
 
 Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
   Verdict v;
@@ -258,13 +261,14 @@ Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
   int g = takeGpu(&oo);
   v = judgeText(text, fs::path(opt_.original_path).filename().string(), oo);
   releaseGpu(g);
-  if (v.symptom == opt_.symptom && opt_.locals_check && v.backend == "emu") {
+  if (v.symptom == opt_.symptom) {
     OracleOptions zo = opt_.oracle;
     zo.emu_nvcc_first = false;  // nvcc has spoken
-    zo.build.emu_var_init = "zero";
-    Verdict z = judgeText(text, fs::path(opt_.original_path).filename().string(), zo);
-    if (z.symptom != v.symptom || z.signature != v.signature)
-      locals_off_ = "the original's own verdict is " + z.detail + " (" + z.signature + ") with zeroed locals";
+    auto z = withZeroedLocals(v, zo, [&](const OracleOptions &o) {
+      return judgeText(text, fs::path(opt_.original_path).filename().string(), o);
+    });
+    if (z && !sameFailure(*z, v))
+      locals_off_ = "the original's own verdict is " + z->detail + " (" + z->signature + ") with zeroed locals";
   }
   if (as_result) {
     as_result->detail = v.detail;

@@ -12,6 +12,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -99,9 +100,11 @@ class Tester {
   std::unique_ptr<ParseCheckerPool> checker_;
   std::mutex m_;
   std::string locals_off_;
-  // The verdict with zeroed locals when `v` (judged on the emulator) is interesting; nullopt when
-  // the check does not apply.
-  std::optional<Verdict> withZeroedLocals(const std::string &file, const Verdict &v, OracleOptions oo) const;
+  // `v`'s program judged again by `judgeWith`, built with zeroed locals (TestOptions::locals_check);
+  // nullopt when the check does not apply (off, a script, not the emulator's verdict).
+  std::optional<Verdict> withZeroedLocals(const Verdict &v, OracleOptions oo,
+                                          const std::function<Verdict(const OracleOptions &)> &judgeWith) const;
+  static bool sameFailure(const Verdict &a, const Verdict &b);  // the same symptom and signature
   std::unordered_map<std::string, TestResult> cache_;
   // Texts being judged now: a second test of the same text (the search's lookahead judged it
   // first) waits for that verdict instead of judging it again.

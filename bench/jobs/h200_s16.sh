@@ -41,4 +41,5 @@ case ${1:-a} in
      TAG=s16c HALF0="I:pipeline_init_in_role:16:130:--symptom,crash K:gemm_k_loop_short:16:280:--symptom,wrong" bash bench/jobs/h200_s12.sh reduce ;;
   d) TAG=s16d HALF0="I:pipeline_init_in_role:16:110:--symptom,crash" bash bench/jobs/h200_s12.sh reduce ;;
   proxy) proxy 2>&1 | tee "$OUT/s16_proxy.log" ;;
+  *) echo "h200_s16: the mode is a, b, c, d or proxy, not '$1'" >&2; exit 2 ;;
 esac
