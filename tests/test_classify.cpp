@@ -183,6 +183,32 @@ TEST(ClassifyRun, EveryElementWrongIsNotTheSameFailureAsSome) {
   EXPECT_EQ(all.signature, "wrong:Y:nan(all)");
 }
 
+// NaN among wrong values of another shape is said (+some-nan): on the emulator it is memory nobody
+// wrote (filled with a NaN pattern), on the GPU whatever was there. An H200 reduction of
+// gemm_k_loop_short (session 17) kept wrong:C:row-stripe with 6144 NaN on the emulator, none on
+// the GPU; the original has none. A NaN-shaped result says it in its shape already.
+TEST(ClassifyRun, NaNAmongWrongValuesOfAnotherShapeIsNotTheSameFailure) {
+  auto none = one(exited(1, "WSCHECK name=C rows=128 cols=128 bad=16310 nan=0 max_abs=3 max_rel=1 badrows=0-127 badcols=0-127 shape=row-stripe corr=0.894\n"));
+  auto some = one(exited(1, "WSCHECK name=C rows=128 cols=128 bad=16342 nan=6144 max_abs=12 max_rel=665 badrows=0-127 badcols=0-127 shape=row-stripe corr=0.100\n"));
+  auto weak = one(exited(1, "WSCHECK name=C rows=128 cols=128 bad=16323 nan=0 max_abs=12 max_rel=900 badrows=0-127 badcols=0-127 shape=row-stripe corr=0.085 out=unrelated\n"));
+  EXPECT_EQ(none.signature, "wrong:C:row-stripe");
+  EXPECT_EQ(some.signature, "wrong:C:row-stripe+some-nan");
+  EXPECT_EQ(weak.signature, "wrong:C:row-stripe+out-unrelated");
+  EXPECT_EQ(some.detail, "wrong/row-stripe");
+}
+
+// A comparison line whose counts cannot be (no rows, more wrong elements than there are) is not a
+// comparison: a reduction that reached the harness's own compare() kept one that printed
+// "rows=0 cols=0 bad=1" whatever the output was (session 17, call c).
+TEST(ClassifyRun, AComparisonLineWhoseCountsCannotBeIsNoComparison) {
+  auto fake = one(exited(0, "WSCHECK name=C rows=0 cols=0 bad=1 nan=0 max_abs=0 max_rel=0 badrows=(null) badcols=(null) shape=row-stripe\n"));
+  auto over = one(exited(0, "WSCHECK name=C rows=2 cols=2 bad=5 nan=0 max_abs=1 max_rel=1 badrows=0-1 badcols=0-1 shape=row-stripe\n"));
+  auto real = one(exited(0, "WSCHECK name=C rows=2 cols=2 bad=2 nan=0 max_abs=1 max_rel=1 badrows=0 badcols=0-1 shape=row-stripe\n"));
+  EXPECT_EQ(fake.detail, "pass");
+  EXPECT_EQ(over.detail, "pass");
+  EXPECT_EQ(real.detail, "wrong/row-stripe");
+}
+
 // The emulator's note of bulk tensor copies clipped at the tensor's bounds joins a wrong result's
 // signature (a store dropped whole is not the same failure as no store); a note of none does not.
 TEST(ClassifyRun, AClippedTensorCopyIsPartOfAWrongResultsSignature) {

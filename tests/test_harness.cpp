@@ -122,3 +122,46 @@ TEST(Harness, AConstantReferenceIsSaidAndIsNotTheSameWrongResult) {
   EXPECT_EQ(rline.find("ref="), std::string::npos) << rline;
   EXPECT_EQ(rsig, "wrong:C:row-stripe");
 }
+
+// A wrong output that no longer follows the reference is said (out=unrelated, |correlation| < 0.1)
+// and is part of the signature: a GEMM missing part of its K sum still follows its reference, a
+// kernel reduced to constant stores does not, whatever rows it leaves wrong (a CPU reduction of
+// gemm_k_loop_short, session 16, went from the first to the second and kept wrong:C:row-stripe).
+TEST(Harness, AnOutputThatNoLongerFollowsTheReferenceIsSaidAndIsNotTheSameWrongResult) {
+  const int R = 64, C = 64;
+  std::vector<float> half1(R * C), half2(R * C), ref(R * C);
+  for (int i = 0; i < R * C; ++i) {  // two halves of a K sum, neither a function of the other
+    half1[i] = std::sin(0.37f * i) + std::cos(1.3f * i * i);
+    half2[i] = std::cos(0.71f * i) - std::sin(2.9f * i * i);
+    ref[i] = half1[i] + half2[i];
+  }
+  auto line = [&](const std::vector<float> &o) {
+    testing::internal::CaptureStdout();
+    wscheck::compare(o.data(), ref.data(), R, C, 1e-3, 1e-3, "C");
+    std::string printed = testing::internal::GetCapturedStdout();
+    wsr::BuildRecord built;
+    built.ok = true;
+    wsr::RunRecord run;
+    run.exit_code = 1;
+    run.out = printed;
+    return std::make_pair(printed, wsr::classify(built, {run}, {}).signature);
+  };
+  // one half of the sum: every row wrong, still the reference's computation
+  auto [pline, psig] = line(half1);
+  EXPECT_EQ(pline.find("out=unrelated"), std::string::npos) << pline;
+  EXPECT_NE(pline.find(" corr=0."), std::string::npos) << pline;
+  EXPECT_EQ(psig, "wrong:C:row-stripe");
+  // a constant store into the top rows, zeros below: the same wrong rows, nothing computed
+  std::vector<float> stores(R * C, 0.f);
+  for (int i = 0; i < 32 * C; ++i) stores[i] = 1.f;
+  auto [sline, ssig] = line(stores);
+  EXPECT_NE(sline.find(" out=unrelated"), std::string::npos) << sline;
+  EXPECT_EQ(ssig, "wrong:C:row-stripe+out-unrelated");
+  // nothing written at all
+  auto [zline, zsig] = line(std::vector<float>(R * C, 0.f));
+  EXPECT_NE(zline.find(" corr=0.000 out=unrelated"), std::string::npos) << zline;
+  EXPECT_EQ(zsig, "wrong:C:row-stripe+out-unrelated");
+  // a passing output says nothing of it
+  auto [okline, oksig] = line(ref);
+  EXPECT_EQ(okline.find("corr="), std::string::npos) << okline;
+}

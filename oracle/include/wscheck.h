@@ -108,11 +108,36 @@ Result compare(const T *out, const U *ref, int rows, int cols, double atol, doub
   bool ref_constant = (long long)rows * cols > 1;
   for (long long i = 1; ref_constant && i < (long long)rows * cols; ++i)
     ref_constant = (double)detail::to_float(ref[i]) == (double)detail::to_float(ref[0]);
+  // A wrong output that no longer follows the reference says so: its Pearson correlation with the
+  // reference, over the elements finite in both, is under 0.3 in magnitude (it explains less than
+  // 9% of the reference's variance; a constant output counts as 0). A GEMM that misses part of K
+  // still follows it (about sqrt of the fraction it summed: 0.5 for one wgmma step of four); a
+  // kernel reduced to one constant store does not, whatever rows it leaves wrong, and a CPU
+  // reduction of gemm_k_loop_short took that way out (session 16). With the bar at 0.1, an H200
+  // reduction (session 17) kept one wgmma but stored an eighth of its tile, the rest unwritten
+  // shared memory: 0.100 on the emulator, 0.085 on the GPU. Said only for a wrong output and a
+  // varying reference.
+  std::string corr_text;
+  if (r.bad && !ref_constant) {
+    double n = 0, so = 0, se = 0, soo = 0, see = 0, soe = 0;
+    for (long long i = 0; i < (long long)rows * cols; ++i) {
+      double o = (double)detail::to_float(out[i]), e = (double)detail::to_float(ref[i]);
+      if (!std::isfinite(o) || !std::isfinite(e)) continue;
+      n += 1; so += o; se += e; soo += o * o; see += e * e; soe += o * e;
+    }
+    double vo = soo - so * so / std::max(n, 1.0), ve = see - se * se / std::max(n, 1.0);
+    if (n >= 2 && ve > 0) {
+      double corr = vo > 0 ? (soe - so * se / n) / std::sqrt(vo * ve) : 0.0;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, " corr=%.3f%s", corr, std::fabs(corr) < 0.3 ? " out=unrelated" : "");
+      corr_text = buf;
+    }
+  }
   std::printf("WSCHECK name=%s rows=%d cols=%d bad=%lld nan=%lld max_abs=%.6g max_rel=%.6g "
-              "badrows=%s badcols=%s shape=%s%s\n",
+              "badrows=%s badcols=%s shape=%s%s%s\n",
               name, rows, cols, r.bad, r.nan, r.max_abs, r.max_rel,
               detail::ranges(brows).c_str(), detail::ranges(bcols).c_str(), r.shape.c_str(),
-              ref_constant ? " ref=constant" : "");
+              ref_constant ? " ref=constant" : "", corr_text.c_str());
   std::fflush(stdout);
   if (r.bad) ++detail::failures();
   return r;
