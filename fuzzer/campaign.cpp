@@ -677,6 +677,11 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   t.parse.includes = t.oracle.build.includes;
   t.parse.defines = c.o.defines;
   rr.lines_before = (int)countNonBlankLines(m.text);
+  {  // the reference kernels mark their reference computation: no reduction may change it
+    std::string kerr;
+    if (!findKeptRegions(m.text, &t.keep, &kerr))
+      c.say("wsfuzz: " + m.kernel + ": " + kerr + "; reduced with nothing kept");
+  }
   std::string fell_back;
   try {
     Tester tester(t);

@@ -348,6 +348,7 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaMemcpy(hy.data(), dy, n * sizeof(float), cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(hr.data(), dr, PIPE_ROWS * sizeof(float), cudaMemcpyDeviceToHost));
 
+  // wsreduce: keep begin (the reference and its check: a reduction may not change them)
   // CPU reference in double.
   for (int r = 0; r < PIPE_ROWS; ++r) {
     double ss = 0;
@@ -358,6 +359,7 @@ int main(int argc, char** argv) {
   }
   wscheck::compare(hy.data(), ref_y.data(), PIPE_ROWS, PIPE_COLS, 1e-5, 1e-4, "Y");
   wscheck::compare(hr.data(), ref_r.data(), PIPE_ROWS, 1, 1e-5, 1e-4, "R");
+  // wsreduce: keep end
 
   CUDA_CHECK(cudaFree(dx));
   CUDA_CHECK(cudaFree(dy));

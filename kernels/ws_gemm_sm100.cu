@@ -391,6 +391,7 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaDeviceSynchronize());
   CUDA_CHECK(cudaMemcpy(hc.data(), dc, nc * sizeof(float), cudaMemcpyDeviceToHost));
 
+  // wsreduce: keep begin (the reference and its check: a reduction may not change them)
   // CPU reference on the bf16-rounded inputs, double accumulation.
   for (int m = 0; m < GEMM_M; ++m)
     for (int n = 0; n < GEMM_N; ++n) {
@@ -401,6 +402,7 @@ int main(int argc, char** argv) {
       ref[(size_t)m * GEMM_N + n] = (float)acc;
     }
   wscheck::compare(hc.data(), ref.data(), GEMM_M, GEMM_N, 1e-2, 1e-3, "C");
+  // wsreduce: keep end
 
   CUDA_CHECK(cudaFree(da));
   CUDA_CHECK(cudaFree(db));

@@ -29,6 +29,16 @@ std::string inlineHarness(const std::string &text) {
   return m.prefix().str() + repl + m.suffix().str();
 }
 
+std::string uninlineHarness(const std::string &text) {
+  static const std::string begin = "// ---- wscheck.h (wsreduce's harness header), inlined ----\n";
+  static const std::string end = "// ---- end of wscheck.h ----";
+  size_t b = text.find(begin);
+  if (b == std::string::npos) return text;
+  size_t e = text.find(end, b);
+  if (e == std::string::npos) return text;
+  return text.substr(0, b) + "#include \"wscheck.h\"" + text.substr(e + end.size());
+}
+
 std::string dropHarness(const std::string &text) {
   static const std::regex line(kHarnessInclude + std::string("\n?"));
   static const std::regex exit_code(R"(wscheck\s*::\s*exit_code\s*\(\s*\))");
@@ -132,6 +142,12 @@ std::string writeReport(const ReportInput &in) {
     << countTokens(in.reduced_text) << " tokens), " << in.tests << " tests, " << in.cache_hits
     << " cache hits, " << in.parse_skips << " candidates skipped by the parse check, "
     << (long)in.wall_s << " s.\n\n";
+  if (!in.kept.empty()) {
+    s << "Kept as written (`// wsreduce: keep begin` ... `end`), " << in.keep_skips
+      << " candidates that changed them skipped unjudged:";
+    for (auto &k : in.kept) s << " lines " << k.first_line << "-" << k.last_line << " of the original" << (&k == &in.kept.back() ? "." : ",");
+    s << "\n\n";
+  }
   s << "## Verdict\n\n";
   s << "- class: **" << in.reduced.symptom << "** (`" << in.reduced.detail << "`)\n";
   s << "- signature: `" << in.reduced.signature << "`"

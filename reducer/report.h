@@ -3,6 +3,8 @@
 // verdict, the minimal shape and the PTX landmarks.
 #pragma once
 
+#include "keep.h"
+
 #include "oracle.h"
 
 #include <optional>
@@ -13,6 +15,11 @@ namespace wsr {
 
 // Replaces `#include "wscheck.h"` with the header's text so plain nvcc builds the file.
 std::string inlineHarness(const std::string &text);
+// The inverse, for a program that comes back to the search (--resume from a finished result, a
+// .min.cu reduced again): the inlined header becomes `#include "wscheck.h"` once more, so that no
+// pass edits the judge's own comparison. A resumed H200 reduction of gemm_k_loop_short made
+// compare() print a row-stripe line for any output (session 17, call c).
+std::string uninlineHarness(const std::string &text);
 // The program without the harness when all it still uses is `wscheck::exit_code()` (read as 0):
 // the include line goes and the calls become 0. Unchanged text when it uses more of it (a
 // compare that a wrong result needs) or does not include it.
@@ -29,6 +36,8 @@ struct ReportInput {
   BuildOptions build;
   double wall_s = 0;
   long tests = 0, cache_hits = 0, parse_skips = 0;
+  std::vector<KeptRegion> kept;        // regions no candidate could change (keep.h)
+  long keep_skips = 0;                 // candidates skipped for changing one
   std::string backend;                 // where the candidates ran: gpu | emu
   std::vector<std::string> policies;   // emu: the async timing policies judged
   std::optional<Verdict> confirmed;    // --confirm gpu: the final program judged on the GPU

@@ -4,6 +4,7 @@
 // exits 0. Results are cached by the candidate's content hash.
 #pragma once
 
+#include "keep.h"
 #include "oracle.h"
 #include "parse.h"
 #include "parse_check.h"
@@ -40,6 +41,9 @@ struct TestOptions {
   // pattern made the product "wrong/row-stripe" on the emulator, and the GPU's zero registers
   // made it pass. Off when the original's own verdict differs with zeroed locals.
   bool locals_check = true;
+  // Code no candidate may change (keep.h: `// wsreduce: keep begin` ... `end` in the original);
+  // a candidate that changed it is skipped before the parse check, unjudged.
+  std::vector<KeptRegion> keep;
 };
 
 struct TestResult {
@@ -89,6 +93,7 @@ class Tester {
   long cacheHits() const { return hits_; }
   long parseSkips() const { return parse_skips_; }
   long cancelled() const { return cancelled_; }
+  long keepSkips() const { return keep_skips_; }  // candidates that changed a kept region
 
  private:
   TestResult run(const std::string &text, bool check_parse);
@@ -109,7 +114,7 @@ class Tester {
   // Texts being judged now: a second test of the same text (the search's lookahead judged it
   // first) waits for that verdict instead of judging it again.
   std::unordered_map<std::string, std::shared_future<TestResult>> inflight_;
-  std::atomic<long> tests_{0}, hits_{0}, parse_skips_{0}, cancelled_{0};
+  std::atomic<long> tests_{0}, hits_{0}, parse_skips_{0}, cancelled_{0}, keep_skips_{0};
   int original_launches_ = 0;
   std::mutex gpu_m_;
   std::vector<int> gpu_load_;  // candidates running on each of opt_.gpus

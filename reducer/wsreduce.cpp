@@ -208,6 +208,9 @@ int main(int argc, char **argv) {
   std::string command;
   for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
   bool tty = ::isatty(2);
+  if (!wsr::findKeptRegions(*text, &t.keep, &err)) return fail(src + ": " + err);
+  for (auto &k : t.keep)
+    llvm::errs() << "wsreduce: lines " << k.first_line << "-" << k.last_line << " are kept as written (// wsreduce: keep)\n";
   wsr::Tester tester(t);
 
   // 1. The original must show the symptom: nothing to reduce otherwise.
@@ -273,6 +276,20 @@ int main(int argc, char **argv) {
     }
   } else {
     fs::remove(tracePath, ec);
+  }
+  // A finished result (or a .min.cu reduced again) holds the harness inlined: it goes back to an
+  // include, so that the passes cannot edit the judge's comparison, when the judge agrees.
+  if (TestScript.empty()) {
+    std::string plain = wsr::uninlineHarness(start);
+    if (plain != start) {
+      if (tester.test(plain).interesting) {
+        start = plain;
+        llvm::errs() << "wsreduce: the inlined harness header is `#include \"wscheck.h\"` again while the search runs\n";
+      } else {
+        llvm::errs() << "wsreduce: the program with `#include \"wscheck.h\"` for its inlined harness header does not fail "
+                        "the same way; the inlined copy stays and the passes may edit it\n";
+      }
+    }
   }
   {
     llvm::json::Object s{{"original", origHash}, {"input", fs::absolute(src).string()},
@@ -376,7 +393,10 @@ int main(int argc, char **argv) {
       g.build_only = false;
       ri.confirmed = wsr::judgeText(best, fs::path(src).filename().string(), g);
       bool same = ri.confirmed->symptom == ri.reduced.symptom;
-      llvm::errs() << "wsreduce: confirmed on the GPU: " << ri.confirmed->detail << (same ? " (the same class)" : " (a different class)") << "\n";
+      // The class decides (a hang's signature names barriers the two backends see differently);
+      // the GPU's signature is said when it is not the emulator's.
+      llvm::errs() << "wsreduce: confirmed on the GPU: " << ri.confirmed->detail << (same ? " (the same class)" : " (a different class)")
+                   << (ri.confirmed->signature != ri.reduced.signature ? ", signature " + ri.confirmed->signature : std::string()) << "\n";
       if (!same) rc = 4;
     }
   }
@@ -384,6 +404,8 @@ int main(int argc, char **argv) {
   ri.tests = tester.tests();
   ri.cache_hits = tester.cacheHits();
   ri.parse_skips = tester.parseSkips();
+  ri.kept = t.keep;
+  ri.keep_skips = tester.keepSkips();
   if (!wsr::writeFileAtomic(reportPath, wsr::writeReport(ri), &err)) return fail(err);
   llvm::outs() << "wsreduce: " << src << " " << wsr::countNonBlankLines(*text) << " -> " << wsr::countNonBlankLines(best)
                << " lines (" << wsr::countTokens(*text) << " -> " << wsr::countTokens(best) << " tokens), "

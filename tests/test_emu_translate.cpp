@@ -997,6 +997,43 @@ TEST(Tester, AFailureThatComesFromUninitialisedLocalsIsNotInteresting) {
   wsr::removeTree(dir);
 }
 
+// An instruction the emulator does not implement, reached by a candidate (a pass edited an asm
+// string), says the candidate cannot be judged there, not that the judge is broken: it is not
+// interesting and not an infra error, so a run of them does not stop the search (session 17,
+// call d: three in a row stopped an H200 reduction after 187 s).
+TEST(Tester, AnInstructionTheEmulatorLacksIsTheCandidatesNotTheJudges) {
+  auto pass = wsr::readFile(fixture("pass.cu"));
+  ASSERT_TRUE(pass);
+  const std::string body = "if (i < n) y[i] = 2.0f * x[i] + 1.0f;";
+  ASSERT_NE(pass->find(body), std::string::npos);
+  std::string original = *pass;
+  original.replace(original.find(body), body.size(), "if (i < n) y[i] = 2.0f * x[i] + 1.0f + (i < n / 2 ? 1.0f : 0.0f);");
+  std::string odd = original;
+  odd.replace(odd.find("if (i < n) y[i]"), 0, "asm volatile(\"no.such.instruction;\");\n  ");
+  std::string dir = wsr::makeTempDir("wsr-unknown.");
+  wsr::writeFileAtomic(dir + "/p.cu", original);
+  wsr::writeFileAtomic(dir + "/common.h", *wsr::readFile(fixture("common.h")));
+  wsr::TestOptions t;
+  t.symptom = "wrong";
+  t.original_path = dir + "/p.cu";
+  t.oracle.backend = "emu";
+  t.oracle.emu_build = wsr::emu::emuBuilder();
+  t.oracle.build.cache_dir = std::string(WSR_BUILD_DIR) + "/emu-test-cache";
+  t.oracle.run.timeout_s = 60;
+  t.locals_check = false;
+  wsr::Tester tester(t);
+  wsr::TestResult o;
+  wsr::Verdict ov = tester.judgeOriginal(original, &o);
+  ASSERT_TRUE(o.interesting) << dump(ov);
+  tester.setSignature(ov.signature);
+  auto u = tester.test(odd);
+  EXPECT_EQ(u.detail, "infra-error/unknown-instruction") << u.note;
+  EXPECT_FALSE(u.infra);
+  EXPECT_FALSE(u.interesting);
+  EXPECT_NE(u.note.find("unknown-instruction"), std::string::npos) << u.note;
+  wsr::removeTree(dir);
+}
+
 // wsreduce's finishing step: a result that only returns the harness's exit code (the search
 // stopped before taking that return, as the demo's 600 s budget did) is tried without the harness,
 // which would otherwise be inlined whole (~130 lines); one that still compares keeps it.
@@ -1011,4 +1048,7 @@ TEST(Finish, TheHarnessIsDroppedOnlyWhenItsExitCodeIsAllThatIsUsed) {
   std::string inlined = wsr::inlineHarness(wrong);
   EXPECT_EQ(inlined.find("#include \"wscheck.h\""), std::string::npos);
   EXPECT_NE(inlined.find("namespace wscheck"), std::string::npos);
+  // and a result that comes back to the search (--resume) gets its include back
+  EXPECT_EQ(wsr::uninlineHarness(inlined), wrong);
+  EXPECT_EQ(wsr::uninlineHarness(wrong), wrong);
 }

@@ -2,7 +2,9 @@
 // 300-line program, host code that hangs, a C-Reduce-style script; the parse check, resume
 // after a kill, and refusing an input that does not fail.
 #include "edit.h"
+#include "keep.h"
 #include "process.h"
+#include "report.h"
 
 #include <gtest/gtest.h>
 
@@ -263,4 +265,78 @@ TEST(Reducer, KernelHangIsReducedOnTheEmulator) {
   ASSERT_TRUE(md);
   EXPECT_NE(md->find("judged on: **emu**"), std::string::npos) << *md;
   EXPECT_NE(md->find("hang/mbarrier"), std::string::npos) << *md;
+}
+
+// Kept regions (reducer/keep.h): the markers pair up or the input is refused in one sentence,
+// and a region is the same code through comment removal and reformatting, not through an edit.
+TEST(Keep, RegionsPairUpAndCompareWithoutCommentsOrLayout) {
+  std::vector<KeptRegion> k;
+  std::string err;
+  ASSERT_TRUE(findKeptRegions("int x;\n// wsreduce: keep begin\nref[i] = a[i] * 2;  // two\n// wsreduce: keep end\n", &k, &err)) << err;
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].first_line, 2);
+  EXPECT_EQ(k[0].last_line, 4);
+  EXPECT_EQ(k[0].code, "ref[i]=a[i]*2;");
+  EXPECT_EQ(normalizeCode("unsigned  int /* c */ x = y ;"), "unsigned int x=y;");
+  EXPECT_EQ(normalizeCode("s = \"a  // b\";"), "s=\"a  // b\";") << "string literals stay as written";
+  EXPECT_EQ(lostKeptRegion(normalizeCode("f();\nref[i] =\n    a[i]*2;\n"), k), -1) << "reformatted";
+  EXPECT_EQ(lostKeptRegion(normalizeCode("f();\nref[i] = a[i];\n"), k), 0) << "an operand dropped";
+  EXPECT_FALSE(findKeptRegions("// wsreduce: keep end\n", &k, &err));
+  EXPECT_EQ(err, "line 1 ends a kept region that was never begun (// wsreduce: keep begin)");
+  EXPECT_FALSE(findKeptRegions("// wsreduce: keep begin\nx;\n", &k, &err));
+  EXPECT_EQ(err, "the kept region begun at line 1 is never ended (// wsreduce: keep end)");
+  EXPECT_FALSE(findKeptRegions("// wsreduce: keep begin\n// wsreduce: keep begin\n", &k, &err));
+  EXPECT_FALSE(findKeptRegions("// wsreduce: keep begin\n  // only a comment\n// wsreduce: keep end\n", &k, &err));
+  EXPECT_EQ(err, "the kept region at lines 1-3 holds no code");
+}
+
+// A wrong result is judged against the program's own reference. Marked, the reference comes out
+// of the reduction as it went in, and the candidates that changed it were skipped unjudged;
+// unmarked, the same reduction does change it (its NaN guard, a no-op on this input, goes: the
+// test can fail). The emulator judges: a host program, no GPU, and no nvcc run per candidate.
+// Resumed from the finished result, whose harness header is inlined, the search gets the header
+// back as an include, and no pass edits the judge's comparison (session 17, call c).
+TEST(Reducer, AKeptReferenceComesOutUnchangedAndUnmarkedItDoesNot) {
+  const std::string ref_line = "ref[i]=weight(i)*a[i]+b[i];";
+  const std::string guard_line = "if(ref[i]!=ref[i])ref[i]=0.f;";
+  const std::vector<std::string> args = {"--symptom", "wrong", "-j2", "--backend", "emu", "--passes", "remove-stmt,remove-function"};
+  auto reduce = [&](bool marked, std::string *min, std::string *md, std::string *trace) {
+    Work w;
+    std::string src = w.copy("reduce/host_wrong_kept.cu");
+    if (!marked) {
+      std::string t = *readFile(src);
+      for (const char *m : {"// wsreduce: keep begin\n", "// wsreduce: keep end\n"}) t.erase(t.find(m), std::string(m).size());
+      writeFileAtomic(src, t);
+    }
+    std::vector<std::string> a = {src};
+    a.insert(a.end(), args.begin(), args.end());
+    auto r = wsreduce(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    if (marked) EXPECT_NE(r.err.find("lines 27-31 are kept as written"), std::string::npos) << r.err;
+    *min = *readFile(minOf(src));
+    *md = *readFile(w.dir + "/host_wrong_kept.min.md");
+    *trace = *readFile(w.dir + "/host_wrong_kept.min.trace.jsonl");
+    if (!marked) return;
+    // again, from the finished result
+    const std::string harness = normalizeCode(inlineHarness("#include \"wscheck.h\"\n"));
+    ASSERT_NE(normalizeCode(*min).find(harness), std::string::npos) << "the result holds the harness inlined:\n" << *min;
+    a.push_back("--resume");
+    auto again = wsreduce(a);
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_NE(again.err.find("resuming from"), std::string::npos) << again.err;
+    EXPECT_NE(again.err.find("is `#include \"wscheck.h\"` again"), std::string::npos) << again.err;
+    auto fin = readFile(minOf(src));
+    EXPECT_NE(normalizeCode(*fin).find(harness), std::string::npos) << "the comparison is wscheck.h's own:\n" << *fin;
+  };
+  std::string min, md, trace;
+  reduce(true, &min, &md, &trace);
+  EXPECT_NE(normalizeCode(min).find(ref_line), std::string::npos) << min;
+  EXPECT_NE(normalizeCode(min).find(guard_line), std::string::npos) << min;
+  EXPECT_NE(normalizeCode(min).find("wscheck::compare(out.data(),ref.data(),R,C,1e-4,1e-4,\"C\");"), std::string::npos) << min;
+  EXPECT_EQ(min.find("unrelated_setup"), std::string::npos) << "the rest was reduced:\n" << min;
+  EXPECT_NE(trace.find("kept-region-changed"), std::string::npos) << "candidates that changed it were offered";
+  EXPECT_NE(md.find("Kept as written"), std::string::npos) << md;
+  reduce(false, &min, &md, &trace);
+  EXPECT_NE(normalizeCode(min).find(ref_line), std::string::npos) << min;
+  EXPECT_EQ(normalizeCode(min).find(guard_line), std::string::npos) << "unmarked, the reference was reduced too:\n" << min;
 }

@@ -522,6 +522,7 @@ int main() {
   CUDA_CHECK(cudaDeviceSynchronize());
   CUDA_CHECK(cudaMemcpy(hC.data(), dC, hC.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
 
+  // wsreduce: keep begin (the reference and its check: a reduction may not change them)
   // fp32 reference from the same bf16-rounded inputs: C[m][n] = sum_k A[m][k] * B[n][k], summed in
   // k order; the loop runs over n innermost (B transposed once) so the compiler can vectorise it.
   std::vector<float> fBt((size_t)GEMM_K * GEMM_N), ref((size_t)GEMM_M * GEMM_N, 0.0f), out(hC.size());
@@ -539,6 +540,7 @@ int main() {
 
   // bf16 output rounding is <= 2^-9 relative; the rest is fp32 summation order.
   wscheck::compare(out.data(), ref.data(), GEMM_M, GEMM_N, 1e-2, 1e-2, "C");
+  // wsreduce: keep end
 
   CUDA_CHECK(cudaFree(dA));
   CUDA_CHECK(cudaFree(dB));
