@@ -603,7 +603,7 @@ TEST(EmuBackend, AWgmmaReadingATileItsWarpgroupNeverWaitedForIsNotTheSameWrongRe
 // emulator signatures under the emulator as it is now: a change to it that a reduction relied on
 // shows here, and nvcc still builds each result for sm_90a.
 TEST(EmuBackend, TheCorpusReductionsKeepTheirOriginalsSignatures) {
-  for (const char *name : {"gemm_arrival_count", "gemm_expect_tx", "pipeline_init_in_role"}) {
+  for (const char *name : {"gemm_arrival_count", "gemm_expect_tx", "pipeline_init_in_role", "gemm_k_loop_short"}) {
     auto original = judgeEmu(repo() + "/corpus/examples/" + name + ".cu");
     std::string min = repo() + "/corpus/reduced/" + name + ".min.cu";
     auto reduced = judgeEmu(min);

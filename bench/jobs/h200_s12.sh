@@ -10,6 +10,7 @@
 #  R: reductions on the emulator judge (--symptom hang unless the flags name one), each result confirmed on the GPU: HALF0="tag:example:jobs:
 #     budget[:flags] ..." (flags comma-separated) one after the other on cores 0-15 and GPU 0;
 #     HALF1 the same on cores 16-31 and GPU 1 (nvidia-h200-x2: two halves the size of nvidia-h200).
+#     RESUME_FROM=dir: continue an earlier call's reduction of the same example (session 17).
 # Logs: $OUT/s12_probe.log, $OUT/s12_reduce.log and s12_reduce.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -55,6 +56,12 @@ one() {  # tag cores gpu example jobs budget flags
   local tag=$1 cores=$2 gpu=$3 ex=$4 jobs=$5 budget=$6 flags=${7:-}
   local W=$W0/$tag; mkdir -p $W; cp corpus/examples/$ex.cu $W/
   local extra=(); [ -n "$flags" ] && extra+=(${flags//,/ })
+  # RESUME_FROM=dir holding an earlier call's $ex.min.cu and $ex.min.state.json (carried in the
+  # working tree): that call's best program is where this one starts (--resume), same input.
+  if [ -n "${RESUME_FROM:-}" ] && [ -f "$RESUME_FROM/$ex.min.cu" ] && [ -f "$RESUME_FROM/$ex.min.state.json" ]; then
+    cp "$RESUME_FROM/$ex.min.cu" "$RESUME_FROM/$ex.min.state.json" $W/
+    extra+=(--resume)
+  fi
   local sym=(--symptom hang); [[ "$flags" == *--symptom* ]] && sym=()  # flags may name another
   local t0=$(date +%s%N)
   CUDA_VISIBLE_DEVICES=$gpu WSREDUCE_CACHE=/tmp/wsr-cache-$tag timeout -s INT $((budget + 60)) taskset -c $cores \
