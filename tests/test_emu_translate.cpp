@@ -940,6 +940,21 @@ TEST(Tester, ACandidateThatLoopsForEverIsALivelockNotATimeout) {
   EXPECT_EQ(tester.test(*text).detail, "hang/mbarrier");  // the original itself is well inside it
 }
 
+// A Tester's options for a variant of the pass.cu fixture (written into dir as p.cu) reduced for a
+// wrong result on the emulator.
+static wsr::TestOptions wrongOnTheEmulator(const std::string &dir, const std::string &original) {
+  wsr::writeFileAtomic(dir + "/p.cu", original);
+  wsr::writeFileAtomic(dir + "/common.h", *wsr::readFile(fixture("common.h")));
+  wsr::TestOptions t;
+  t.symptom = "wrong";
+  t.original_path = dir + "/p.cu";
+  t.oracle.backend = "emu";
+  t.oracle.emu_build = wsr::emu::emuBuilder();
+  t.oracle.build.cache_dir = std::string(WSR_BUILD_DIR) + "/emu-test-cache";
+  t.oracle.run.timeout_s = 60;
+  return t;
+}
+
 // A candidate whose failure is the value of a local nobody set is not the original's failure: the
 // emulator fills such locals with a pattern, the GPU's registers often held zero. On the H200 a
 // reduction of gemm_k_loop_short (session 16, call b) removed every wgmma, so the accumulator was
@@ -961,15 +976,7 @@ TEST(Tester, AFailureThatComesFromUninitialisedLocalsIsNotInteresting) {
   std::string unset = variant("int unset[1];  // an array: Clang's -Wuninitialized, which the parse check keeps, does not see it\n"
                              "  if (i < n) y[i] = 2.0f * x[i] + 1.0f + (i < n / 2 && unset[0] != 0 ? 1.0f : 0.0f);");
   std::string dir = wsr::makeTempDir("wsr-locals.");
-  wsr::writeFileAtomic(dir + "/p.cu", original);
-  wsr::writeFileAtomic(dir + "/common.h", *wsr::readFile(fixture("common.h")));
-  wsr::TestOptions t;
-  t.symptom = "wrong";
-  t.original_path = dir + "/p.cu";
-  t.oracle.backend = "emu";
-  t.oracle.emu_build = wsr::emu::emuBuilder();
-  t.oracle.build.cache_dir = std::string(WSR_BUILD_DIR) + "/emu-test-cache";
-  t.oracle.run.timeout_s = 60;
+  wsr::TestOptions t = wrongOnTheEmulator(dir, original);
   wsr::Tester tester(t);
   wsr::TestResult o;
   wsr::Verdict ov = tester.judgeOriginal(original, &o);
@@ -1011,15 +1018,7 @@ TEST(Tester, AnInstructionTheEmulatorLacksIsTheCandidatesNotTheJudges) {
   std::string odd = original;
   odd.replace(odd.find("if (i < n) y[i]"), 0, "asm volatile(\"no.such.instruction;\");\n  ");
   std::string dir = wsr::makeTempDir("wsr-unknown.");
-  wsr::writeFileAtomic(dir + "/p.cu", original);
-  wsr::writeFileAtomic(dir + "/common.h", *wsr::readFile(fixture("common.h")));
-  wsr::TestOptions t;
-  t.symptom = "wrong";
-  t.original_path = dir + "/p.cu";
-  t.oracle.backend = "emu";
-  t.oracle.emu_build = wsr::emu::emuBuilder();
-  t.oracle.build.cache_dir = std::string(WSR_BUILD_DIR) + "/emu-test-cache";
-  t.oracle.run.timeout_s = 60;
+  wsr::TestOptions t = wrongOnTheEmulator(dir, original);
   t.locals_check = false;
   wsr::Tester tester(t);
   wsr::TestResult o;
