@@ -103,19 +103,20 @@ unsigned countNonBlankLines(const std::string &text) {
   return n + !blank;
 }
 
-unsigned countTokens(const std::string &t) {
-  unsigned n = 0;
+void forEachToken(const std::string &t, const std::function<void(std::string_view, bool)> &f) {
   size_t i = 0, e = t.size();
+  bool spaced = false;
   while (i < e) {
     char c = t[i];
-    if (std::isspace((unsigned char)c)) { ++i; continue; }
-    if (c == '/' && i + 1 < e && t[i + 1] == '/') { while (i < e && t[i] != '\n') ++i; continue; }
+    if (std::isspace((unsigned char)c)) { ++i; spaced = true; continue; }
+    if (c == '/' && i + 1 < e && t[i + 1] == '/') { while (i < e && t[i] != '\n') ++i; spaced = true; continue; }
     if (c == '/' && i + 1 < e && t[i + 1] == '*') {
       size_t j = t.find("*/", i + 2);
       i = j == std::string::npos ? e : j + 2;
+      spaced = true;
       continue;
     }
-    ++n;
+    size_t b = i;
     if (std::isalnum((unsigned char)c) || c == '_') {
       while (i < e && (std::isalnum((unsigned char)t[i]) || t[i] == '_' || t[i] == '.')) ++i;
     } else if (c == '"' || c == '\'') {
@@ -126,7 +127,15 @@ unsigned countTokens(const std::string &t) {
     } else {
       ++i;
     }
+    i = std::min(i, e);  // an unterminated literal ends with the text
+    f(std::string_view(t).substr(b, i - b), spaced);
+    spaced = false;
   }
+}
+
+unsigned countTokens(const std::string &t) {
+  unsigned n = 0;
+  forEachToken(t, [&](std::string_view, bool) { ++n; });
   return n;
 }
 

@@ -4,7 +4,9 @@
 // the fuzzer's bookkeeping use these types without parsing anything.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wsr {
@@ -69,5 +71,10 @@ unsigned lineOf(const std::string &text, unsigned offset);
 // Simple counts a person reads in a status line.
 unsigned countNonBlankLines(const std::string &text);
 unsigned countTokens(const std::string &text);  // C-like tokens, comments excluded
+
+// The C-like tokens of a text, comments and white space skipped: a word (letters, digits, '_' and
+// '.'), a string or character literal whole, any other character alone. `spaced`: white space or a
+// comment came before it. countTokens() counts them; keep.h's normalizeCode() joins them.
+void forEachToken(const std::string &text, const std::function<void(std::string_view token, bool spaced)> &f);
 
 }  // namespace wsr

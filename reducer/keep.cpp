@@ -1,5 +1,7 @@
 #include "keep.h"
 
+#include "edit.h"
+
 #include <cctype>
 #include <sstream>
 
@@ -63,34 +65,10 @@ bool findKeptRegions(const std::string &text, std::vector<KeptRegion> *out, std:
 
 std::string normalizeCode(const std::string &t) {
   std::string s;
-  bool space = false;  // white space or a comment since the last character kept
-  auto put = [&](char c) {
-    if (space && !s.empty() && wordChar(s.back()) && wordChar(c)) s += ' ';
-    space = false;
-    s += c;
-  };
-  for (size_t i = 0; i < t.size(); ++i) {
-    char c = t[i];
-    if (c == '/' && i + 1 < t.size() && t[i + 1] == '/') {
-      while (i < t.size() && t[i] != '\n') ++i;
-      space = true;
-    } else if (c == '/' && i + 1 < t.size() && t[i + 1] == '*') {
-      size_t e = t.find("*/", i + 2);
-      i = e == std::string::npos ? t.size() : e + 1;
-      space = true;
-    } else if (std::isspace((unsigned char)c)) {
-      space = true;
-    } else if (c == '"' || c == '\'') {
-      put(c);
-      for (++i; i < t.size() && t[i] != c; ++i) {
-        s += t[i];
-        if (t[i] == '\\' && i + 1 < t.size()) s += t[++i];
-      }
-      if (i < t.size()) s += c;
-    } else {
-      put(c);
-    }
-  }
+  forEachToken(t, [&](std::string_view tok, bool spaced) {
+    if (spaced && !s.empty() && wordChar(s.back()) && wordChar(tok.front())) s += ' ';
+    s += tok;
+  });
   return s;
 }
 

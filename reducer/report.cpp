@@ -15,6 +15,9 @@ namespace wsr {
 
 // The `#include "wscheck.h"` line, up to its end.
 static const char *const kHarnessInclude = R"([ \t]*#[ \t]*include[ \t]*"wscheck\.h"[^\n]*)";
+// The lines an inlined header stands between (inlineHarness writes them, uninlineHarness finds them).
+static const std::string kInlinedBegin = "// ---- wscheck.h (wsreduce's harness header), inlined ----\n";
+static const std::string kInlinedEnd = "// ---- end of wscheck.h ----";
 
 std::string inlineHarness(const std::string &text) {
   static const std::regex inc(std::string("(^|\n)") + kHarnessInclude);
@@ -24,19 +27,16 @@ std::string inlineHarness(const std::string &text) {
   auto hdr = readFile(dir + "/wscheck.h");
   if (!hdr) return text;
   std::string body = std::regex_replace(*hdr, std::regex(R"(#pragma once\n)"), "");
-  std::string repl = m[1].str() + "// ---- wscheck.h (wsreduce's harness header), inlined ----\n" + body +
-                     "// ---- end of wscheck.h ----";
+  std::string repl = m[1].str() + kInlinedBegin + body + kInlinedEnd;
   return m.prefix().str() + repl + m.suffix().str();
 }
 
 std::string uninlineHarness(const std::string &text) {
-  static const std::string begin = "// ---- wscheck.h (wsreduce's harness header), inlined ----\n";
-  static const std::string end = "// ---- end of wscheck.h ----";
-  size_t b = text.find(begin);
+  size_t b = text.find(kInlinedBegin);
   if (b == std::string::npos) return text;
-  size_t e = text.find(end, b);
+  size_t e = text.find(kInlinedEnd, b);
   if (e == std::string::npos) return text;
-  return text.substr(0, b) + "#include \"wscheck.h\"" + text.substr(e + end.size());
+  return text.substr(0, b) + "#include \"wscheck.h\"" + text.substr(e + kInlinedEnd.size());
 }
 
 std::string dropHarness(const std::string &text) {
