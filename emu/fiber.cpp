@@ -49,7 +49,8 @@ void StackPool::deallocate(ctx::stack_context &sc) noexcept {
 namespace {
 struct PoolAlloc {  // Boost.Context StackAllocator concept over a StackPool
   StackPool *pool;
-  ctx::stack_context allocate() { return pool->allocate(); }
+  ctx::stack_context *given;  // the fiber's record of its stack
+  ctx::stack_context allocate() { return *given = pool->allocate(); }
   void deallocate(ctx::stack_context &sc) noexcept { pool->deallocate(sc); }
 };
 }  // namespace
@@ -59,7 +60,7 @@ void Fiber::start(StackPool &pool, std::function<void()> body) {
   body_ = std::move(body);
   finished_ = false;
   started_ = true;
-  self_ = ctx::fiber(std::allocator_arg, PoolAlloc{&pool}, [this](ctx::fiber &&sink) {
+  self_ = ctx::fiber(std::allocator_arg, PoolAlloc{&pool, &stack_}, [this](ctx::fiber &&sink) {
     sink_ = std::move(sink);
     body_();
     finished_ = true;
@@ -76,6 +77,7 @@ void Fiber::reset() {
   sink_ = ctx::fiber();
   body_ = nullptr;
   started_ = false;
+  stack_ = {};
 }
 
 double measureFiberSwitchNs(int fibers, int rounds, size_t stack_bytes) {

@@ -38,9 +38,16 @@ class Fiber {
   bool finished() const { return finished_; }
   bool started() const { return started_; }
   void reset();  // an unfinished body is unwound (its destructors run)
+  // Whether `p` lies in this fiber's stack: the thread's local memory as the GPU has it (a kernel
+  // parameter copied there, a local variable).
+  bool onStack(const void *p) const {
+    auto a = reinterpret_cast<const char *>(p), top = static_cast<const char *>(stack_.sp);
+    return started_ && a < top && a >= top - stack_.size;
+  }
 
  private:
   boost::context::fiber self_, sink_;
+  boost::context::stack_context stack_{};
   std::function<void()> body_;
   bool finished_ = false, started_ = false;
 };

@@ -117,6 +117,11 @@ struct Thread {
   std::deque<std::vector<AsyncPtr>> bulk_groups;
   std::vector<AsyncPtr> wg_open;
   std::deque<std::vector<AsyncPtr>> wg_groups;
+  struct Param {  // a by-value kernel parameter of class type in this thread's frame (kernelParam)
+    const char *lo, *hi, *name;
+    bool grid_constant;
+  };
+  std::vector<Param> params;
   std::vector<SrcLoc> calls;        // CallSite frames: the user's call chain to the current op
   uint64_t ops = 0;                 // emulated ops this thread executed
   uint64_t poll_ops = 0;            // ops at the last failed test_wait ...

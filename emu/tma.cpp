@@ -49,9 +49,37 @@ uint32_t swizzleAddr(uint32_t a, int swizzle) {  // TMA/wgmma swizzle on shared 
   return a ^ (((a >> 7) & mask) << 4);
 }
 
+// Where the map lies: a __grid_constant__ parameter, or memory outside the thread's stack (global,
+// __constant__, a host-made map cudaMemcpy'd to the device), is what the GPU reads a map from. A
+// parameter without __grid_constant__, or a local variable, is the thread's local memory; shared
+// memory is not a space a map is read from either. On the H200 a reduction that dropped
+// __grid_constant__ turned a row-stripe output into one unrelated to the reference
+// (bench/results/2026-12-02-h200-session18/).
+void checkMapSpace(const TensorMap *map, SrcLoc loc) {
+  const Thread &t = self();
+  auto a = reinterpret_cast<const char *>(map);
+  for (auto &p : t.params)
+    if (a >= p.lo && a < p.hi) {
+      if (p.grid_constant) return;
+      fail("ub/tensor-map-space", loc,
+           std::string("the tensor map is kernel parameter `") + p.name +
+               "`, which is not __grid_constant__: its address is the thread's local copy, and a TMA reads a "
+               "map only from param, const or global memory (declare it `const __grid_constant__`)");
+    }
+  if (t.fiber.onStack(map))
+    fail("ub/tensor-map-space", loc,
+         "the tensor map is in the thread's local memory (a local variable or a by-value copy): a TMA reads a "
+         "map only from param, const or global memory");
+  const Cta &c = cta();
+  if (a >= reinterpret_cast<const char *>(c.smem) && a < reinterpret_cast<const char *>(c.smem) + c.smem_bytes)
+    fail("ub/tensor-map-space", loc,
+         "the tensor map is in shared memory: a TMA reads a map only from param, const or global memory");
+}
+
 const TensorMap &checkMap(const TensorMap *map, SrcLoc loc) {
   if (!map || map->magic != kTensorMapMagic)
     fail("ub/bad-tensor-map", loc, "the tensor map operand is not a map made by encodeTiled");
+  checkMapSpace(map, loc);
   return *map;
 }
 
@@ -210,6 +238,12 @@ struct BulkStore : AsyncOp {
 };
 
 }  // namespace
+
+void kernelParam(const void *p, size_t bytes, const char *name, bool grid_constant) {
+  if (!inKernel()) return;
+  auto lo = static_cast<const char *>(p);
+  self().params.push_back({lo, lo + bytes, name, grid_constant});
+}
 
 void tma_load(int rank, uint32_t dst, const TensorMap *mp, const int32_t *coords, uint32_t bar, SrcLoc loc) {
   preempt();

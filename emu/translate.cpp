@@ -593,6 +593,7 @@ class Rewrite {
   std::vector<std::pair<unsigned, unsigned>> replaced_;  // ranges whose text is regenerated
   std::set<unsigned> launch_at_;
   std::set<unsigned> ticked_;  // loop bodies given their loopTick
+  std::set<unsigned> params_at_;  // kernel bodies given their kernelParam calls
   unsigned uid_ = 0;
 
   std::string text(const clang::ASTContext &ctx, clang::SourceRange r) {
@@ -679,6 +680,10 @@ class Rewrite {
           if (!f || f->hasAttr<clang::CUDAGlobalAttr>() || named.count(f)) ++n;
         return n;
       }
+      bool VisitFunctionDecl(clang::FunctionDecl *f) {
+        if (f->hasAttr<clang::CUDAGlobalAttr>() && f->doesThisDeclarationHaveABody()) rw.kernelParams(ctx, f);
+        return true;
+      }
       bool VisitDeclStmt(clang::DeclStmt *d) {
         rw.sharedDecl(ctx, d);
         return true;
@@ -726,6 +731,26 @@ class Rewrite {
     auto at = mainFileOffset(ctx, cs->getLBracLoc());
     if (!at || !ticked_.insert(*at).second) return;  // in a macro, or seen (a template's instantiation)
     insert(*at + 1, " ::wsemu::loopTick(WSEMU_HERE);", 0);
+  }
+
+  // A kernel's body starts with one ::wsemu::ptx::kernelParam per by-value parameter of class type
+  // (a CUtensorMap, a struct of them): where it lies in the thread's frame and whether it is
+  // __grid_constant__, for the TMA's check of where its map lies (emu/tma.cpp, checkMapSpace).
+  void kernelParams(clang::ASTContext &ctx, const clang::FunctionDecl *f) {
+    auto *cs = llvm::dyn_cast_or_null<clang::CompoundStmt>(f->getBody());
+    if (!cs) return;
+    auto at = mainFileOffset(ctx, cs->getLBracLoc());
+    if (!at || params_at_.count(*at)) return;  // in a macro, or seen (a template's instantiation)
+    std::string calls;
+    for (const clang::ParmVarDecl *p : f->parameters()) {
+      if (p->getName().empty() || !p->getType()->isRecordType()) continue;
+      std::string n = p->getName().str();
+      calls += " ::wsemu::ptx::kernelParam(__builtin_addressof(" + n + "), sizeof(" + n + "), " + cString(n) +
+               ", " + (p->hasAttr<clang::CUDAGridConstantAttr>() ? "true" : "false") + ");";
+    }
+    if (calls.empty()) return;  // none, or a template's pattern whose parameter types are dependent
+    params_at_.insert(*at);
+    insert(*at + 1, calls, -1);
   }
 
   void asmStmt(clang::ASTContext &ctx, clang::GCCAsmStmt *s) {

@@ -542,6 +542,32 @@ TEST(EmuBackend, WsGemmPassesAt128x128x64) {
   EXPECT_EQ(v.symptom, "pass") << dump(v);
 }
 
+// A TMA reads its tensor map from param, const or global memory only. A kernel parameter without
+// __grid_constant__ is the thread's local copy: on the H200 the TMA with such a map is an illegal
+// instruction (compute-sanitizer, session 18), and a reduction that had dropped the attribute kept
+// "the same" wrong result on the emulator while the GPU's output no longer followed the reference.
+TEST(EmuBackend, ATensorMapInTheThreadsLocalMemoryIsUb) {
+  const std::vector<std::string> shape = {"GEMM_M=128", "GEMM_N=128", "GEMM_K=64"};
+  std::string text = *wsr::readFile(repo() + "/kernels/ws_gemm_sm90.cu");
+  auto edited = [&](const std::string &from, const std::string &to) {
+    std::string t = text;
+    size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) t.replace(at, from.size(), to);
+    return t;
+  };
+  auto param = judgeEmuText(edited("const __grid_constant__ CUtensorMap tmap_b", "const CUtensorMap tmap_b"), shape);
+  EXPECT_EQ(param.detail, "crash/ub-tensor-map-space") << dump(param);
+  EXPECT_TRUE(evidenceHas(param, "kernel parameter `tmap_b`, which is not __grid_constant__")) << dump(param);
+  // a local copy of a __grid_constant__ parameter is local memory too
+  auto local = judgeEmuText(edited("tma_load_2d(sA + stage * A_STAGE_BYTES, &tmap_a,",
+                                   "CUtensorMap copy = tmap_a; tma_load_2d(sA + stage * A_STAGE_BYTES, &copy,"),
+                            shape);
+  EXPECT_EQ(local.detail, "crash/ub-tensor-map-space") << dump(local);
+  EXPECT_TRUE(evidenceHas(local, "local memory")) << dump(local);
+  // the kernel as written (every map __grid_constant__) passes: WsGemmPassesAt128x128x64
+}
+
 // K = 384: six k-blocks over five stages, so the producer needs empty[0] back, which never completes.
 TEST(EmuBackend, GemmArrivalCountHangsOnEmpty) {
   auto v = judgeEmu(repo() + "/corpus/examples/gemm_arrival_count.cu", {"GEMM_M=128", "GEMM_N=128", "GEMM_K=384"});
