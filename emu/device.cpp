@@ -41,11 +41,13 @@ void setupSharedArena(Cta &c, size_t dyn) {
   c.smem_bytes = staticBase(c) + kStaticCap + kGuard;
   c.smem = static_cast<uint8_t *>(std::aligned_alloc(4096, (c.smem_bytes + 4095) & ~size_t(4095)));
   std::memset(c.smem, 0xFF, c.smem_bytes);
+  c.async_view.assign(c.smem, c.smem + c.smem_bytes);
 }
 
 void releaseSharedArena(Cta &c) {
   std::free(c.smem);
   c.smem = nullptr;
+  c.async_view = {};
 }
 
 uint8_t *dynamicShared() { return cta().smem; }

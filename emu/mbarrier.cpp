@@ -14,6 +14,7 @@ namespace wsemu::ptx {
 std::atomic<uint64_t> g_init_unordered{0};
 std::atomic<int> g_init_sites{-1};
 std::atomic<uint64_t> g_wait_uninit{0}, g_tx_uninit{0}, g_read_unlanded{0}, g_read_unwaited{0};
+std::atomic<uint64_t> g_proxy_unfenced{0};
 
 bool declareInitSites(int sites) {
   g_init_sites = sites;
@@ -24,7 +25,7 @@ void printNotes(FILE *f) {
   const std::pair<const char *, const std::atomic<uint64_t> *> notes[] = {
       {"mbarrier-init-unordered", &g_init_unordered}, {"mbarrier-wait-uninit", &g_wait_uninit},
       {"mbarrier-tx-uninit", &g_tx_uninit},           {"smem-read-before-tx", &g_read_unlanded},
-      {"smem-read-unwaited", &g_read_unwaited}};
+      {"smem-read-unwaited", &g_read_unwaited},       {"proxy-unfenced", &g_proxy_unfenced}};
   for (auto &[name, n] : notes)
     if (uint64_t v = n->load()) std::fprintf(f, "WSEMU note %s=%llu\n", name, (unsigned long long)v);
 }
@@ -304,6 +305,12 @@ void fence(const char *which, SrcLoc loc) {
   preempt();
   Cta &c = cta();
   if (c.fences.size() < 4096) c.fences.push_back(std::string(which) + "@" + siteOf(loc));
+  // fence.proxy.async (all state spaces, or shared::cta / shared::cluster): what generic stores
+  // wrote to shared memory so far is what the async proxy sees (the CTA's, not only this thread's:
+  // a fence missing in some threads only is not told apart).
+  const std::string w = which;
+  if (w.rfind("proxy.async", 0) == 0 && w.find("global") == std::string::npos && c.async_view.size() == c.smem_bytes)
+    std::memcpy(c.async_view.data(), c.smem, c.smem_bytes);
   traceOp("fence", 0, 0);
 }
 

@@ -3,6 +3,7 @@
 // shared memory are 32-bit shared-window addresses (smemAddr), as in the PTX.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 
@@ -110,6 +111,9 @@ void setmaxnreg(bool inc, uint32_t regs, SrcLoc loc);
 // tensor map from param, const or global memory only (PTX ISA, cp.async.bulk.tensor); without
 // __grid_constant__ the address of a parameter is a per-thread local copy, and a map there is UB.
 void kernelParam(const void *p, size_t bytes, const char *name, bool grid_constant);
+// TMA and bulk stores whose shared source generic stores changed after the last fence.proxy.async
+// (they store what the async proxy saw; the exit notes say proxy-unfenced=N).
+extern std::atomic<uint64_t> g_proxy_unfenced;
 // cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [map, {c0..}], [bar]
 void tma_load(int rank, uint32_t dst, const TensorMap *map, const int32_t *coords, uint32_t bar, SrcLoc loc);
 // cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [map, {c0..}], [src]

@@ -480,7 +480,7 @@ Verdict classifyBuild(const BuildRecord &b) {
 // The emulator's notes that are part of any failure's signature (emu/mbarrier.cpp's printNotes).
 static const std::vector<const char *> kEmuFailureNotes = {"mbarrier-init-unordered", "mbarrier-wait-uninit",
                                                            "mbarrier-tx-uninit", "smem-read-before-tx",
-                                                           "smem-read-unwaited"};
+                                                           "smem-read-unwaited", "proxy-unfenced"};
 
 static std::string noteMarks(const std::string &err, const std::vector<const char *> &keys,
                              std::vector<std::string> *notes = nullptr) {

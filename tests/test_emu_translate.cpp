@@ -607,6 +607,11 @@ TEST(EmuBackend, CatalogueExamplesGetTheirVerdicts) {
   auto init = judgeEmu(ex("pipeline_init_in_role.cu"), {"PIPE_ROWS=512"});
   EXPECT_EQ(init.detail, "crash/ub-use-before-init") << dump(init);
   EXPECT_NE(init.signature.find("(init-unrun)"), std::string::npos) << dump(init);
+  // Latent on the H200 (every run passes); the emulator's TMA store reads what the async proxy
+  // saw, and without the fence it saw none of the consumers' writes.
+  auto fence = judgeEmu(ex("pipeline_missing_proxy_fence.cu"), {"PIPE_ROWS=512"});
+  EXPECT_EQ(fence.symptom, "wrong") << dump(fence);
+  EXPECT_NE(fence.signature.find("+proxy-unfenced"), std::string::npos) << dump(fence);
 }
 
 // A wgmma that reads a tile its warpgroup never waited for: the eager policy has the bytes there,

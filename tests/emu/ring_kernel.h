@@ -19,6 +19,8 @@ constexpr int kRingThreads = 160;
 constexpr size_t kRingSmem = kStages * kTileBytes + 2 * kStages * 8;
 
 inline void ring_kernel(const TensorMap map, uint16_t *out, int rows, RingKnobs knobs) {
+  // __grid_constant__ parameters, as the translator registers them (emu/tma.cpp, checkMapSpace)
+  wsemu::ptx::kernelParam(&map, sizeof map, "map", true);
   using namespace wsemu::ptx;
   uint8_t *smem = dynamicShared();
   uint8_t *tiles = smem;

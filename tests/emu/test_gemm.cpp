@@ -44,6 +44,8 @@ uint32_t c_stage_offset(int row, int col) {
 }
 
 void ws_gemm_kernel(const TensorMap tmap_a, const TensorMap tmap_b, const TensorMap tmap_c) {
+  // __grid_constant__ parameters, as the translator registers them (emu/tma.cpp, checkMapSpace)
+  wsemu::ptx::kernelParam(&tmap_a, sizeof tmap_a, "tmap_a", true); wsemu::ptx::kernelParam(&tmap_b, sizeof tmap_b, "tmap_b", true); wsemu::ptx::kernelParam(&tmap_c, sizeof tmap_c, "tmap_c", true);
   uint8_t *smem_raw = dynamicShared();
   uint8_t *smem = smem_raw + ((1024 - (smemAddr(smem_raw) & 1023)) & 1023);
   uint8_t *sA = smem + OFF_A, *sB = smem + OFF_B, *sC = smem + OFF_C;

@@ -8,6 +8,8 @@ namespace {
 // One thread loads one box of `map` at (c0, c1) into a 128B-swizzled tile, everyone waits,
 // then the tile is copied (unswizzled) into `tile_out` (box_rows x 64 bf16).
 void loadOneBox(const TensorMap map, int c0, int c1, int box_rows, uint16_t *tile_out, uint32_t tx) {
+  // __grid_constant__ parameters, as the translator registers them (emu/tma.cpp, checkMapSpace)
+  wsemu::ptx::kernelParam(&map, sizeof map, "map", true);
   using namespace wsemu::ptx;
   uint8_t *smem = dynamicShared();
   auto *bar = reinterpret_cast<uint64_t *>(smem + box_rows * 128);
@@ -96,6 +98,39 @@ TEST(Tma, StoreDropsOutOfBoundsElements) {
     for (int c = 0; c < 64; ++c) ASSERT_EQ(out[r * 64 + c], r >= 24 ? (uint16_t)((r - 24) * 64 + c + 1) : 0);
   EXPECT_TRUE(redZonesIntact());
   emuFree(out);
+}
+
+// A TMA store reads shared memory through the async proxy: generic stores reach it through a
+// fence.proxy.async. Without the fence the store writes what the proxy last saw (the arena's
+// pattern here, nothing having made the stores visible) and the program's notes say so; with it,
+// or for bytes a TMA load wrote, the stored bytes are the arena's.
+TEST(Tma, AStoreOfGenericWritesNeedsTheProxyFence) {
+  for (bool fenced : {true, false}) {
+    auto *out = static_cast<uint16_t *>(emuMalloc(32 * 64 * 2, "out"));
+    std::memset(out, 0, 32 * 64 * 2);
+    TensorMap map;
+    uint64_t dims[2] = {64, 32}, strides[1] = {128};
+    uint32_t box[2] = {64, 32}, es[2] = {1, 1};
+    ASSERT_EQ(encodeTiled(&map, TM_BFLOAT16, 2, out, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0);
+    uint64_t before = wsemu::ptx::g_proxy_unfenced.load();
+    Verdict v = launch(Dim3(1), Dim3(32), 32 * 128, [&] {
+      using namespace wsemu::ptx;
+      uint8_t *smem = dynamicShared();
+      for (int e = threadIdx().x; e < 32 * 64; e += 32)
+        at(reinterpret_cast<uint16_t *>(smem + sw128(e / 64, e % 64)), WSEMU_HERE) = (uint16_t)(e + 1);
+      if (fenced) fence_proxy_async(WSEMU_HERE);
+      syncwarp(0xffffffff, WSEMU_HERE);
+      if (threadIdx().x == 0) {
+        tma_store_2d(&map, smemAddr(smem), 0, 0, WSEMU_HERE);
+        bulk_commit_group(WSEMU_HERE);
+        bulk_wait_group(0, false, WSEMU_HERE);
+      }
+    }, cfgOf());
+    ASSERT_TRUE(v.pass()) << dump(v);
+    EXPECT_EQ(wsemu::ptx::g_proxy_unfenced.load() - before, fenced ? 0u : 1u);
+    for (int e = 0; e < 32 * 64; ++e) ASSERT_EQ(out[e], fenced ? (uint16_t)(e + 1) : (uint16_t)0xFFFF) << fenced << " " << e;
+    emuFree(out);
+  }
 }
 
 TEST(Tma, EncodeRejectsABoxWiderThanTheSwizzle) {

@@ -15,6 +15,8 @@ uint64_t makeDesc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
 
 // C[64][64] = A[64][64] * B, B given K-major as Bnk[n][k] (SS) or MN-major as Bkn[k][n] (RS).
 void gemmTile(const TensorMap ma, const TensorMap mb, float *C, bool rs, const uint16_t *Aglob, bool wait_before_read) {
+  // __grid_constant__ parameters, as the translator registers them (emu/tma.cpp, checkMapSpace)
+  wsemu::ptx::kernelParam(&ma, sizeof ma, "ma", true); wsemu::ptx::kernelParam(&mb, sizeof mb, "mb", true);
   using namespace wsemu::ptx;
   uint8_t *smem = dynamicShared();
   uint8_t *sA = smem, *sB = smem + 8192;
