@@ -19,7 +19,6 @@
 #include <llvm/Support/xxhash.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <filesystem>
@@ -28,8 +27,6 @@
 #include <regex>
 #include <set>
 #include <sstream>
-#include <sched.h>
-#include <thread>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -1104,14 +1101,6 @@ static std::string emuPrecompiledHeaderDir(const std::string &gxx, const std::st
   return memo[memo_key] = dir.string();
 }
 
-// g++ compiles of the emu backend running in this process, and the CPUs this process may use.
-static std::atomic<int> g_compiling{0};
-static int cpusAvailable() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-  return (int)std::max(1u, std::thread::hardware_concurrency());
-}
-
 BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std::string *translated_path) {
   BuildRecord b;
   b.backend = "emu";
@@ -1150,24 +1139,15 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
   pre_material += "\n#lib " + lib + " " + std::to_string(fs::last_write_time(lib, pec).time_since_epoch().count());
   pre_material += "\n#self " + std::to_string(fs::last_write_time("/proc/self/exe", pec).time_since_epoch().count());
   pre_material += "\n#runtime-headers " + runtimeHeadersKey(root);  // the shim is compiled into every program
+  pre_material += "\n#var-init " + autoVarInit(o);
   // The harness header is found on -I, not beside the source: its text is part of the key too
   // (a change to what wscheck::compare prints must not reuse programs built before it).
   const std::string harness = harnessIncludeDir().empty() ? "" : readFile(harnessIncludeDir() + "/wscheck.h").value_or("");
+  pre_material += "\n#harness\n" + harness;
+  char pre_key[32];
+  std::snprintf(pre_key, sizeof pre_key, "%016llx", (unsigned long long)llvm::xxh3_64bits(llvm::StringRef(pre_material)));
   const std::string cache_root = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
-  auto preFileFor = [&](const std::string &var_init) {
-    std::string m = pre_material + "\n#var-init " + var_init + "\n#harness\n" + harness;
-    char pre_key[32];
-    std::snprintf(pre_key, sizeof pre_key, "%016llx", (unsigned long long)llvm::xxh3_64bits(llvm::StringRef(m)));
-    return fs::path(cache_root) / "emu" / (std::string("pre-") + pre_key);
-  };
-  auto builtBefore = [&](const fs::path &pf) -> std::optional<std::string> {  // the cached entry's key
-    if (!o.use_cache) return std::nullopt;
-    auto k = readFile(pf.string());
-    if (!k || k->empty() || !fs::exists(fs::path(cache_root) / "emu" / *k / "prog")) return std::nullopt;
-    return k;
-  };
-  const std::string var_init = autoVarInit(o);
-  const fs::path pre_file = preFileFor(var_init);
+  const fs::path pre_file = fs::path(cache_root) / "emu" / (std::string("pre-") + pre_key);
   if (o.use_cache) {
     if (auto k = readFile(pre_file.string())) {
       fs::path bin = fs::path(cache_root) / "emu" / *k / "prog";
@@ -1203,98 +1183,70 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
     b.tool_error = "g++ was not found in PATH";
     return done();
   }
-  // g++ on the translation with one -ftrivial-auto-var-init, into the cache entry `pf` names.
-  auto compile = [&](BuildRecord &b, const std::string &var_init, const fs::path &pre_file, std::string *translated_path) {
-    std::vector<std::string> cmd = {gxx, "-std=c++20", "-O1", "-w", var_init};
-    // The runtime's headers (the shim, ptx.h, Boost.Context) precompiled once per cache: g++ finds
-    // <pch>/emu/cuda_shim.h.gch before the header itself (a third of the g++ time per candidate).
-    if (std::string pch = emuPrecompiledHeaderDir(gxx, root, cache_root, var_init); !pch.empty()) cmd.insert(cmd.end(), {"-I", pch});
-    cmd.insert(cmd.end(), {"-I", root, "-I", root + "/emu/shim"});
-    for (auto &i : o.includes) cmd.insert(cmd.end(), {"-I", i});
-    if (auto h = harnessIncludeDir(); !h.empty()) cmd.insert(cmd.end(), {"-I", h});
-    cmd.insert(cmd.end(), {"-I", fs::absolute(source_path).parent_path().string()});
-    for (auto &d : o.defines) cmd.push_back("-D" + d);
-    std::string material = tr.text + "\n#harness\n" + harness + "\n#cmd";
-    for (auto &c : cmd) material += " " + (c == srcdir ? std::string("<srcdir>") : c);
-    material += "\n#lib " + lib;
-    if (auto st = fs::last_write_time(lib); true)
-      material += " " + std::to_string(st.time_since_epoch().count());
-    char key[32];
-    std::snprintf(key, sizeof key, "%016llx", (unsigned long long)llvm::xxh3_64bits(llvm::StringRef(material)));
-    b.key = std::string("emu-") + key;
-    std::string cache = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
-    fs::path dir = fs::path(cache) / "emu" / b.key;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    fs::path cpp = dir / (fs::path(source_path).stem().string() + ".emu.cpp");
-    fs::path bin = dir / "prog";
-    writeFileAtomic(cpp.string(), tr.text);
-    if (translated_path) *translated_path = cpp.string();
-    std::string notes;
-    for (auto &u : tr.unknown) notes += "[wsemu] unknown instruction at " + u + "\n";
-    for (auto &w : tr.warnings) notes += "[wsemu] " + w + "\n";
-    if (o.use_cache && fs::exists(bin)) {
-      touchCacheEntry(dir.string());
-      b.ok = true;
-      b.cache_hit = true;
-      b.binary = bin.string();
-      b.log = notes;
-      writeFileAtomic(pre_file.string(), b.key);
-      return;
-    }
-    static std::atomic<unsigned> serial{0};  // two compiles of one process never share a temp name
-    fs::path tmp = dir / (".prog-" + std::to_string(::getpid()) + "-" + std::to_string(serial++));
-    // -Wl,-S: no debug sections from the runtime archive (nothing reads them): a GEMM candidate's
-    // binary is 0.3 MB instead of 5.4 MB and links in 40 ms instead of 90 ms; a 300-s reduction at
-    // -j2 had put 2.4 GB of them in the cache.
-    cmd.insert(cmd.end(), {cpp.string(), lib, boostContextLibrary(), "-lpthread", "-Wl,-S", "-o", tmp.string()});
-    RunOptions ro;
-    ro.timeout_s = o.timeout_s;
-    ro.tmpdir_in_workdir = true;  // g++'s own temp files: a cancelled candidate's compiler leaves them
-    auto r = runProcess(cmd, ro);
-    b.exit_code = r.exit_code;
-    b.signal = r.signal;
-    b.timed_out = r.timed_out;
-    b.log = notes + r.out + (r.out.empty() || r.err.empty() ? "" : "\n") + r.err;
-    if (r.spawn_failed) {
-      b.tool_missing = true;
-      b.tool_error = r.spawn_error;
-      return;
-    }
-    b.ok = !r.timed_out && r.signal == 0 && r.exit_code == 0 && fs::exists(tmp);
-    if (b.ok) {
-      fs::rename(tmp, bin, ec);
-      b.binary = bin.string();
-      writeFileAtomic(pre_file.string(), b.key);
-      noteCacheGrowth(cache);
-    } else {
-      fs::remove(tmp, ec);
-    }
-  };
-  // BuildOptions::emu_var_init_also: the same translation is compiled with that init too, at the
-  // same time, when fewer compiles than CPUs are running, so that the reducer's second judgement of
-  // an interesting candidate (zeroed locals, reducer/tester.cpp) finds its program built. Judged
-  // one after the other, the two builds had doubled the time of each accepted step: the H200's
-  // GEMM hang reached 61 lines in 255 s where it had reached 38 before the check (session 18).
-  std::thread also;
-  BuildRecord also_b;
-  if (!o.emu_var_init_also.empty()) {
-    const std::string also_init = "-ftrivial-auto-var-init=" + o.emu_var_init_also;
-    const fs::path also_pre = preFileFor(also_init);
-    if (also_init != var_init && !builtBefore(also_pre)) {
-      if (g_compiling.fetch_add(1) < cpusAvailable())
-        also = std::thread([&, also_init, also_pre] {
-          compile(also_b, also_init, also_pre, nullptr);
-          --g_compiling;
-        });
-      else
-        --g_compiling;
-    }
+  std::vector<std::string> cmd = {gxx, "-std=c++20", "-O1", "-w", autoVarInit(o)};
+  // The runtime's headers (the shim, ptx.h, Boost.Context) precompiled once per cache: g++ finds
+  // <pch>/emu/cuda_shim.h.gch before the header itself (a third of the g++ time per candidate).
+  if (std::string pch = emuPrecompiledHeaderDir(gxx, root, cache_root, autoVarInit(o)); !pch.empty()) cmd.insert(cmd.end(), {"-I", pch});
+  cmd.insert(cmd.end(), {"-I", root, "-I", root + "/emu/shim"});
+  for (auto &i : o.includes) cmd.insert(cmd.end(), {"-I", i});
+  if (auto h = harnessIncludeDir(); !h.empty()) cmd.insert(cmd.end(), {"-I", h});
+  cmd.insert(cmd.end(), {"-I", fs::absolute(source_path).parent_path().string()});
+  for (auto &d : o.defines) cmd.push_back("-D" + d);
+  std::string material = tr.text + "\n#harness\n" + harness + "\n#cmd";
+  for (auto &c : cmd) material += " " + (c == srcdir ? std::string("<srcdir>") : c);
+  material += "\n#lib " + lib;
+  if (auto st = fs::last_write_time(lib); true)
+    material += " " + std::to_string(st.time_since_epoch().count());
+  char key[32];
+  std::snprintf(key, sizeof key, "%016llx", (unsigned long long)llvm::xxh3_64bits(llvm::StringRef(material)));
+  b.key = std::string("emu-") + key;
+  std::string cache = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
+  fs::path dir = fs::path(cache) / "emu" / b.key;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::path cpp = dir / (fs::path(source_path).stem().string() + ".emu.cpp");
+  fs::path bin = dir / "prog";
+  writeFileAtomic(cpp.string(), tr.text);
+  if (translated_path) *translated_path = cpp.string();
+  std::string notes;
+  for (auto &u : tr.unknown) notes += "[wsemu] unknown instruction at " + u + "\n";
+  for (auto &w : tr.warnings) notes += "[wsemu] " + w + "\n";
+  if (o.use_cache && fs::exists(bin)) {
+    touchCacheEntry(dir.string());
+    b.ok = true;
+    b.cache_hit = true;
+    b.binary = bin.string();
+    b.log = notes;
+    writeFileAtomic(pre_file.string(), b.key);
+    return done();
   }
-  ++g_compiling;
-  compile(b, var_init, pre_file, translated_path);
-  --g_compiling;
-  if (also.joinable()) also.join();
+  fs::path tmp = dir / (".prog-" + std::to_string(::getpid()));
+  // -Wl,-S: no debug sections from the runtime archive (nothing reads them): a GEMM candidate's
+  // binary is 0.3 MB instead of 5.4 MB and links in 40 ms instead of 90 ms; a 300-s reduction at
+  // -j2 had put 2.4 GB of them in the cache.
+  cmd.insert(cmd.end(), {cpp.string(), lib, boostContextLibrary(), "-lpthread", "-Wl,-S", "-o", tmp.string()});
+  RunOptions ro;
+  ro.timeout_s = o.timeout_s;
+  ro.tmpdir_in_workdir = true;  // g++'s own temp files: a cancelled candidate's compiler leaves them
+  auto r = runProcess(cmd, ro);
+  b.exit_code = r.exit_code;
+  b.signal = r.signal;
+  b.timed_out = r.timed_out;
+  b.log = notes + r.out + (r.out.empty() || r.err.empty() ? "" : "\n") + r.err;
+  if (r.spawn_failed) {
+    b.tool_missing = true;
+    b.tool_error = r.spawn_error;
+    return done();
+  }
+  b.ok = !r.timed_out && r.signal == 0 && r.exit_code == 0 && fs::exists(tmp);
+  if (b.ok) {
+    fs::rename(tmp, bin, ec);
+    b.binary = bin.string();
+    writeFileAtomic(pre_file.string(), b.key);
+    noteCacheGrowth(cache);
+  } else {
+    fs::remove(tmp, ec);
+  }
   return done();
 }
 

@@ -28,9 +28,6 @@ struct BuildOptions {
   // the original is built. A copy that fails to compile falls back to the original too.
   // The emu backend's -ftrivial-auto-var-init: pattern (the default, empty) or zero.
   std::string emu_var_init;
-  // Another init ("zero") to compile the same translation with alongside, when CPUs are idle: the
-  // program a later judgement with emu_var_init = it will ask for (emu/translate.cpp, buildEmu).
-  std::string emu_var_init_also;
   bool watchdog = false;
   double watchdog_ms = 200;
   std::function<std::string(const std::string &text, const std::string &path)> instrument;

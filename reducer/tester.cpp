@@ -113,8 +113,6 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
       OracleOptions oo = opt_.oracle;
       int g = takeGpu(&oo);
       if (g >= 0) r.gpu = opt_.gpus[(size_t)g];
-      // the program the zeroed-locals judgement below asks for, compiled alongside when CPUs are idle
-      if (opt_.locals_check && locals_off_.empty()) oo.build.emu_var_init_also = "zero";
       Verdict v = judge(file, oo);
       releaseGpu(g);
       r.detail = v.detail;
@@ -257,7 +255,6 @@ std::optional<Verdict> Tester::withZeroedLocals(const Verdict &v, OracleOptions 
                                                 const std::function<Verdict(const OracleOptions &)> &judgeWith) const {
   if (!opt_.locals_check || v.backend != "emu" || !opt_.test_script.empty()) return std::nullopt;
   oo.build.emu_var_init = "zero";
-  oo.build.emu_var_init_also.clear();
   return judgeWith(oo);
 }
 

@@ -649,37 +649,6 @@ TEST(EmuBackend, TheCorpusReductionsKeepTheirOriginalsSignatures) {
 
 // The emu build's cache is keyed before any parse, by content: the same program in a fresh
 // directory (every reducer candidate lives in one) is a hit that costs no translation; a change is not.
-// BuildOptions::emu_var_init_also: one translation, two programs. The build with the pattern (the
-// default) leaves the zeroed-locals program in the cache too, so the reducer's second judgement of
-// an interesting candidate only runs it; without the option nothing but the pattern's is built.
-TEST(EmuBackend, TheZeroedLocalsProgramIsBuiltAlongsideWhenAsked) {
-  std::string cache = wsr::makeTempDir("wsr-emu-also.");
-  std::string dir = wsr::makeTempDir("wsr-emu-cand.");
-  wsr::writeFileAtomic(dir + "/common.h", *wsr::readFile(fixture("common.h")));
-  auto build = [&](const std::string &text, const std::string &init, const std::string &also) {
-    wsr::writeFileAtomic(dir + "/p.cu", text);
-    wsr::BuildOptions o;
-    o.cache_dir = cache;
-    o.emu_var_init = init;
-    o.emu_var_init_also = also;
-    return wsr::emu::buildEmu(dir + "/p.cu", o);
-  };
-  std::string text = *wsr::readFile(fixture("pass.cu"));
-  auto pattern = build(text, "", "zero");
-  auto zero = build(text, "zero", "");
-  auto other_pattern = build(text + "\n// another program\n", "", "");
-  auto other_zero = build(text + "\n// another program\n", "zero", "");
-  wsr::removeTree(dir);
-  wsr::removeTree(cache);
-  ASSERT_TRUE(pattern.ok) << pattern.log;
-  EXPECT_FALSE(pattern.cache_hit);
-  ASSERT_TRUE(zero.ok) << zero.log;
-  EXPECT_TRUE(zero.cache_hit) << "built alongside the pattern's program";
-  EXPECT_NE(zero.key, pattern.key);
-  EXPECT_FALSE(other_zero.cache_hit) << "not asked for: not built";
-  EXPECT_NE(other_zero.key, other_pattern.key);
-}
-
 TEST(EmuBackend, CacheHitsAcrossDirectoriesWithoutTranslating) {
   std::string cache = wsr::makeTempDir("wsr-emu-cache.");
   wsr::BuildOptions o;
