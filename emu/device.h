@@ -53,6 +53,11 @@ void checkGlobal(const void *p, size_t bytes, SrcLoc loc);
 // toward the launch's limit, so that a loop with no emulated operation in it (a spin whose asm
 // is gone) ends as hang/livelock instead of running until the process is killed.
 void loopTick(SrcLoc loc);
+// A device function's local declared without an initializer gets its bytes here (the translator
+// adds the call after the declaration): g++'s -ftrivial-auto-var-init=pattern bytes (0xFE), or
+// zeros when the program runs with WSEMU_LOCALS=zero. One build serves both: the reducer judges an
+// interesting candidate again with zeroed locals (reducer/tester.cpp) by running it again.
+void uninit(void *p, size_t bytes);
 void checkShared(uint32_t addr, size_t bytes, SrcLoc loc);
 void checkAccess(const void *p, size_t bytes, SrcLoc loc);  // shared or global, by address
 

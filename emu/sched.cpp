@@ -85,6 +85,14 @@ void park(const WaitInfo &w) {
   t.fiber.yield();
 }
 
+void uninit(void *p, size_t bytes) {
+  static const int fill = [] {
+    const char *m = std::getenv("WSEMU_LOCALS");
+    return m && std::string(m) == "zero" ? 0 : 0xFE;
+  }();
+  std::memset(p, fill, bytes);
+}
+
 void loopTick(SrcLoc loc) {
   Cta &c = cta();
   if (++c.ops > c.cfg.max_ops)

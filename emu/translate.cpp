@@ -593,7 +593,8 @@ class Rewrite {
   std::vector<std::pair<unsigned, unsigned>> replaced_;  // ranges whose text is regenerated
   std::set<unsigned> launch_at_;
   std::set<unsigned> ticked_;  // loop bodies given their loopTick
-  std::set<unsigned> params_at_;  // kernel bodies given their kernelParam calls
+  std::set<unsigned> params_at_;
+  std::set<unsigned> uninit_at_;  // declarations given their uninit calls  // kernel bodies given their kernelParam calls
   unsigned uid_ = 0;
 
   std::string text(const clang::ASTContext &ctx, clang::SourceRange r) {
@@ -680,6 +681,12 @@ class Rewrite {
           if (!f || f->hasAttr<clang::CUDAGlobalAttr>() || named.count(f)) ++n;
         return n;
       }
+      bool VisitCompoundStmt(clang::CompoundStmt *cs) {
+        if (inAnyDevice())
+          for (clang::Stmt *s : cs->body())
+            if (auto *d = llvm::dyn_cast<clang::DeclStmt>(s)) rw.uninitLocals(ctx, d);
+        return true;
+      }
       bool VisitFunctionDecl(clang::FunctionDecl *f) {
         if (f->hasAttr<clang::CUDAGlobalAttr>() && f->doesThisDeclarationHaveABody()) rw.kernelParams(ctx, f);
         return true;
@@ -731,6 +738,32 @@ class Rewrite {
     auto at = mainFileOffset(ctx, cs->getLBracLoc());
     if (!at || !ticked_.insert(*at).second) return;  // in a macro, or seen (a template's instantiation)
     insert(*at + 1, " ::wsemu::loopTick(WSEMU_HERE);", 0);
+  }
+
+  // A local of a device function declared without an initializer (a scalar, an array, a struct
+  // with a trivial default constructor) is followed by ::wsemu::uninit(&x, sizeof x): its bytes
+  // are the pattern, or zero under WSEMU_LOCALS=zero, chosen when the program runs (emu/device.h).
+  void uninitLocals(clang::ASTContext &ctx, clang::DeclStmt *d) {
+    std::string calls;
+    for (auto *x : d->decls()) {
+      auto *v = llvm::dyn_cast<clang::VarDecl>(x);
+      if (!v || !v->hasLocalStorage() || llvm::isa<clang::ParmVarDecl>(v) || v->hasAttr<clang::CUDASharedAttr>()) continue;
+      clang::QualType t = v->getType();
+      if (t.isNull() || t->isDependentType() || t->isReferenceType() || v->getName().empty()) continue;
+      if (const clang::Expr *init = v->getInit()) {
+        auto *ce = llvm::dyn_cast<clang::CXXConstructExpr>(init);
+        if (!ce || !ce->getConstructor()->isTrivial()) continue;  // initialized
+      }
+      const clang::Type *base = ctx.getBaseElementType(t).getTypePtr();
+      if (auto *rd = base->getAsCXXRecordDecl(); rd && !rd->hasTrivialDefaultConstructor()) continue;
+      if (t.isConstQualified()) continue;
+      std::string n = v->getName().str();
+      calls += " ::wsemu::uninit(__builtin_addressof(" + n + "), sizeof " + n + ");";
+    }
+    if (calls.empty()) return;
+    auto r = mainFileRange(ctx, d->getSourceRange());
+    if (!r || !uninit_at_.insert(r->end).second) return;  // in a macro, or seen (a template's instantiation)
+    insert(r->end, calls, 50);
   }
 
   // A kernel's body starts with one ::wsemu::ptx::kernelParam per by-value parameter of class type
@@ -1061,8 +1094,9 @@ static std::string runtimeHeadersKey(const std::string &root) {
 // min(prop.multiProcessorCount, tiles) blocks) then fails the same way every time (a negative
 // grid is an invalid configuration, a pattern pointer faults) instead of hanging on the emulator
 // by luck while the GPU, with other garbage, passed (bench/results/2026-11-29-h200-session5/).
-// BuildOptions::emu_var_init = "zero" builds the same program with zeroed locals: the reducer's
-// second judge of an interesting candidate (a verdict that differs is the locals', not the program's).
+// BuildOptions::emu_var_init = "zero" builds the same program with zeroed locals. The reducer's
+// second judgement of an interesting candidate does not rebuild: the device locals the user's code
+// leaves uninitialised are filled at run time (uninitLocals; WSEMU_LOCALS=zero).
 static std::string autoVarInit(const BuildOptions &o) {
   return "-ftrivial-auto-var-init=" + (o.emu_var_init.empty() ? std::string("pattern") : o.emu_var_init);
 }

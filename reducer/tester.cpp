@@ -254,7 +254,11 @@ void Tester::releaseGpu(int g) {
 std::optional<Verdict> Tester::withZeroedLocals(const Verdict &v, OracleOptions oo,
                                                 const std::function<Verdict(const OracleOptions &)> &judgeWith) const {
   if (!opt_.locals_check || v.backend != "emu" || !opt_.test_script.empty()) return std::nullopt;
-  oo.build.emu_var_init = "zero";
+  // The same build, run again: the translation fills each device local declared without an
+  // initializer at run time (emu/device.h, uninit). A second build with -ftrivial-auto-var-init=zero
+  // (sessions 16-17) doubled the cost of each accepted step; on the H200 the GEMM hang then reached
+  // 61 lines in 255 s where it had reached 38 (session 18).
+  oo.run.env_set["WSEMU_LOCALS"] = "zero";
   return judgeWith(oo);
 }
 

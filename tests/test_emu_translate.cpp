@@ -132,6 +132,36 @@ TEST(EmuAsm, UnknownInstructionIsNamedNeverANoOp) {
 
 // ---- the rewrite ----
 
+// A device local left without an initializer is filled when the program runs (the pattern, or
+// zero under WSEMU_LOCALS=zero): the reducer's zeroed-locals judgement runs the same build again.
+TEST(EmuTranslate, UninitialisedDeviceLocalsAreFilledAtRunTime) {
+  const std::string text =
+      "#include <cstdint>\n"
+      "struct Pod { int a; float b[2]; };\n"
+      "struct Ctor { int a; __device__ Ctor() : a(1) {} };\n"
+      "__global__ void k(float *out) {\n"
+      "  float acc[4]; int i, j = 2; Pod p; Ctor c; const int n = 3; __shared__ float s[4];\n"
+      "  for (int t; ;) { break; }\n"
+      "  out[0] = acc[0] + i + j + p.a + c.a + n + s[0];\n"
+      "}\n"
+      "int main() { int host_local; (void)host_local; k<<<1, 1>>>(nullptr); return 0; }\n";
+  wsr::emu::TranslateOptions o;
+  auto r = wsr::emu::translate(text, "/tmp/uninit.cu", o);
+  ASSERT_TRUE(r.ok) << r.error;
+  auto has = [&](const std::string &s) { return r.text.find(s) != std::string::npos; };
+  EXPECT_TRUE(has("::wsemu::uninit(__builtin_addressof(acc), sizeof acc);")) << r.text;
+  EXPECT_TRUE(has("::wsemu::uninit(__builtin_addressof(i), sizeof i);")) << r.text;
+  EXPECT_TRUE(has("::wsemu::uninit(__builtin_addressof(p), sizeof p);")) << r.text;
+  EXPECT_FALSE(has("__builtin_addressof(j)")) << "initialized";
+  EXPECT_FALSE(has("__builtin_addressof(c)")) << "a constructor sets it";
+  EXPECT_FALSE(has("__builtin_addressof(n)"));
+  EXPECT_FALSE(has("__builtin_addressof(s)")) << "__shared__";
+  EXPECT_FALSE(has("__builtin_addressof(t)")) << "a for's init is no statement of a block";
+  EXPECT_FALSE(has("__builtin_addressof(host_local)")) << "host code keeps the compiler's pattern";
+  auto count = [](const std::string &s) { return std::count(s.begin(), s.end(), '\n'); };
+  EXPECT_EQ(count(r.text), count(text) + 3);
+}
+
 TEST(EmuTranslate, FixtureConstructsAreRewrittenAndLinesKept) {
   std::ifstream in(fixture("mbarrier_hang.cu"));
   std::string text((std::istreambuf_iterator<char>(in)), {});
