@@ -408,7 +408,12 @@ int main(int argc, char **argv) {
   ri.keep_skips = tester.keepSkips();
   if (!wsr::writeFileAtomic(reportPath, wsr::writeReport(ri), &err)) return fail(err);
   llvm::outs() << "wsreduce: " << src << " " << wsr::countNonBlankLines(*text) << " -> " << wsr::countNonBlankLines(best)
-               << " lines (" << wsr::countTokens(*text) << " -> " << wsr::countTokens(best) << " tokens), "
+               << " lines (" << wsr::countTokens(*text) << " -> " << wsr::countTokens(best) << " tokens"
+               << (wsr::uninlineHarness(best) != best
+                       ? "; " + std::to_string(wsr::countNonBlankLines(wsr::uninlineHarness(best))) + " lines, " +
+                             std::to_string(wsr::countTokens(wsr::uninlineHarness(best))) + " tokens without the inlined wscheck.h"
+                       : std::string())
+               << "), "
                << ri.tests << " tests, " << (long)ri.wall_s << " s, the " << search.stats().jobs << " slots busy "
                << (long)(100 * search.stats().slotUse()) << "% of the time"
                << (search.stats().lookahead ? ", " + std::to_string(search.stats().lookahead) + " candidates judged ahead of their pass" : std::string())

@@ -336,6 +336,13 @@ TEST(Reducer, AKeptReferenceComesOutUnchangedAndUnmarkedItDoesNot) {
   EXPECT_EQ(min.find("unrelated_setup"), std::string::npos) << "the rest was reduced:\n" << min;
   EXPECT_NE(trace.find("kept-region-changed"), std::string::npos) << "candidates that changed it were offered";
   EXPECT_NE(md.find("Kept as written"), std::string::npos) << md;
+  // the report gives the program's own size too: the original includes the header, the result inlines it
+  const std::string plain = uninlineHarness(min);
+  EXPECT_LT(countNonBlankLines(plain), countNonBlankLines(min));
+  EXPECT_NE(md.find("Without the inlined wscheck.h (as `#include \"wscheck.h\"`, as the original has it): " +
+                    std::to_string(countNonBlankLines(plain)) + " lines, "),
+            std::string::npos)
+      << md;
   reduce(false, &min, &md, &trace);
   EXPECT_NE(normalizeCode(min).find(ref_line), std::string::npos) << min;
   EXPECT_EQ(normalizeCode(min).find(guard_line), std::string::npos) << "unmarked, the reference was reduced too:\n" << min;
