@@ -291,6 +291,17 @@ int main(int argc, char **argv) {
       }
     }
   }
+  // The judge may have learned since (session 18: the emulator's proxy-fence model judged session
+  // 17's K-loop result otherwise): a program to resume from that no longer fails the same way is
+  // not where a search can start.
+  if (start != *text) {
+    wsr::TestResult r = tester.test(start);
+    if (!r.interesting && !r.infra) {
+      llvm::errs() << "wsreduce: the program to resume from no longer fails the same way (" << r.detail
+                   << (r.signature.empty() ? "" : ", signature " + r.signature) << "); starting from the input\n";
+      start = *text;
+    }
+  }
   {
     llvm::json::Object s{{"original", origHash}, {"input", fs::absolute(src).string()},
                          {"symptom", Symptom.getValue()}, {"signature", t.signature}, {"command", command}};

@@ -5,6 +5,7 @@
 #include "keep.h"
 #include "process.h"
 #include "report.h"
+#include "tester.h"
 
 #include <gtest/gtest.h>
 
@@ -241,6 +242,27 @@ TEST(Reducer, KilledMidwayLosesNothingAndResumes) {
   auto fin = readFile(best);
   EXPECT_LE(countNonBlankLines(*fin), countNonBlankLines(*atKill));
   EXPECT_NE(fin->find("while (!ready)"), std::string::npos);
+}
+
+// A judge that learned something since the earlier run can reject the program a resume would
+// start from (session 18: the emulator's proxy-fence model and session 17's K-loop result). The
+// search then starts from the input, and says so.
+TEST(Reducer, AResumedProgramThatNoLongerFailsTheSameWayIsLeftForTheInput) {
+  Work w;
+  std::string src = w.copy("reduce/host_hang.cu");
+  std::string original = *readFile(src);
+  std::string best = minOf(src);
+  ASSERT_TRUE(writeFileAtomic(best, "int main() { return 0; }\n"));
+  std::string state = best.substr(0, best.size() - 3) + ".state.json";
+  ASSERT_TRUE(writeFileAtomic(state, "{\"original\": \"" + contentHash(original) + "\"}"));
+  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend", "gpu", "--resume", "--passes",
+                     "remove-stmt,remove-function"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("resuming from"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the program to resume from no longer fails the same way (pass"), std::string::npos) << r.err;
+  auto fin = readFile(best);
+  ASSERT_TRUE(fin);
+  EXPECT_NE(fin->find("while (!ready)"), std::string::npos) << "reduced from the input:\n" << *fin;
 }
 
 // The emulator backend end to end, no GPU: a kernel hang (an mbarrier initialised for two
