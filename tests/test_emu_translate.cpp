@@ -664,7 +664,13 @@ TEST(EmuBackend, AWgmmaReadingATileItsWarpgroupNeverWaitedForIsNotTheSameWrongRe
 // emulator signatures under the emulator as it is now: a change to it that a reduction relied on
 // shows here, and nvcc still builds each result for sm_90a.
 TEST(EmuBackend, TheCorpusReductionsKeepTheirOriginalsSignatures) {
-  for (const char *name : {"gemm_arrival_count", "gemm_expect_tx", "pipeline_init_in_role", "gemm_k_loop_short"}) {
+  // gemm_k_loop_short's result (session 17; on the GPU it has the original's signature) was reduced
+  // before the emulator modelled the async proxy, and the search took the fence.proxy.async before
+  // the TMA store with the rest: a second bug, which the H200 does not show and the emulator now
+  // names. It waits for a reduction with the model (corpus/reduced/README.md).
+  auto k = judgeEmu(repo() + "/corpus/reduced/gemm_k_loop_short.min.cu");
+  EXPECT_NE(k.signature.find("+proxy-unfenced"), std::string::npos) << dump(k);
+  for (const char *name : {"gemm_arrival_count", "gemm_expect_tx", "pipeline_init_in_role", "pipeline_missing_proxy_fence"}) {
     auto original = judgeEmu(repo() + "/corpus/examples/" + name + ".cu");
     std::string min = repo() + "/corpus/reduced/" + name + ".min.cu";
     auto reduced = judgeEmu(min);
