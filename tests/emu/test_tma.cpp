@@ -73,26 +73,37 @@ TEST(Tma, ExpectingOnlyInBoundsBytesHangs) {
   emuFree(tile);
 }
 
-TEST(Tma, StoreDropsOutOfBoundsElements) {
-  auto *out = static_cast<uint16_t *>(emuMalloc(40 * 64 * 2, "out"));
-  std::memset(out, 0, 40 * 64 * 2);
-  TensorMap map;
-  uint64_t dims[2] = {64, 40}, strides[1] = {128};
+namespace {
+// A zeroed rows x 64 bf16 output and its map, with a 32-row box in the 128B swizzle.
+uint16_t *storeTarget(int rows, TensorMap *map) {
+  auto *out = static_cast<uint16_t *>(emuMalloc(rows * 64 * 2, "out"));
+  std::memset(out, 0, rows * 64 * 2);
+  uint64_t dims[2] = {64, (uint64_t)rows}, strides[1] = {128};
   uint32_t box[2] = {64, 32}, es[2] = {1, 1};
-  ASSERT_EQ(encodeTiled(&map, TM_BFLOAT16, 2, out, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0);
-  Verdict v = launch(Dim3(1), Dim3(32), 32 * 128, [&] {
-    using namespace wsemu::ptx;
-    uint8_t *smem = dynamicShared();
-    for (int e = threadIdx().x; e < 32 * 64; e += 32)
-      at(reinterpret_cast<uint16_t *>(smem + sw128(e / 64, e % 64)), WSEMU_HERE) = (uint16_t)(e + 1);
-    fence_proxy_async(WSEMU_HERE);
-    syncwarp(0xffffffff, WSEMU_HERE);
-    if (threadIdx().x == 0) {
-      tma_store_2d(&map, smemAddr(smem), 0, 24, WSEMU_HERE);
-      bulk_commit_group(WSEMU_HERE);
-      bulk_wait_group(0, false, WSEMU_HERE);
-    }
-  }, cfgOf(Policy::CompletionsLate));
+  EXPECT_EQ(encodeTiled(map, TM_BFLOAT16, 2, out, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0);
+  return out;
+}
+// One warp writes element e of a 32 x 64 tile as e + 1 (generic stores), fences the async proxy
+// when `fenced`, and thread 0 TMA-stores the tile at row `row` of `map`.
+void storeOneTile(const TensorMap &map, int row, bool fenced) {
+  using namespace wsemu::ptx;
+  uint8_t *smem = dynamicShared();
+  for (int e = threadIdx().x; e < 32 * 64; e += 32)
+    at(reinterpret_cast<uint16_t *>(smem + sw128(e / 64, e % 64)), WSEMU_HERE) = (uint16_t)(e + 1);
+  if (fenced) fence_proxy_async(WSEMU_HERE);
+  syncwarp(0xffffffff, WSEMU_HERE);
+  if (threadIdx().x == 0) {
+    tma_store_2d(&map, smemAddr(smem), 0, row, WSEMU_HERE);
+    bulk_commit_group(WSEMU_HERE);
+    bulk_wait_group(0, false, WSEMU_HERE);
+  }
+}
+}  // namespace
+
+TEST(Tma, StoreDropsOutOfBoundsElements) {
+  TensorMap map;
+  uint16_t *out = storeTarget(40, &map);
+  Verdict v = launch(Dim3(1), Dim3(32), 32 * 128, [&] { storeOneTile(map, 24, true); }, cfgOf(Policy::CompletionsLate));
   ASSERT_TRUE(v.pass()) << dump(v);
   for (int r = 0; r < 40; ++r)
     for (int c = 0; c < 64; ++c) ASSERT_EQ(out[r * 64 + c], r >= 24 ? (uint16_t)((r - 24) * 64 + c + 1) : 0);
@@ -103,29 +114,13 @@ TEST(Tma, StoreDropsOutOfBoundsElements) {
 // A TMA store reads shared memory through the async proxy: generic stores reach it through a
 // fence.proxy.async. Without the fence the store writes what the proxy last saw (the arena's
 // pattern here, nothing having made the stores visible) and the program's notes say so; with it,
-// or for bytes a TMA load wrote, the stored bytes are the arena's.
+// the stored bytes are the arena's.
 TEST(Tma, AStoreOfGenericWritesNeedsTheProxyFence) {
   for (bool fenced : {true, false}) {
-    auto *out = static_cast<uint16_t *>(emuMalloc(32 * 64 * 2, "out"));
-    std::memset(out, 0, 32 * 64 * 2);
     TensorMap map;
-    uint64_t dims[2] = {64, 32}, strides[1] = {128};
-    uint32_t box[2] = {64, 32}, es[2] = {1, 1};
-    ASSERT_EQ(encodeTiled(&map, TM_BFLOAT16, 2, out, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0);
+    uint16_t *out = storeTarget(32, &map);
     uint64_t before = wsemu::ptx::g_proxy_unfenced.load();
-    Verdict v = launch(Dim3(1), Dim3(32), 32 * 128, [&] {
-      using namespace wsemu::ptx;
-      uint8_t *smem = dynamicShared();
-      for (int e = threadIdx().x; e < 32 * 64; e += 32)
-        at(reinterpret_cast<uint16_t *>(smem + sw128(e / 64, e % 64)), WSEMU_HERE) = (uint16_t)(e + 1);
-      if (fenced) fence_proxy_async(WSEMU_HERE);
-      syncwarp(0xffffffff, WSEMU_HERE);
-      if (threadIdx().x == 0) {
-        tma_store_2d(&map, smemAddr(smem), 0, 0, WSEMU_HERE);
-        bulk_commit_group(WSEMU_HERE);
-        bulk_wait_group(0, false, WSEMU_HERE);
-      }
-    }, cfgOf());
+    Verdict v = launch(Dim3(1), Dim3(32), 32 * 128, [&] { storeOneTile(map, 0, fenced); }, cfgOf());
     ASSERT_TRUE(v.pass()) << dump(v);
     EXPECT_EQ(wsemu::ptx::g_proxy_unfenced.load() - before, fenced ? 0u : 1u);
     for (int e = 0; e < 32 * 64; ++e) ASSERT_EQ(out[e], fenced ? (uint16_t)(e + 1) : (uint16_t)0xFFFF) << fenced << " " << e;
