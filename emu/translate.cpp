@@ -751,8 +751,12 @@ class Rewrite {
       clang::QualType t = v->getType();
       if (t.isNull() || t->isDependentType() || t->isReferenceType() || v->getName().empty()) continue;
       if (const clang::Expr *init = v->getInit()) {
+        // `T x;` of a trivial class is a trivial default construction, not an initialization; a
+        // copy (`T y = x;`) is one, trivial or not
         auto *ce = llvm::dyn_cast<clang::CXXConstructExpr>(init);
-        if (!ce || !ce->getConstructor()->isTrivial()) continue;  // initialized
+        if (!ce || ce->getNumArgs() != 0 || !ce->getConstructor()->isDefaultConstructor() ||
+            !ce->getConstructor()->isTrivial())
+          continue;
       }
       const clang::Type *base = ctx.getBaseElementType(t).getTypePtr();
       if (auto *rd = base->getAsCXXRecordDecl(); rd && !rd->hasTrivialDefaultConstructor()) continue;
@@ -766,8 +770,8 @@ class Rewrite {
     insert(r->end, calls, 50);
   }
 
-  // A kernel's body starts with one ::wsemu::ptx::kernelParam per by-value parameter of class type
-  // (a CUtensorMap, a struct of them): where it lies in the thread's frame and whether it is
+  // A kernel's body starts with one ::wsemu::ptx::kernelParam per by-value parameter of class (or
+  // dependent) type (a CUtensorMap, a struct of them): where it lies in the thread's frame and whether it is
   // __grid_constant__, for the TMA's check of where its map lies (emu/tma.cpp, checkMapSpace).
   void kernelParams(clang::ASTContext &ctx, const clang::FunctionDecl *f) {
     auto *cs = llvm::dyn_cast_or_null<clang::CompoundStmt>(f->getBody());
@@ -776,12 +780,14 @@ class Rewrite {
     if (!at || params_at_.count(*at)) return;  // in a macro, or seen (a template's instantiation)
     std::string calls;
     for (const clang::ParmVarDecl *p : f->parameters()) {
-      if (p->getName().empty() || !p->getType()->isRecordType()) continue;
+      // a dependent type too: a template kernel's pattern is what is rewritten (CUTLASS passes its
+      // maps inside a `const __grid_constant__ Params` of a template parameter's type)
+      if (p->getName().empty() || !(p->getType()->isRecordType() || p->getType()->isDependentType())) continue;
       std::string n = p->getName().str();
       calls += " ::wsemu::ptx::kernelParam(__builtin_addressof(" + n + "), sizeof(" + n + "), " + cString(n) +
                ", " + (p->hasAttr<clang::CUDAGridConstantAttr>() ? "true" : "false") + ");";
     }
-    if (calls.empty()) return;  // none, or a template's pattern whose parameter types are dependent
+    if (calls.empty()) return;
     params_at_.insert(*at);
     insert(*at + 1, calls, -1);
   }

@@ -140,9 +140,9 @@ TEST(EmuTranslate, UninitialisedDeviceLocalsAreFilledAtRunTime) {
       "struct Pod { int a; float b[2]; };\n"
       "struct Ctor { int a; __device__ Ctor() : a(1) {} };\n"
       "__global__ void k(float *out) {\n"
-      "  float acc[4]; int i, j = 2; Pod p; Ctor c; const int n = 3; __shared__ float s[4];\n"
+      "  float acc[4]; int i, j = 2; Pod p; Ctor c; const int n = 3; __shared__ float s[4]; Pod q = p;\n"
       "  for (int t; ;) { break; }\n"
-      "  out[0] = acc[0] + i + j + p.a + c.a + n + s[0];\n"
+      "  out[0] = acc[0] + i + j + p.a + c.a + n + s[0] + q.a;\n"
       "}\n"
       "int main() { int host_local; (void)host_local; k<<<1, 1>>>(nullptr); return 0; }\n";
   wsr::emu::TranslateOptions o;
@@ -153,6 +153,7 @@ TEST(EmuTranslate, UninitialisedDeviceLocalsAreFilledAtRunTime) {
   EXPECT_TRUE(has("::wsemu::uninit(__builtin_addressof(i), sizeof i);")) << r.text;
   EXPECT_TRUE(has("::wsemu::uninit(__builtin_addressof(p), sizeof p);")) << r.text;
   EXPECT_FALSE(has("__builtin_addressof(j)")) << "initialized";
+  EXPECT_FALSE(has("__builtin_addressof(q)")) << "a copy is an initialization (a tensor map copied so kept its bytes)";
   EXPECT_FALSE(has("__builtin_addressof(c)")) << "a constructor sets it";
   EXPECT_FALSE(has("__builtin_addressof(n)"));
   EXPECT_FALSE(has("__builtin_addressof(s)")) << "__shared__";
@@ -160,6 +161,26 @@ TEST(EmuTranslate, UninitialisedDeviceLocalsAreFilledAtRunTime) {
   EXPECT_FALSE(has("__builtin_addressof(host_local)")) << "host code keeps the compiler's pattern";
   auto count = [](const std::string &s) { return std::count(s.begin(), s.end(), '\n'); };
   EXPECT_EQ(count(r.text), count(text) + 3);
+}
+
+// Each by-value kernel parameter of class type is registered at the kernel's entry, with whether
+// it is __grid_constant__ (the TMA's check of where its map lies); a template kernel's parameter
+// of a dependent type too, since the pattern is what is rewritten.
+TEST(EmuTranslate, KernelParametersAreRegisteredForTheTensorMapCheck) {
+  const std::string text =
+      "#include <cuda.h>\n"
+      "struct Params { CUtensorMap a; int n; };\n"
+      "__global__ void k(const __grid_constant__ CUtensorMap gc, const CUtensorMap copy, int n) {}\n"
+      "template <class P> __global__ void t(const __grid_constant__ P p) {}\n"
+      "int main() { t<Params><<<1, 1>>>(Params{}); return 0; }\n";
+  wsr::emu::TranslateOptions o;
+  auto r = wsr::emu::translate(text, "/tmp/params.cu", o);
+  ASSERT_TRUE(r.ok) << r.error;
+  auto has = [&](const std::string &s) { return r.text.find(s) != std::string::npos; };
+  EXPECT_TRUE(has("::wsemu::ptx::kernelParam(__builtin_addressof(gc), sizeof(gc), \"gc\", true);")) << r.text;
+  EXPECT_TRUE(has("::wsemu::ptx::kernelParam(__builtin_addressof(copy), sizeof(copy), \"copy\", false);")) << r.text;
+  EXPECT_TRUE(has("::wsemu::ptx::kernelParam(__builtin_addressof(p), sizeof(p), \"p\", true);")) << r.text;
+  EXPECT_FALSE(has("__builtin_addressof(n)")) << "a scalar holds no map";
 }
 
 TEST(EmuTranslate, FixtureConstructsAreRewrittenAndLinesKept) {
