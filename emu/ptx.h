@@ -106,7 +106,8 @@ void stmatrix(int num, bool trans, uint32_t row_addr, const uint32_t *regs, SrcL
 void setmaxnreg(bool inc, uint32_t regs, SrcLoc loc);
 
 // ---- TMA and bulk copies ----
-// At a kernel's entry (the translator adds one call per by-value parameter of class type): where
+// At a kernel's entry (the translator adds one call per by-value parameter of class or dependent
+// type): where
 // the parameter lies in this thread's frame and whether it is __grid_constant__. A TMA reads its
 // tensor map from param, const or global memory only (PTX ISA, cp.async.bulk.tensor); without
 // __grid_constant__ the address of a parameter is a per-thread local copy, and a map there is UB.

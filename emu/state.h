@@ -140,7 +140,8 @@ struct Cta {
   uint8_t *smem = nullptr;
   // Shared memory as the async proxy (TMA, bulk copies) last saw it: the arena at the CTA's start,
   // copied again at each fence.proxy.async (of shared memory), written by TMA and bulk loads.
-  // A TMA or bulk store reads its source from here (tma.cpp, proxyRead).
+  // A TMA or bulk store whose source differs from it reads its source from here (tma.cpp, viewOf).
+  // Set up with the arena (device.cpp, setupSharedArena).
   std::vector<uint8_t> async_view;
   size_t smem_bytes = 0, dyn_bytes = 0, static_used = 0, static_cap = 0;
   std::map<std::string, size_t> static_offsets;

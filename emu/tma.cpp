@@ -91,13 +91,9 @@ const TensorMap &checkMap(const TensorMap *map, SrcLoc loc) {
 // which the oracle puts in a wrong result's signature. On the H200 the missing fence never showed
 // (0 of 50 runs in BUGS.md, 5 of 5 passes in session 16): the GPU's own timing hides it.
 uint8_t *viewOf(uint32_t addr) { return cta().async_view.data() + (static_cast<uint8_t *>(smemPtr(addr)) - cta().smem); }
-void proxyWrite(uint32_t addr, const void *p, size_t n) {
-  if (cta().async_view.size() == cta().smem_bytes) std::memcpy(viewOf(addr), p, n);
-}
+void proxyWrite(uint32_t addr, const void *p, size_t n) { std::memcpy(viewOf(addr), p, n); }
 // Whether the `n` bytes at `addr` are as the async proxy sees them.
-bool proxySees(uint32_t addr, size_t n) {
-  return cta().async_view.size() != cta().smem_bytes || std::memcmp(viewOf(addr), smemPtr(addr), n) == 0;
-}
+bool proxySees(uint32_t addr, size_t n) { return std::memcmp(viewOf(addr), smemPtr(addr), n) == 0; }
 
 // A copy signalling a barrier no init set up is not a fault on the H200: its bytes land and the
 // word is left as it was (mbarrier_complete_tx, bench/probes/s16_uninit).

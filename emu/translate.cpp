@@ -1100,15 +1100,12 @@ static std::string runtimeHeadersKey(const std::string &root) {
 // min(prop.multiProcessorCount, tiles) blocks) then fails the same way every time (a negative
 // grid is an invalid configuration, a pattern pointer faults) instead of hanging on the emulator
 // by luck while the GPU, with other garbage, passed (bench/results/2026-11-29-h200-session5/).
-// BuildOptions::emu_var_init = "zero" builds the same program with zeroed locals. The reducer's
-// second judgement of an interesting candidate does not rebuild: the device locals the user's code
-// leaves uninitialised are filled at run time (uninitLocals; WSEMU_LOCALS=zero).
-static std::string autoVarInit(const BuildOptions &o) {
-  return "-ftrivial-auto-var-init=" + (o.emu_var_init.empty() ? std::string("pattern") : o.emu_var_init);
-}
+// The reducer's second judgement with zeroed locals does not rebuild: the device locals the user's
+// code leaves uninitialised are filled at run time (uninitLocals; WSEMU_LOCALS=zero).
+static const std::string kAutoVarInit = "-ftrivial-auto-var-init=pattern";
 
-static std::string emuPrecompiledHeaderDir(const std::string &gxx, const std::string &root, const std::string &cache,
-                                           const std::string &var_init) {
+static std::string emuPrecompiledHeaderDir(const std::string &gxx, const std::string &root, const std::string &cache) {
+  const std::string &var_init = kAutoVarInit;
   static std::mutex m;
   static std::map<std::string, std::string> memo;
   std::lock_guard<std::mutex> lock(m);
@@ -1179,7 +1176,7 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
   pre_material += "\n#lib " + lib + " " + std::to_string(fs::last_write_time(lib, pec).time_since_epoch().count());
   pre_material += "\n#self " + std::to_string(fs::last_write_time("/proc/self/exe", pec).time_since_epoch().count());
   pre_material += "\n#runtime-headers " + runtimeHeadersKey(root);  // the shim is compiled into every program
-  pre_material += "\n#var-init " + autoVarInit(o);
+  pre_material += "\n#var-init " + kAutoVarInit;
   // The harness header is found on -I, not beside the source: its text is part of the key too
   // (a change to what wscheck::compare prints must not reuse programs built before it).
   const std::string harness = harnessIncludeDir().empty() ? "" : readFile(harnessIncludeDir() + "/wscheck.h").value_or("");
@@ -1223,10 +1220,10 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
     b.tool_error = "g++ was not found in PATH";
     return done();
   }
-  std::vector<std::string> cmd = {gxx, "-std=c++20", "-O1", "-w", autoVarInit(o)};
+  std::vector<std::string> cmd = {gxx, "-std=c++20", "-O1", "-w", kAutoVarInit};
   // The runtime's headers (the shim, ptx.h, Boost.Context) precompiled once per cache: g++ finds
   // <pch>/emu/cuda_shim.h.gch before the header itself (a third of the g++ time per candidate).
-  if (std::string pch = emuPrecompiledHeaderDir(gxx, root, cache_root, autoVarInit(o)); !pch.empty()) cmd.insert(cmd.end(), {"-I", pch});
+  if (std::string pch = emuPrecompiledHeaderDir(gxx, root, cache_root); !pch.empty()) cmd.insert(cmd.end(), {"-I", pch});
   cmd.insert(cmd.end(), {"-I", root, "-I", root + "/emu/shim"});
   for (auto &i : o.includes) cmd.insert(cmd.end(), {"-I", i});
   if (auto h = harnessIncludeDir(); !h.empty()) cmd.insert(cmd.end(), {"-I", h});

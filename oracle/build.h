@@ -26,8 +26,6 @@ struct BuildOptions {
   // with -DWSWATCH_DEFAULT_MS=watchdog_ms. The hook keeps Clang out of wsr_oracle: the tools set
   // it to the Clang rewrite (oracle/watchdog.h). An empty result means "could not instrument":
   // the original is built. A copy that fails to compile falls back to the original too.
-  // The emu backend's -ftrivial-auto-var-init: pattern (the default, empty) or zero.
-  std::string emu_var_init;
   bool watchdog = false;
   double watchdog_ms = 200;
   std::function<std::string(const std::string &text, const std::string &path)> instrument;

@@ -39,6 +39,12 @@ std::string uninlineHarness(const std::string &text) {
   return text.substr(0, b) + "#include \"wscheck.h\"" + text.substr(e + kInlinedEnd.size());
 }
 
+std::string sizeWithoutInlinedHarness(const std::string &text) {
+  std::string plain = uninlineHarness(text);
+  if (plain == text) return "";
+  return std::to_string(countNonBlankLines(plain)) + " lines, " + std::to_string(countTokens(plain)) + " tokens";
+}
+
 std::string dropHarness(const std::string &text) {
   static const std::regex line(kHarnessInclude + std::string("\n?"));
   static const std::regex exit_code(R"(wscheck\s*::\s*exit_code\s*\(\s*\))");
@@ -144,9 +150,8 @@ std::string writeReport(const ReportInput &in) {
     << (long)in.wall_s << " s.";
   // The original includes wscheck.h; the result has it inlined (it builds with plain nvcc): the
   // program's own size is the one to compare.
-  if (std::string plain = uninlineHarness(in.reduced_text); plain != in.reduced_text)
-    s << " Without the inlined wscheck.h (as `#include \"wscheck.h\"`, as the original has it): "
-      << countNonBlankLines(plain) << " lines, " << countTokens(plain) << " tokens.";
+  if (std::string own = sizeWithoutInlinedHarness(in.reduced_text); !own.empty())
+    s << " Without the inlined wscheck.h (as `#include \"wscheck.h\"`, as the original has it): " << own << ".";
   s << "\n\n";
   if (!in.kept.empty()) {
     s << "Kept as written (`// wsreduce: keep begin` ... `end`), " << in.keep_skips

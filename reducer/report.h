@@ -20,6 +20,9 @@ std::string inlineHarness(const std::string &text);
 // pass edits the judge's own comparison. A resumed H200 reduction of gemm_k_loop_short made
 // compare() print a row-stripe line for any output (session 17, call c).
 std::string uninlineHarness(const std::string &text);
+// "N lines, M tokens" of `text` with its inlined header back as the include (the original's way
+// of having it, so the sizes compare); empty when the header is not inlined.
+std::string sizeWithoutInlinedHarness(const std::string &text);
 // The program without the harness when all it still uses is `wscheck::exit_code()` (read as 0):
 // the include line goes and the calls become 0. Unchanged text when it uses more of it (a
 // compare that a wrong result needs) or does not include it.

@@ -418,12 +418,10 @@ int main(int argc, char **argv) {
   ri.kept = t.keep;
   ri.keep_skips = tester.keepSkips();
   if (!wsr::writeFileAtomic(reportPath, wsr::writeReport(ri), &err)) return fail(err);
+  const std::string own = wsr::sizeWithoutInlinedHarness(best);
   llvm::outs() << "wsreduce: " << src << " " << wsr::countNonBlankLines(*text) << " -> " << wsr::countNonBlankLines(best)
                << " lines (" << wsr::countTokens(*text) << " -> " << wsr::countTokens(best) << " tokens"
-               << (wsr::uninlineHarness(best) != best
-                       ? "; " + std::to_string(wsr::countNonBlankLines(wsr::uninlineHarness(best))) + " lines, " +
-                             std::to_string(wsr::countTokens(wsr::uninlineHarness(best))) + " tokens without the inlined wscheck.h"
-                       : std::string())
+               << (own.empty() ? std::string() : "; " + own + " without the inlined wscheck.h")
                << "), "
                << ri.tests << " tests, " << (long)ri.wall_s << " s, the " << search.stats().jobs << " slots busy "
                << (long)(100 * search.stats().slotUse()) << "% of the time"
