@@ -271,6 +271,23 @@ void reportDeadlock(Cta &c) {
   c.failed = true;
 }
 
+// Once every thread has exited: a bulk store (TMA or plain) that no cp.async.bulk.wait_group(.read)
+// of its issuing thread covered is UB under every policy. The CTA's shared memory may be gone
+// before the store reads it; the eager policy happened to read it at issue.
+void checkStoresWaited(Cta &c) {
+  auto check = [](const AsyncPtr &op) {
+    if (!op->waited)
+      fail("ub/exit-with-bulk-in-flight", op->loc,
+           std::string("every thread exited, and thread ") + std::to_string(op->issuer) + " never waited for its " +
+               op->kind + " (no cp.async.bulk.commit_group and wait_group.read after it)");
+  };
+  for (auto &t : c.threads) {
+    for (auto &op : t->bulk_open) check(op);
+    for (auto &g : t->bulk_groups)
+      for (auto &op : g) check(op);
+  }
+}
+
 void runCta(Cta &c, StackPool &pool, const std::function<void()> &kernel) {
   for (auto &tp : c.threads) {
     Thread *t = tp.get();
@@ -303,6 +320,14 @@ void runCta(Cta &c, StackPool &pool, const std::function<void()> &kernel) {
                                   [](auto &p) { return p->state == Thread::Exited; });
     try {
       if (all_exited) {
+        checkStoresWaited(c);
+        // Stores whose reads are done land after the CTA (their thread waited for the reads).
+        auto landed = std::find_if(c.pending.begin(), c.pending.end(), [](auto &op) { return op->store && op->read_done; });
+        if (landed != c.pending.end()) {
+          ++c.step;
+          finishAsync(**landed);
+          continue;
+        }
         if (!c.pending.empty()) {
           AsyncOp &op = *c.pending.front();
           fail("ub/exit-with-bulk-in-flight", op.loc,

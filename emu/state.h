@@ -92,6 +92,13 @@ struct AsyncOp {
   int issuer = -1;
   int chain = -1;        // ops with the same chain (a warpgroup's wgmmas) complete in issue order
   bool read_done = false, done = false;
+  // A bulk store: a cp.async.bulk.wait_group(.read) of its thread covered it. What the thread
+  // knows, not what the scheduler did: under the eager policy a store is done at issue, and a
+  // thread that never waits for it is still wrong (the CTA may exit before the read).
+  bool waited = false;
+  // A bulk store: once it has read shared memory it needs nothing of the CTA, and its global
+  // writes land after the CTA exits (CUTLASS ends a kernel with wait_group.read 0).
+  bool store = false;
   virtual ~AsyncOp() = default;
   virtual void read() {}      // snapshot the sources
   virtual void complete() = 0;  // write the destinations, signal
@@ -117,6 +124,9 @@ struct Thread {
   std::deque<std::vector<AsyncPtr>> bulk_groups;
   std::vector<AsyncPtr> wg_open;
   std::deque<std::vector<AsyncPtr>> wg_groups;
+  // A wgmma.fence since the thread's start or its last wgmma.wait_group that retired every group
+  // (after which it reads the accumulators): a wgmma without one is ub/wgmma-unfenced.
+  bool wg_fenced = false;
   struct Param {  // a by-value kernel parameter of class type in this thread's frame (kernelParam)
     const char *lo, *hi, *name;
     bool grid_constant;
@@ -140,7 +150,7 @@ struct Cta {
   uint8_t *smem = nullptr;
   // Shared memory as the async proxy (TMA, bulk copies) last saw it: the arena at the CTA's start,
   // copied again at each fence.proxy.async (of shared memory), written by TMA and bulk loads.
-  // A TMA or bulk store whose source differs from it reads its source from here (tma.cpp, viewOf).
+  // A TMA or bulk store, or a wgmma, whose source differs from it reads from here (asyncView).
   // Set up with the arena (device.cpp, setupSharedArena).
   std::vector<uint8_t> async_view;
   size_t smem_bytes = 0, dyn_bytes = 0, static_used = 0, static_cap = 0;
@@ -202,6 +212,12 @@ std::string waitArrivals(const Thread &t);
 // (counted for the notes smem-read-unwaited and smem-read-before-tx); noteTxWrite records a load's
 // destination at issue.
 bool readBeforeLanded(const Thread &t, uint32_t lo, uint32_t hi);
+// The async proxy's view of the shared bytes at `addr` (Cta::async_view, tma.cpp): proxyWrite is a
+// TMA or bulk load landing; proxySees says whether the view of `n` bytes equals the arena (no
+// generic store changed them since the last fence.proxy.async).
+uint8_t *asyncView(uint32_t addr);
+void proxyWrite(uint32_t addr, const void *p, size_t n);
+bool proxySees(uint32_t addr, size_t n);
 void noteTxWrite(uint32_t dst, uint64_t bytes, uint32_t bar);
 // Join the open rendezvous `kind` of a thread set (slots base..base+nslots-1 that `mask` names);
 // the last arrival runs `complete`; returns once it has run.

@@ -40,6 +40,17 @@ int encodeTiled(TensorMap *map, int dtype, uint32_t rank, void *base, const uint
   return 0;
 }
 
+// The async proxy's view of shared memory (Cta::async_view): a load writes it as it writes the
+// arena; a store and a wgmma read it. Generic stores (st.shared, C++) reach it only through a
+// fence.proxy.async. A store whose source bytes differ between the arena and the view was written
+// after the last fence: it stores what the view holds (stale bytes, the arena's 0xFF NaN pattern
+// if nothing ever made them visible) and the program's exit notes say proxy-unfenced=N (stores),
+// which the oracle puts in a wrong result's signature. On the H200 the missing fence never showed
+// (0 of 50 runs in BUGS.md, 5 of 5 passes in session 16): the GPU's own timing hides it.
+uint8_t *asyncView(uint32_t addr) { return cta().async_view.data() + (static_cast<uint8_t *>(smemPtr(addr)) - cta().smem); }
+void proxyWrite(uint32_t addr, const void *p, size_t n) { std::memcpy(asyncView(addr), p, n); }
+bool proxySees(uint32_t addr, size_t n) { return std::memcmp(asyncView(addr), smemPtr(addr), n) == 0; }
+
 namespace ptx {
 namespace {
 
@@ -82,18 +93,6 @@ const TensorMap &checkMap(const TensorMap *map, SrcLoc loc) {
   checkMapSpace(map, loc);
   return *map;
 }
-
-// The async proxy's view of shared memory (Cta::async_view): a load writes it as it writes the
-// arena; a store reads it. Generic stores (st.shared, C++) reach it only through a
-// fence.proxy.async. A store whose source bytes differ between the arena and the view was written
-// after the last fence: it stores what the view holds (stale bytes, the arena's 0xFF NaN pattern
-// if nothing ever made them visible) and the program's exit notes say proxy-unfenced=N (stores),
-// which the oracle puts in a wrong result's signature. On the H200 the missing fence never showed
-// (0 of 50 runs in BUGS.md, 5 of 5 passes in session 16): the GPU's own timing hides it.
-uint8_t *viewOf(uint32_t addr) { return cta().async_view.data() + (static_cast<uint8_t *>(smemPtr(addr)) - cta().smem); }
-void proxyWrite(uint32_t addr, const void *p, size_t n) { std::memcpy(viewOf(addr), p, n); }
-// Whether the `n` bytes at `addr` are as the async proxy sees them.
-bool proxySees(uint32_t addr, size_t n) { return std::memcmp(viewOf(addr), smemPtr(addr), n) == 0; }
 
 // A copy signalling a barrier no init set up is not a fault on the H200: its bytes land and the
 // word is left as it was (mbarrier_complete_tx, bench/probes/s16_uninit).
@@ -211,7 +210,7 @@ struct TmaStore : AsyncOp {
     for (uint64_t o = 0; o < box.bytes; o += 16) {
       uint32_t a = swizzleAddr(src + (uint32_t)o, map.swizzle);
       checkShared(a, 16, loc);
-      std::memcpy(&image[o], stale ? viewOf(a) : smemPtr(a), 16);
+      std::memcpy(&image[o], stale ? asyncView(a) : smemPtr(a), 16);
     }
   }
   void complete() override {
@@ -250,7 +249,7 @@ struct BulkStore : AsyncOp {
   bool stale = false;  // as TmaStore's
   void read() override {
     checkShared(src, bytes, loc);
-    auto *p = stale ? viewOf(src) : static_cast<uint8_t *>(smemPtr(src));
+    auto *p = stale ? asyncView(src) : static_cast<uint8_t *>(smemPtr(src));
     image.assign(p, p + bytes);
   }
   void complete() override {
@@ -298,6 +297,7 @@ void tma_store(int rank, const TensorMap *mp, const int32_t *coords, uint32_t sr
   if (src % 128) fail("ub/misaligned", loc, "TMA store source in shared memory is not 128-byte aligned");
   auto op = std::make_shared<TmaStore>();
   op->kind = "cp.async.bulk.tensor (store)";
+  op->store = true;
   op->loc = loc;
   op->map = m;
   std::memcpy(op->coords, coords, sizeof(int32_t) * rank);
@@ -337,6 +337,7 @@ void bulk_store(void *dst, uint32_t src, uint32_t bytes, SrcLoc loc) {
   checkShared(src, bytes, loc);
   auto op = std::make_shared<BulkStore>();
   op->kind = "cp.async.bulk (store)";
+  op->store = true;
   op->loc = loc;
   op->dst = static_cast<uint8_t *>(dst);
   op->src = src;
@@ -363,6 +364,7 @@ void bulk_wait_group(int n, bool read_only, SrcLoc loc) {
   size_t total = t.bulk_groups.size();
   for (size_t i = 0; i + (size_t)n < total; ++i)
     for (auto &op : t.bulk_groups[i]) {
+      op->waited = true;
       if (read_only) finishAsyncRead(*op);
       else finishAsync(*op);
     }

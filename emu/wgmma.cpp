@@ -40,9 +40,16 @@ uint32_t swz(uint32_t a, int mode) {
 int elemBytes(WgType t) { return t == WgType::TF32 ? 4 : 2; }
 int kOf(WgType t) { return t == WgType::TF32 ? 8 : 16; }
 
-float loadElem(uint32_t addr, WgType t, SrcLoc loc) {
-  checkShared(addr, (size_t)elemBytes(t), loc);
+// wgmma reads its shared operands through the async proxy: bytes a generic store changed after the
+// last fence.proxy.async are read as the proxy saw them (asyncView), and `stale` is set.
+float loadElem(uint32_t addr, WgType t, SrcLoc loc, bool &stale) {
+  size_t n = (size_t)elemBytes(t);
+  checkShared(addr, n, loc);
   const uint8_t *p = static_cast<const uint8_t *>(smemPtr(addr));
+  if (!proxySees(addr, n)) {
+    p = asyncView(addr);
+    stale = true;
+  }
   if (t == WgType::TF32) {
     uint32_t u;
     std::memcpy(&u, p, 4);
@@ -82,6 +89,7 @@ struct WgmmaOp : AsyncOp {
     A.assign(64 * k, 0.f);
     B.assign((size_t)n * k, 0.f);
     int e = elemBytes(type);
+    bool stale = false;
     if (rs) {
       for (int t = 0; t < 128; ++t) {
         int w = t / 32, l = t % 32;
@@ -99,10 +107,11 @@ struct WgmmaOp : AsyncOp {
       }
     } else {
       for (int m = 0; m < 64; ++m)
-        for (int kk = 0; kk < k; ++kk) A[m * k + kk] = loadElem(wgmma_desc_addr(da, ta, e, m, kk), type, loc);
+        for (int kk = 0; kk < k; ++kk) A[m * k + kk] = loadElem(wgmma_desc_addr(da, ta, e, m, kk), type, loc, stale);
     }
     for (int nn = 0; nn < n; ++nn)
-      for (int kk = 0; kk < k; ++kk) B[nn * k + kk] = loadElem(wgmma_desc_addr(db, tb, e, nn, kk), type, loc);
+      for (int kk = 0; kk < k; ++kk) B[nn * k + kk] = loadElem(wgmma_desc_addr(db, tb, e, nn, kk), type, loc, stale);
+    if (stale) ++g_proxy_unfenced;  // operands written by generic stores with no proxy fence after
     if (sa < 0)
       for (auto &x : A) x = -x;
     if (sb < 0)
@@ -138,6 +147,14 @@ void mma(int n, WgType type, float *const *d, const uint32_t *a, uint64_t da, ui
          int sb, int ta, int tb, bool rs, SrcLoc loc) {
   preempt();
   if (n < 8 || n > 256 || n % 8) unknown_instruction(("wgmma.mma_async with n=" + std::to_string(n)).c_str(), loc);
+  // PTX ISA (wgmma.fence): required before the first wgmma.mma_async of a warpgroup and between a
+  // thread's accesses to the accumulator or A registers and a wgmma that uses them. Checked as: a
+  // wgmma.fence since the thread's start or its last wgmma.wait_group that retired everything
+  // (after which it reads the accumulators); consecutive wgmmas of one chain need none.
+  if (!self().wg_fenced)
+    fail("ub/wgmma-unfenced", loc,
+         "wgmma.mma_async with no wgmma.fence before it since the thread's start or its last wgmma.wait_group "
+         "that retired every wgmma (the accumulators' accesses are unordered with it)");
   if (rs && ta) unknown_instruction("wgmma.mma_async with A from registers and imm-trans-a", loc);
   if (type == WgType::TF32 && (ta || tb)) unknown_instruction("wgmma.mma_async tf32 with a transposed operand", loc);
   std::ostringstream kind;
@@ -221,7 +238,10 @@ void wgmma_rs(int n, WgType t, float *const *d, const uint32_t *a, uint64_t db, 
   mma(n, t, d, a, 0, db, scale_d, sa, sb, 0, tb, true, loc);
 }
 
-void wgmma_fence(SrcLoc loc) { fence("wgmma.fence", loc); }
+void wgmma_fence(SrcLoc loc) {
+  fence("wgmma.fence", loc);
+  self().wg_fenced = true;
+}
 
 void wgmma_commit_group(SrcLoc loc) {
   preempt();
@@ -252,6 +272,7 @@ void wgmma_wait_group(int n, SrcLoc loc) {
     }
     t.wg_groups.pop_front();
   }
+  if (t.wg_groups.empty() && t.wg_open.empty()) t.wg_fenced = false;  // the accumulators are the thread's again
 }
 
 }  // namespace wsemu::ptx

@@ -13,8 +13,13 @@ uint64_t makeDesc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
          (1ull << 62);
 }
 
+// Where A comes from: a TMA (SS), registers (RS), or the threads' own stores into shared memory
+// in the layout the TMA would give (SS), with or without a fence.proxy.async after them.
+enum class ASrc { Tma, Regs, Stores, StoresFenced };
+
 // C[64][64] = A[64][64] * B, B given K-major as Bnk[n][k] (SS) or MN-major as Bkn[k][n] (RS).
-void gemmTile(const TensorMap ma, const TensorMap mb, float *C, bool rs, const uint16_t *Aglob, bool wait_before_read) {
+void gemmTile(const TensorMap ma, const TensorMap mb, float *C, ASrc asrc, const uint16_t *Aglob, bool wait_before_read) {
+  const bool rs = asrc == ASrc::Regs;
   // __grid_constant__ parameters, as the translator registers them (emu/tma.cpp, checkMapSpace)
   wsemu::ptx::kernelParam(&ma, sizeof ma, "ma", true); wsemu::ptx::kernelParam(&mb, sizeof mb, "mb", true);
   using namespace wsemu::ptx;
@@ -28,9 +33,15 @@ void gemmTile(const TensorMap ma, const TensorMap mb, float *C, bool rs, const u
   }
   syncthreads(WSEMU_HERE);
   if (t == 0) {
-    mbarrier_arrive_expect_tx(smemAddr(bar), rs ? 8192 : 16384, WSEMU_HERE);
-    if (!rs) tma_load_2d(smemAddr(sA), &ma, smemAddr(bar), 0, 0, WSEMU_HERE);
+    mbarrier_arrive_expect_tx(smemAddr(bar), asrc == ASrc::Tma ? 16384 : 8192, WSEMU_HERE);
+    if (asrc == ASrc::Tma) tma_load_2d(smemAddr(sA), &ma, smemAddr(bar), 0, 0, WSEMU_HERE);
     tma_load_2d(smemAddr(sB), &mb, smemAddr(bar), 0, 0, WSEMU_HERE);
+  }
+  if (asrc == ASrc::Stores || asrc == ASrc::StoresFenced) {
+    for (int e = t; e < 64 * 64; e += 128)
+      at(reinterpret_cast<uint16_t *>(sA + sw128(e / 64, e % 64)), WSEMU_HERE) = Aglob[e];
+    if (asrc == ASrc::StoresFenced) fence_proxy_async(WSEMU_HERE);
+    syncthreads(WSEMU_HERE);
   }
   while (!mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE)) {}
   float acc[32];
@@ -77,17 +88,17 @@ struct Problem {
 
 }  // namespace
 
-Verdict runGemmTile(Problem &p, bool rs, bool wait_before_read, Policy pol) {
+Verdict runGemmTile(Problem &p, ASrc asrc, bool wait_before_read, Policy pol) {
   TensorMap ma = p.A.map(64, 64), mb = p.B.map(64, 64);
   const uint16_t *Ag = p.A.dev;
   float *C = p.C;
-  return launch(Dim3(1), Dim3(128), 16384 + 8, [=] { gemmTile(ma, mb, C, rs, Ag, wait_before_read); }, cfgOf(pol));
+  return launch(Dim3(1), Dim3(128), 16384 + 8, [=] { gemmTile(ma, mb, C, asrc, Ag, wait_before_read); }, cfgOf(pol));
 }
 
 TEST(Wgmma, SSBf16KMajor128BSwizzleMatchesCpu) {
   for (Policy pol : {Policy::Eager, Policy::ReadsLate, Policy::CompletionsLate}) {
     Problem p;
-    Verdict v = runGemmTile(p, false, true, pol);
+    Verdict v = runGemmTile(p, ASrc::Tma, true, pol);
     ASSERT_TRUE(v.pass()) << dump(v);
     EXPECT_LT(p.maxErr(false), 1e-3) << policyName(pol);
   }
@@ -96,9 +107,68 @@ TEST(Wgmma, SSBf16KMajor128BSwizzleMatchesCpu) {
 TEST(Wgmma, RSBf16WithMNMajorBMatchesCpu) {
   for (Policy pol : {Policy::Eager, Policy::ReadsLate, Policy::CompletionsLate}) {
     Problem p;
-    Verdict v = runGemmTile(p, true, true, pol);
+    Verdict v = runGemmTile(p, ASrc::Regs, true, pol);
     ASSERT_TRUE(v.pass()) << dump(v);
     EXPECT_LT(p.maxErr(true), 1e-3) << policyName(pol);
+  }
+}
+
+// wgmma reads shared operands through the async proxy: an A tile the threads stored themselves
+// reaches it through a fence.proxy.async. Without the fence the wgmma reads what the proxy last
+// saw (the arena's 0xFF pattern: NaN) and the notes count it (proxy-unfenced); with it, C is right.
+TEST(Wgmma, OperandsFromGenericStoresNeedTheProxyFence) {
+  for (ASrc asrc : {ASrc::StoresFenced, ASrc::Stores}) {
+    Problem p;
+    uint64_t before = ptx::g_proxy_unfenced.load();
+    Verdict v = runGemmTile(p, asrc, true, Policy::Eager);
+    ASSERT_TRUE(v.pass()) << dump(v);
+    bool fenced = asrc == ASrc::StoresFenced;
+    EXPECT_EQ(ptx::g_proxy_unfenced.load() - before, fenced ? 0u : 4u) << "one per wgmma that read unfenced bytes";
+    if (fenced) EXPECT_LT(p.maxErr(false), 1e-3);
+    else EXPECT_TRUE(std::isnan(p.C[0])) << p.C[0];
+  }
+}
+
+// wgmma.fence (PTX ISA): before a warpgroup's first wgmma, and between the threads' accesses to the
+// accumulators and a wgmma that uses them; the emulator asks for one since the thread's start or
+// its last wgmma.wait_group that retired every wgmma. `missing`: 0 none, 1 the first fence, 2 the
+// fence after the first full wait. A wgmma whose wait never comes is UB at the thread's exit, under
+// the eager policy too (it completed at issue; the thread does not know that).
+namespace {
+void twoBatches(int missing, bool wait_last) {
+  using namespace wsemu::ptx;
+  uint8_t *smem = dynamicShared();
+  uint64_t d = makeDesc(smemAddr(smem), 16, 1024);
+  float acc[32] = {};
+  if (missing != 1) wgmma_fence(WSEMU_HERE);
+  wgmma_ss(acc, WgType::BF16, d, d, false, 0, 0, WSEMU_HERE);  // @first-wgmma
+  wgmma_commit_group(WSEMU_HERE);
+  wgmma_wait_group(0, WSEMU_HERE);
+  if (missing != 2) wgmma_fence(WSEMU_HERE);
+  wgmma_ss(acc, WgType::BF16, d, d, true, 0, 0, WSEMU_HERE);  // @second-wgmma
+  wgmma_commit_group(WSEMU_HERE);
+  if (wait_last) wgmma_wait_group(0, WSEMU_HERE);
+}
+}  // namespace
+
+TEST(Wgmma, AWgmmaWithoutAFenceSinceTheLastFullWaitIsUb) {
+  for (int missing : {0, 1, 2}) {
+    Verdict v = launch(Dim3(1), Dim3(128), 8192, [=] { twoBatches(missing, true); }, cfgOf());
+    if (missing == 0) {
+      EXPECT_TRUE(v.pass()) << dump(v);
+      continue;
+    }
+    EXPECT_EQ(v.detail, "ub/wgmma-unfenced") << missing << dump(v);
+    std::string site = siteOfMarker("test_wgmma.cpp", missing == 1 ? "first-wgmma" : "second-wgmma");
+    EXPECT_EQ(v.signature.rfind(site + ",", 0), 0u) << missing << dump(v);
+  }
+}
+
+TEST(Wgmma, ExitingBeforeAWaitRetiredAWgmmaIsUbUnderEveryPolicy) {
+  for (Policy pol : {Policy::Eager, Policy::ReadsLate, Policy::CompletionsLate}) {
+    Verdict v = launch(Dim3(1), Dim3(128), 8192, [=] { twoBatches(0, false); }, cfgOf(pol));
+    EXPECT_EQ(v.detail, "ub/exit-with-wgmma-in-flight") << policyName(pol) << dump(v);
+    EXPECT_EQ(v.signature.rfind(siteOfMarker("test_wgmma.cpp", "second-wgmma") + ",", 0), 0u) << dump(v);
   }
 }
 
