@@ -107,8 +107,7 @@ void setmaxnreg(bool inc, uint32_t regs, SrcLoc loc);
 
 // ---- TMA and bulk copies ----
 // At a kernel's entry (the translator adds one call per by-value parameter of class or dependent
-// type): where
-// the parameter lies in this thread's frame and whether it is __grid_constant__. A TMA reads its
+// type): where the parameter lies in this thread's frame and whether it is __grid_constant__. A TMA reads its
 // tensor map from param, const or global memory only (PTX ISA, cp.async.bulk.tensor); without
 // __grid_constant__ the address of a parameter is a per-thread local copy, and a map there is UB.
 void kernelParam(const void *p, size_t bytes, const char *name, bool grid_constant);

@@ -321,13 +321,12 @@ void runCta(Cta &c, StackPool &pool, const std::function<void()> &kernel) {
     try {
       if (all_exited) {
         checkStoresWaited(c);
-        // Stores whose reads are done land after the CTA (their thread waited for the reads).
-        auto landed = std::find_if(c.pending.begin(), c.pending.end(), [](auto &op) { return op->store && op->read_done; });
-        if (landed != c.pending.end()) {
-          ++c.step;
-          finishAsync(**landed);
-          continue;
-        }
+        // Stores whose reads are done (their threads waited for them) land after the CTA exits.
+        for (const AsyncPtr &op : std::vector<AsyncPtr>(c.pending))
+          if (op->store && op->read_done) {
+            ++c.step;
+            finishAsync(*op);
+          }
         if (!c.pending.empty()) {
           AsyncOp &op = *c.pending.front();
           fail("ub/exit-with-bulk-in-flight", op.loc,

@@ -1105,14 +1105,12 @@ static std::string runtimeHeadersKey(const std::string &root) {
 static const std::string kAutoVarInit = "-ftrivial-auto-var-init=pattern";
 
 static std::string emuPrecompiledHeaderDir(const std::string &gxx, const std::string &root, const std::string &cache) {
-  const std::string &var_init = kAutoVarInit;
   static std::mutex m;
-  static std::map<std::string, std::string> memo;
+  static std::map<std::string, std::string> memo;  // per cache directory
   std::lock_guard<std::mutex> lock(m);
-  const std::string memo_key = cache + "\n" + var_init;
-  if (auto it = memo.find(memo_key); it != memo.end()) return it->second;
+  if (auto it = memo.find(cache); it != memo.end()) return it->second;
   std::error_code ec;
-  std::string material = gxx + " " + var_init + "\n#runtime-headers " + runtimeHeadersKey(root);
+  std::string material = gxx + " " + kAutoVarInit + "\n#runtime-headers " + runtimeHeadersKey(root);
   char key[32];
   std::snprintf(key, sizeof key, "%016llx", (unsigned long long)llvm::xxh3_64bits(llvm::StringRef(material)));
   fs::path dir = fs::path(cache) / "emu" / (std::string("pch-") + key);
@@ -1123,19 +1121,19 @@ static std::string emuPrecompiledHeaderDir(const std::string &gxx, const std::st
     RunOptions ro;
     ro.timeout_s = 300;
     ro.tmpdir_in_workdir = true;
-    auto r = runProcess({gxx, "-std=c++20", "-O1", "-w", var_init, "-I", root, "-I", root + "/emu/shim", "-x", "c++-header",
+    auto r = runProcess({gxx, "-std=c++20", "-O1", "-w", kAutoVarInit, "-I", root, "-I", root + "/emu/shim", "-x", "c++-header",
                          root + "/emu/cuda_shim.h", "-o", tmp.string()},
                         ro);
     if (r.exit_code != 0 || r.timed_out || !fs::exists(tmp)) {
       fs::remove(tmp, ec);
-      return memo[memo_key] = "";
+      return memo[cache] = "";
     }
     fs::create_symlink(root + "/emu/cuda_shim.h", dir / "emu" / "cuda_shim.h", ec);
     fs::rename(tmp, gch, ec);
   }
   if (!fs::exists(dir / "emu" / "cuda_shim.h")) fs::create_symlink(root + "/emu/cuda_shim.h", dir / "emu" / "cuda_shim.h", ec);
   touchCacheEntry(dir.string());  // once per process: the cache's pruning keeps what is in use
-  return memo[memo_key] = dir.string();
+  return memo[cache] = dir.string();
 }
 
 BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std::string *translated_path) {
