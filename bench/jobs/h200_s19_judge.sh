@@ -7,6 +7,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/out}
 RUNS=${RUNS:-3}
+[ $# -gt 0 ] || { echo "h200_s19_judge: name the .cu files to judge" >&2; exit 2; }
+for f in "$@"; do [ -r "$f" ] || { echo "h200_s19_judge: cannot read $f" >&2; exit 2; }; done
 {
   for f in "$@"; do
     for i in $(seq 1 "$RUNS"); do
