@@ -137,6 +137,17 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
             r.note = "with zeroed locals the verdict is " + z->detail + " (" + z->signature + ")";
           }
         }
+      if (r.interesting && proxy_cf_)
+        if (auto c = withCoherentProxy(v, oo, [&](const OracleOptions &co) { return judge(file, co); })) {
+          r.build_ms += c->timings.build_ms;
+          for (double x : c->timings.run_ms) r.run_ms += x;
+          if (!sameFailure(*c, *proxy_cf_)) {
+            r.interesting = false;
+            r.detail = "fence-independent";
+            r.note = "with a coherent async proxy (every fence.proxy.async in place) the verdict is " + c->detail +
+                     " (" + c->signature + "), the original's " + proxy_cf_->detail;
+          }
+        }
     }
     removeTree(dir);
   };
@@ -262,6 +273,14 @@ std::optional<Verdict> Tester::withZeroedLocals(const Verdict &v, OracleOptions 
   return judgeWith(oo);
 }
 
+std::optional<Verdict> Tester::withCoherentProxy(const Verdict &v, OracleOptions oo,
+                                                 const std::function<Verdict(const OracleOptions &)> &judgeWith) const {
+  if (!opt_.proxy_check || v.backend != "emu" || !opt_.test_script.empty()) return std::nullopt;
+  if (v.signature.find("proxy-unfenced") == std::string::npos) return std::nullopt;
+  oo.run.env_set["WSEMU_PROXY"] = "coherent";  // the same build (emu/tma.cpp, proxyCoherent)
+  return judgeWith(oo);
+}
+
 bool Tester::sameFailure(const Verdict &a, const Verdict &b) { return a.symptom == b.symptom && a.signature == b.signature; }
 
 Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
@@ -285,6 +304,9 @@ Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
     });
     if (z && !sameFailure(*z, v))
       locals_off_ = "the original's own verdict is " + z->detail + " (" + z->signature + ") with zeroed locals";
+    proxy_cf_ = withCoherentProxy(v, zo, [&](const OracleOptions &o) {
+      return judgeText(text, fs::path(opt_.original_path).filename().string(), o);
+    });
   }
   if (as_result) {
     as_result->detail = v.detail;

@@ -41,6 +41,14 @@ struct TestOptions {
   // pattern made the product "wrong/row-stripe" on the emulator, and the GPU's zero registers
   // made it pass. Off when the original's own verdict differs with zeroed locals.
   bool locals_check = true;
+  // Emu backend, when the original's failure says proxy-unfenced (TMA/bulk stores or wgmmas read
+  // shared bytes the async proxy had not seen): an interesting candidate is judged again with a
+  // coherent proxy (WSEMU_PROXY=coherent: as if every fence.proxy.async were there) and is
+  // interesting only when that verdict is the original's own with a coherent proxy (a pass: the
+  // fence fixes it). The "fix makes it pass" judgement: a reduction of the missing proxy fence on
+  // the CPU (session 19) had kept the stale store and let the stored values go unset, and on the
+  // H200 that program was wrong for the unset values, not the fence.
+  bool proxy_check = true;
   // Code no candidate may change (keep.h: `// wsreduce: keep begin` ... `end` in the original);
   // a candidate that changed it is skipped before the parse check, unjudged.
   std::vector<KeptRegion> keep;
@@ -84,6 +92,9 @@ class Tester {
   // After judgeOriginal: why the zeroed-locals check is off for this reduction (empty: it is on,
   // or it does not apply).
   const std::string &localsCheckOff() const { return locals_off_; }
+  // After judgeOriginal: the original's verdict with a coherent async proxy, when the proxy check
+  // applies (TestOptions::proxy_check); what every interesting candidate's must then be.
+  const std::optional<Verdict> &coherentProxyVerdict() const { return proxy_cf_; }
   // From the original's verdict, when every run of it finished on its own (failed fast, or the
   // watchdog named its hang): a candidate killed at the timeout is not retried (unless `retry`),
   // and with `calibrate` the candidates' timeout becomes clamp(10 x its longest run, 2 s, cap_s).
@@ -109,6 +120,11 @@ class Tester {
   // nullopt when the check does not apply (off, a script, not the emulator's verdict).
   std::optional<Verdict> withZeroedLocals(const Verdict &v, OracleOptions oo,
                                           const std::function<Verdict(const OracleOptions &)> &judgeWith) const;
+  // `v`'s program judged again with WSEMU_PROXY=coherent; nullopt when the proxy check does not
+  // apply (off, a script, not the emulator's verdict, or the original's failure is not proxy-unfenced).
+  std::optional<Verdict> withCoherentProxy(const Verdict &v, OracleOptions oo,
+                                           const std::function<Verdict(const OracleOptions &)> &judgeWith) const;
+  std::optional<Verdict> proxy_cf_;
   static bool sameFailure(const Verdict &a, const Verdict &b);  // the same symptom and signature
   std::unordered_map<std::string, TestResult> cache_;
   // Texts being judged now: a second test of the same text (the search's lookahead judged it

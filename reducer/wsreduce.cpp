@@ -247,6 +247,10 @@ int main(int argc, char **argv) {
                  << ")\n";
     if (!tester.localsCheckOff().empty())
       llvm::errs() << "wsreduce: candidates are not judged again with zeroed locals: " << tester.localsCheckOff() << "\n";
+    if (auto &c = tester.coherentProxyVerdict())
+      llvm::errs() << "wsreduce: the original reads shared bytes the async proxy had not seen; with a coherent proxy "
+                   << "(every fence.proxy.async in place) its verdict is " << c->detail
+                   << ", and every candidate's must be the same\n";
     // Adaptive timeout (issue 5) and no retry of timed-out candidates, from the original's own run.
     for (auto &line : tester.tuneFromOriginal(ov, Timeout, !NoCalibrate, NoRetry)) llvm::errs() << "wsreduce: " << line << "\n";
   }

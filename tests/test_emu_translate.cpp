@@ -1121,6 +1121,49 @@ TEST(Tester, AFailureThatComesFromUninitialisedLocalsIsNotInteresting) {
   wsr::removeTree(dir);
 }
 
+// "The fix makes it pass": when the original's failure reads bytes the async proxy had not seen
+// (proxy-unfenced), an interesting candidate is judged again with a coherent proxy (every
+// fence.proxy.async in place) and must then pass as the original does. Session 19's CPU
+// reduction of the missing proxy fence (the 68 lines of corpus/reduced/ at 27b3b7f, a fixture
+// now) kept the stale store but left the stored values unset locals: with the fence it is still
+// wrong, and on the H200 it was wrong for the unset values, not the fence.
+TEST(Tester, AProxyFailureThatStaysWithTheFenceInPlaceIsNotTheMissingFence) {
+  std::string path = repo() + "/corpus/examples/pipeline_missing_proxy_fence.cu";
+  auto original = wsr::readFile(path);
+  auto unset = wsr::readFile(fixture("proxy_fence_unset_values.cu"));
+  ASSERT_TRUE(original && unset);
+  wsr::TestOptions t;
+  t.symptom = "wrong";
+  t.original_path = path;
+  t.oracle.backend = "emu";
+  t.oracle.emu_build = wsr::emu::emuBuilder();
+  t.oracle.build.cache_dir = std::string(WSR_BUILD_DIR) + "/emu-test-cache";
+  t.oracle.run.timeout_s = 60;
+  wsr::Tester tester(t);
+  wsr::TestResult o;
+  wsr::Verdict ov = tester.judgeOriginal(*original, &o);
+  ASSERT_TRUE(o.interesting) << dump(ov);
+  ASSERT_NE(ov.signature.find("+proxy-unfenced"), std::string::npos) << dump(ov);
+  ASSERT_TRUE(tester.coherentProxyVerdict().has_value());
+  EXPECT_EQ(tester.coherentProxyVerdict()->symptom, "pass") << dump(*tester.coherentProxyVerdict());
+  tester.setSignature(ov.signature);
+  auto u = tester.test(*unset);
+  EXPECT_FALSE(u.interesting) << u.detail << " " << u.note;
+  EXPECT_EQ(u.detail, "fence-independent") << u.note;
+  EXPECT_NE(u.note.find("wrong"), std::string::npos) << u.note;
+  // the original itself (a comment apart) still is the missing fence
+  auto same = tester.test(*original + "\n// the same program\n");
+  EXPECT_TRUE(same.interesting) << same.detail << " " << same.note;
+  // without the check the unset values' result keeps the original's signature, as in session 19
+  t.proxy_check = false;
+  wsr::Tester unchecked(t);
+  unchecked.judgeOriginal(*original);
+  EXPECT_FALSE(unchecked.coherentProxyVerdict().has_value());
+  unchecked.setSignature(ov.signature);
+  auto uu = unchecked.test(*unset);
+  EXPECT_TRUE(uu.interesting) << uu.detail << " " << uu.note << " " << uu.signature;
+}
+
 // An instruction the emulator does not implement, reached by a candidate (a pass edited an asm
 // string), says the candidate cannot be judged there, not that the judge is broken: it is not
 // interesting and not an infra error, so a run of them does not stop the search (session 17,
