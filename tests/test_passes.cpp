@@ -192,6 +192,26 @@ TEST(RemoveStmt, OuterBlocksBeforeTheirStatements) {
   EXPECT_TRUE(parses(p, out));
 }
 
+// A loop's or branch's body of at most one simple statement loses its braces: C-Vise's 11 tokens
+// on the CPU benchmark's host hang (session 15) were one `{ }` -> `;` short of wsreduce's 12. A
+// nested if (an else would bind to it) and a declaration (its scope) keep theirs.
+TEST(RemoveStmt, ABodyOfOneSimpleStatementLosesItsBraces) {
+  LOAD(p, "remove_stmt_braces.cu");
+  auto sites = sitesOf("remove-stmt", p);
+  SCOPED_TRACE(listing(sites));
+  auto *w = withNote(sites, "braces of the while body at line 4");
+  auto *f = withNote(sites, "braces of the for body at line 5");
+  auto *e = withNote(sites, "braces of the else body at line 9");
+  ASSERT_TRUE(w && f && e);
+  EXPECT_FALSE(anyNote(sites, "braces of the if body"));
+  EXPECT_FALSE(anyNote(sites, "braces of the do body"));
+  EXPECT_EQ(apply(p, *w), rewrite(p.text, {{"while (n < 10) { ++n; }", "while (n < 10) ++n;"}}));
+  EXPECT_EQ(apply(p, *f), rewrite(p.text, {{"for (;;) {\n  }", "for (;;) ;"}}));
+  EXPECT_EQ(apply(p, *e), rewrite(p.text, {{"else {\n    n = 3;\n  }", "else n = 3;"}}));
+  for (auto *s : {w, f, e}) EXPECT_TRUE(parses(p, apply(p, *s))) << s->note;
+  EXPECT_GT(w->level, 0) << "after the statements around the loop";
+}
+
 // A declaration goes with the later statements of its block that use it, transitively; a
 // function with every statement naming it (a launch, cudaFuncSetAttribute); a function named
 // outside any statement (a global initializer) is not offered. Every such site parses.
