@@ -163,6 +163,37 @@ TEST(EmuTranslate, UninitialisedDeviceLocalsAreFilledAtRunTime) {
   EXPECT_EQ(count(r.text), count(text) + 3);
 }
 
+// A non-constant narrowing in a braced initializer is a warning to nvcc's host compiler, which
+// builds the program, and an error by default to Clang. The reducer's strict parse took it and
+// the emulator's parse refused the result (session 20's H200 reduction of the missing proxy
+// fence, `const cuuint64_t dims[2] = {cols, rows};`): both now take what nvcc builds.
+TEST(EmuTranslate, ANonConstantNarrowingParsesAsNvccBuildsIt) {
+  const std::string text =
+      "__global__ void k(unsigned long *out) { out[0] = 1; }\n"
+      "int main(int argc, char **) {\n"
+      "  int cols = argc * 32;\n"
+      "  const unsigned long dims[2] = {cols, cols};\n"
+      "  k<<<1, 1>>>(nullptr);\n"
+      "  return (int)dims[1] - 32 * argc;\n"
+      "}\n";
+  std::string dir = wsr::makeTempDir("wsr-narrow.");
+  std::string path = dir + "/narrow.cu";
+  ASSERT_TRUE(wsr::writeFileAtomic(path, text));
+  wsr::emu::TranslateOptions o;
+  auto r = wsr::emu::translate(text, path, o);
+  EXPECT_TRUE(r.ok) << r.error;
+  wsr::ParseOptions strict;
+  strict.strict_return = true;
+  auto p = wsr::parseSource(text, path, strict);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->ok()) << p->firstError();
+  wsr::BuildOptions bo;
+  bo.cache_dir = dir + "/cache";
+  auto b = wsr::buildProgram(path, bo);
+  EXPECT_TRUE(b.ok) << "nvcc builds it\n" << b.log;
+  wsr::removeTree(dir);
+}
+
 // Each by-value kernel parameter of class type is registered at the kernel's entry, with whether
 // it is __grid_constant__ (the TMA's check of where its map lies); a template kernel's parameter
 // of a dependent type too, since the pattern is what is rewritten.
