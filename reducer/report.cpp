@@ -174,10 +174,19 @@ std::string writeReport(const ReportInput &in) {
     s << "\n";
   }
   if (in.confirmed) {
+    auto name = [](const Verdict &v) { return v.detail.empty() ? v.symptom : v.detail; };
     bool same = in.confirmed->symptom == in.reduced.symptom;
-    s << "- confirmed on the GPU: `" << (in.confirmed->detail.empty() ? in.confirmed->symptom : in.confirmed->detail) << "` "
-      << (same ? "(the same class)" : "(**a different class**: see below)") << ", signature `" << in.confirmed->signature << "`\n";
+    const Verdict *og = in.confirmed_original ? &*in.confirmed_original : nullptr;
+    s << "- confirmed on the GPU: `" << name(*in.confirmed) << "` "
+      << (same ? "(the same class)" : "(**a different class**)") << ", signature `" << in.confirmed->signature << "`\n";
     for (auto &e : in.confirmed->evidence) s << "  - GPU evidence: `" << e << "`\n";
+    if (og) s << "- the original on the GPU: `" << name(*og) << "`, signature `" << og->signature << "`\n";
+    if (!same && og && og->symptom == in.confirmed->symptom)
+      s << "- the GPU judges the original `" << og->symptom << "` too: on this GPU the bug is latent (its timing hides "
+        << "what the emulator shows), and the reduction keeps the original's behaviour on both\n";
+    else if (!same && og)
+      s << "- **the reduction changed what the GPU shows**: the original is `" << og->symptom << "` there, the result `"
+        << in.confirmed->symptom << "`\n";
   }
   if (!in.confirm_note.empty()) s << "- confirmation: " << in.confirm_note << "\n";
   s << "\n## Minimal shape\n\n";

@@ -44,6 +44,7 @@ struct ReportInput {
   std::string backend;                 // where the candidates ran: gpu | emu
   std::vector<std::string> policies;   // emu: the async timing policies judged
   std::optional<Verdict> confirmed;    // --confirm gpu: the final program judged on the GPU
+  std::optional<Verdict> confirmed_original;  // --confirm gpu: the original judged on the GPU
   std::string confirm_note;            // why there is no confirmation, or what it showed
 };
 

@@ -1,6 +1,7 @@
 // wsreduce: shrink a failing CUDA program to the smallest program that still fails the
 // same way. Exit status: 0 reduced, 1 the input does not show the symptom, 2 bad input,
-// 3 the oracle could not judge (infra-error), 4 reduced but --confirm gpu showed another class,
+// 3 the oracle could not judge (infra-error), 4 reduced but --confirm gpu showed another class
+// (than the emulator's, and than the original's on the GPU),
 // 130 interrupted (the best so far is saved).
 #include "report.h"
 #include "keeper.h"
@@ -17,6 +18,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -57,7 +59,7 @@ static cl::opt<std::string> Backend("backend", cl::init("auto"),
                                              "else the emulator; compile errors are always nvcc's)"),
                                     cl::cat(Cat));
 static cl::opt<std::string> Policy("policy", cl::init("eager"), cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or matrix"), cl::cat(Cat));
-static cl::opt<std::string> Confirm("confirm", cl::desc("gpu: judge the reduced program on the GPU at the end and put that verdict in the report"), cl::cat(Cat));
+static cl::opt<std::string> Confirm("confirm", cl::desc("gpu: judge the reduced program (and, on the emulator, the original) on the GPU and put both verdicts in the report"), cl::cat(Cat));
 static cl::opt<double> Budget("budget", cl::init(0), cl::desc("Seconds of search (0: none): when they are spent the search stops and the best program so far is finished (harness inlined, formatted), judged and reported as a completed reduction"), cl::cat(Cat));
 static cl::opt<std::string> Lookahead("lookahead", cl::desc("on | off | auto (default): slots the current pass leaves idle judge the next passes' first candidates on the same program; auto is on at -j 8 or more"), cl::init("auto"), cl::cat(Cat));
 static cl::opt<bool> FullShapeFirst("full-shape-first", cl::desc("Run the shape passes to completion before the first structure pass (default: one round of every knob first, the rest after the structure passes' first round)"), cl::cat(Cat));
@@ -230,6 +232,7 @@ int main(int argc, char **argv) {
   const bool nvcc_check = backend == "emu" && TestScript.empty() && !wsr::findNvcc(o.build.nvcc).empty();
   tester.oracleOptions().emu_nvcc_first = nvcc_check;
   wsr::Verdict ov = tester.judgeOriginal(*text, &orig);
+  std::future<wsr::Verdict> gpu_original;  // --confirm gpu on the emulator: the original on the GPU
   tester.oracleOptions().emu_nvcc_first = false;
   if (orig.infra) {
     llvm::errs() << wsr::renderHuman(ov);
@@ -247,6 +250,18 @@ int main(int argc, char **argv) {
                  << ")\n";
     if (!tester.localsCheckOff().empty())
       llvm::errs() << "wsreduce: candidates are not judged again with zeroed locals: " << tester.localsCheckOff() << "\n";
+    // --confirm gpu on the emulator: the original is judged on the GPU too, while the search runs
+    // (its build and run cost the search one core for a while, not wall time at the end), so the
+    // result's GPU verdict is compared with the original's: a bug the GPU's timing hides passes
+    // there before and after (session 20, the missing proxy fence).
+    if (!Confirm.empty() && backend == "emu" && wsr::gpuPresent()) {
+      wsr::OracleOptions g = tester.oracleOptions();
+      g.backend = "gpu";
+      g.calibrate = false;
+      g.build_only = false;
+      std::string name = fs::path(src).filename().string(), orig_text = *text;
+      gpu_original = std::async(std::launch::async, [g, name, orig_text] { return wsr::judgeText(orig_text, name, g); });
+    }
     if (auto &c = tester.coherentProxyVerdict())
       llvm::errs() << "wsreduce: the original reads shared bytes the async proxy had not seen; with a coherent proxy "
                    << "(every fence.proxy.async in place) its verdict is " << c->detail
@@ -407,12 +422,22 @@ int main(int argc, char **argv) {
       g.calibrate = false;
       g.build_only = false;
       ri.confirmed = wsr::judgeText(best, fs::path(src).filename().string(), g);
+      if (gpu_original.valid()) ri.confirmed_original = gpu_original.get();
+      else if (backend == "gpu") ri.confirmed_original = ov;
       bool same = ri.confirmed->symptom == ri.reduced.symptom;
+      // The original's GPU class, when it is the result's: the reduction kept what the GPU shows
+      // (a bug the GPU's timing hides passes there before and after).
+      bool as_original = ri.confirmed_original && ri.confirmed_original->symptom == ri.confirmed->symptom;
       // The class decides (a hang's signature names barriers the two backends see differently);
       // the GPU's signature is said when it is not the emulator's.
       llvm::errs() << "wsreduce: confirmed on the GPU: " << ri.confirmed->detail << (same ? " (the same class)" : " (a different class)")
                    << (ri.confirmed->signature != ri.reduced.signature ? ", signature " + ri.confirmed->signature : std::string()) << "\n";
-      if (!same) rc = 4;
+      if (!same && ri.confirmed_original)
+        llvm::errs() << "wsreduce: the original on the GPU: " << ri.confirmed_original->detail
+                     << (as_original ? " (the result's class too: the bug is latent on this GPU, and the reduction kept that)"
+                                     : " (the reduction changed what the GPU shows)")
+                     << "\n";
+      if (!same && !as_original) rc = 4;
     }
   }
   ri.wall_s = search.stats().elapsed_s;

@@ -369,3 +369,51 @@ TEST(Reducer, AKeptReferenceComesOutUnchangedAndUnmarkedItDoesNot) {
   EXPECT_NE(normalizeCode(min).find(ref_line), std::string::npos) << min;
   EXPECT_EQ(normalizeCode(min).find(guard_line), std::string::npos) << "unmarked, the reference was reduced too:\n" << min;
 }
+
+namespace {
+// The report of a reduction confirmed on the GPU (--confirm gpu), from verdicts as wsreduce
+// gathers them: the emulator's of the result, the GPU's of the result and of the original.
+std::string confirmedReport(const std::string &dir, const std::string &emu, const std::string &gpu_result,
+                            const std::string &gpu_original) {
+  std::string path = dir + "/k.min.cu";
+  writeFileAtomic(path, "__global__ void k() {}\nint main() { k<<<1, 1>>>(); cudaDeviceSynchronize(); }\n");
+  ReportInput in;
+  in.original_path = dir + "/k.cu";
+  in.reduced_path = path;
+  in.reduced_text = *readFile(path);
+  in.original_text = in.reduced_text;
+  in.command = "wsreduce k.cu --symptom " + emu + " --backend emu --confirm gpu";
+  auto v = [](const std::string &symptom) {
+    Verdict x;
+    x.symptom = symptom;
+    x.detail = symptom;
+    x.signature = symptom;
+    return x;
+  };
+  in.original = in.reduced = v(emu);
+  in.backend = "emu";
+  in.confirmed = v(gpu_result);
+  in.confirmed_original = v(gpu_original);
+  return writeReport(in);
+}
+}  // namespace
+
+// --confirm gpu judges the original on the GPU too, and the report compares the result's GPU
+// verdict with it: the missing proxy fence passes on the H200 before and after its reduction
+// (session 20), which is the bug being latent there, not the reduction losing it; a result the
+// GPU judges otherwise than the original is said to have changed what the GPU shows.
+TEST(Report, TheResultsGpuVerdictIsComparedWithTheOriginals) {
+  Work w;
+  std::string latent = confirmedReport(w.dir, "wrong", "pass", "pass");
+  EXPECT_NE(latent.find("- the original on the GPU: `pass`"), std::string::npos) << latent;
+  EXPECT_NE(latent.find("the bug is latent"), std::string::npos) << latent;
+  EXPECT_EQ(latent.find("changed what the GPU shows"), std::string::npos) << latent;
+  std::string changed = confirmedReport(w.dir, "wrong", "pass", "wrong");
+  EXPECT_NE(changed.find("**the reduction changed what the GPU shows**: the original is `wrong` there"), std::string::npos)
+      << changed;
+  EXPECT_EQ(changed.find("latent"), std::string::npos) << changed;
+  std::string same = confirmedReport(w.dir, "hang", "hang", "hang");
+  EXPECT_NE(same.find("(the same class)"), std::string::npos) << same;
+  EXPECT_EQ(same.find("latent"), std::string::npos) << same;
+  EXPECT_EQ(same.find("changed what"), std::string::npos) << same;
+}
