@@ -51,6 +51,18 @@ std::string dump(const wsr::Verdict &v) {
   return s;
 }
 
+// A Tester's options for reducing `path` for `symptom` on the emulator (the tests' shared cache).
+wsr::TestOptions onTheEmulator(const std::string &symptom, const std::string &path) {
+  wsr::TestOptions t;
+  t.symptom = symptom;
+  t.original_path = path;
+  t.oracle.backend = "emu";
+  t.oracle.emu_build = wsr::emu::emuBuilder();
+  t.oracle.build.cache_dir = std::string(WSR_BUILD_DIR) + "/emu-test-cache";
+  t.oracle.run.timeout_s = 60;
+  return t;
+}
+
 }  // namespace
 
 // ---- inline PTX -> wsemu::ptx ----
@@ -955,13 +967,7 @@ TEST(Tester, ACandidateThatLaunchesNoKernelIsRefusedBeforeAnyBuild) {
   std::string via_api = text.substr(0, at) + "{ void *args[] = {&d}; cudaLaunchKernel((const void *)k, 1, 128, args); }" +
                         text.substr(at + std::string("k<<<1, 128>>>(d);").size());
   for (std::string symptom : {"hang", "compile-error"}) {
-    wsr::TestOptions t;
-    t.symptom = symptom;
-    t.original_path = path;
-    t.oracle.backend = "emu";
-    t.oracle.emu_build = wsr::emu::emuBuilder();
-    t.oracle.build.cache_dir = std::string(WSR_BUILD_DIR) + "/emu-test-cache";
-    t.oracle.run.timeout_s = 60;
+    wsr::TestOptions t = onTheEmulator(symptom, path);
     wsr::Tester tester(t);
     tester.calibrateParseCheck(text);
     auto r = tester.test(no_launch);
@@ -1056,13 +1062,7 @@ TEST(Tester, ACandidateThatLoopsForEverIsALivelockNotATimeout) {
   for (auto &l : v.evidence)
     if (l.rfind("WSEMU ops ", 0) == 0) ops = std::stoull(l.substr(10));
   ASSERT_GT(ops, 0u) << dump(v);
-  wsr::TestOptions t;
-  t.symptom = "hang";
-  t.original_path = fixture("mbarrier_hang.cu");
-  t.oracle.backend = "emu";
-  t.oracle.emu_build = wsr::emu::emuBuilder();
-  t.oracle.build.cache_dir = std::string(WSR_BUILD_DIR) + "/emu-test-cache";
-  t.oracle.run.timeout_s = 60;
+  wsr::TestOptions t = onTheEmulator("hang", fixture("mbarrier_hang.cu"));
   wsr::Tester tester(t);
   tester.tuneFromOriginal(v, 60, true, false);
   EXPECT_EQ(tester.oracleOptions().emu_max_ops, std::max(20 * ops, 1'000'000ull));
@@ -1093,13 +1093,7 @@ TEST(Tester, ACandidateThatLoopsForEverIsALivelockNotATimeout) {
 static wsr::TestOptions wrongOnTheEmulator(const std::string &dir, const std::string &original) {
   wsr::writeFileAtomic(dir + "/p.cu", original);
   wsr::writeFileAtomic(dir + "/common.h", *wsr::readFile(fixture("common.h")));
-  wsr::TestOptions t;
-  t.symptom = "wrong";
-  t.original_path = dir + "/p.cu";
-  t.oracle.backend = "emu";
-  t.oracle.emu_build = wsr::emu::emuBuilder();
-  t.oracle.build.cache_dir = std::string(WSR_BUILD_DIR) + "/emu-test-cache";
-  t.oracle.run.timeout_s = 60;
+  wsr::TestOptions t = onTheEmulator("wrong", dir + "/p.cu");
   return t;
 }
 
@@ -1163,13 +1157,7 @@ TEST(Tester, AProxyFailureThatStaysWithTheFenceInPlaceIsNotTheMissingFence) {
   auto original = wsr::readFile(path);
   auto unset = wsr::readFile(fixture("proxy_fence_unset_values.cu"));
   ASSERT_TRUE(original && unset);
-  wsr::TestOptions t;
-  t.symptom = "wrong";
-  t.original_path = path;
-  t.oracle.backend = "emu";
-  t.oracle.emu_build = wsr::emu::emuBuilder();
-  t.oracle.build.cache_dir = std::string(WSR_BUILD_DIR) + "/emu-test-cache";
-  t.oracle.run.timeout_s = 60;
+  wsr::TestOptions t = onTheEmulator("wrong", path);
   wsr::Tester tester(t);
   wsr::TestResult o;
   wsr::Verdict ov = tester.judgeOriginal(*original, &o);
