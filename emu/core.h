@@ -45,6 +45,9 @@ struct Config {
   bool exited_warps_arrive = true;      // bar.sync without a count: fully exited warps count as arrived
   bool trace = false;                   // record every emulated op (determinism tests, debugging)
   bool exit_on_failure = false;         // print WSEMU lines and _Exit(86/87/88) on a non-pass verdict
+  // WSEMU_PROXY=coherent: the async proxy sees every generic store at once, as if every
+  // fence.proxy.async the program needs were there (the reducer's fix-makes-it-pass run, tma.cpp).
+  bool coherent_proxy = false;
 };
 
 // Exit statuses of a translated program whose emulated launch failed.

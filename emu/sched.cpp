@@ -374,6 +374,7 @@ Config configFromEnv() {
   if (const char *p = std::getenv("WSEMU_ORDER")) cfg.order = std::string(p) == "random" ? Order::Random : Order::RoundRobin;
   if (const char *p = std::getenv("WSEMU_SEED")) cfg.seed = std::strtoull(p, nullptr, 10);
   if (const char *p = std::getenv("WSEMU_TRACE")) cfg.trace = std::string(p) == "1";
+  if (const char *p = std::getenv("WSEMU_PROXY")) cfg.coherent_proxy = std::string(p) == "coherent";
   if (const char *p = std::getenv("WSEMU_MAX_OPS"))
     if (uint64_t n = std::strtoull(p, nullptr, 10)) cfg.max_ops = n;
   return cfg;

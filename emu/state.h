@@ -217,7 +217,7 @@ bool readBeforeLanded(const Thread &t, uint32_t lo, uint32_t hi);
 // generic store changed them since the last fence.proxy.async).
 uint8_t *asyncView(uint32_t addr);
 void proxyWrite(uint32_t addr, const void *p, size_t n);
-bool proxySees(uint32_t addr, size_t n);  // always true under WSEMU_PROXY=coherent (tma.cpp)
+bool proxySees(uint32_t addr, size_t n);  // always true with Config::coherent_proxy (tma.cpp)
 void noteTxWrite(uint32_t dst, uint64_t bytes, uint32_t bar);
 // Join the open rendezvous `kind` of a thread set (slots base..base+nslots-1 that `mask` names);
 // the last arrival runs `complete`; returns once it has run.

@@ -49,20 +49,13 @@ int encodeTiled(TensorMap *map, int dtype, uint32_t rank, void *base, const uint
 // (0 of 50 runs in BUGS.md, 5 of 5 passes in session 16): the GPU's own timing hides it.
 uint8_t *asyncView(uint32_t addr) { return cta().async_view.data() + (static_cast<uint8_t *>(smemPtr(addr)) - cta().smem); }
 void proxyWrite(uint32_t addr, const void *p, size_t n) { std::memcpy(asyncView(addr), p, n); }
-// WSEMU_PROXY=coherent (read when the program runs) is the counterfactual "every fence.proxy.async
-// the program needs is there": the proxy sees every generic store at once, nothing is stale. The
-// reducer runs an emulator candidate whose failure says proxy-unfenced once more this way, and
-// takes it only when the verdict is then the original's (a pass): a failure that stays with the
-// fences in place is not the missing fence's (tester.cpp, withCoherentProxy).
-bool proxyCoherent() {
-  static const bool on = [] {
-    const char *m = std::getenv("WSEMU_PROXY");
-    return m && std::string(m) == "coherent";
-  }();
-  return on;
-}
+// With Config::coherent_proxy (WSEMU_PROXY=coherent, read when the program runs) the proxy sees
+// every generic store at once: the counterfactual "every fence.proxy.async the program needs is
+// there". The reducer runs an emulator candidate whose failure says proxy-unfenced once more this
+// way, and takes it only when the verdict is then the original's (a pass): a failure that stays
+// with the fences in place is not the missing fence's (tester.cpp, withCoherentProxy).
 bool proxySees(uint32_t addr, size_t n) {
-  return proxyCoherent() || std::memcmp(asyncView(addr), smemPtr(addr), n) == 0;
+  return cta().cfg.coherent_proxy || std::memcmp(asyncView(addr), smemPtr(addr), n) == 0;
 }
 
 namespace ptx {

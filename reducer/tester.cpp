@@ -127,27 +127,24 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
                       (opt_.oracle.classify.match.empty() || v.matched);
       r.build_ms = v.timings.build_ms;
       for (double x : v.timings.run_ms) r.run_ms += x;
+      // The same binary run again another way (zeroed locals, a coherent proxy): the candidate
+      // stays interesting only when that verdict is `expected`; the trace counts every judgement.
+      auto again = [&](const OracleOptions &ao) { return judge(file, ao); };
+      auto recheck = [&](const std::optional<Verdict> &w, const Verdict &expected, const char *detail,
+                         const std::string &how, const std::string &after) {
+        if (!w) return;
+        r.build_ms += w->timings.build_ms;
+        for (double x : w->timings.run_ms) r.run_ms += x;
+        if (sameFailure(*w, expected)) return;
+        r.interesting = false;
+        r.detail = detail;
+        r.note = how + " the verdict is " + w->detail + " (" + w->signature + ")" + after;
+      };
       if (r.interesting && locals_off_.empty())
-        if (auto z = withZeroedLocals(v, oo, [&](const OracleOptions &zo) { return judge(file, zo); })) {
-          r.build_ms += z->timings.build_ms;  // the trace counts both judgements
-          for (double x : z->timings.run_ms) r.run_ms += x;
-          if (!sameFailure(*z, v)) {
-            r.interesting = false;
-            r.detail = "locals-dependent";
-            r.note = "with zeroed locals the verdict is " + z->detail + " (" + z->signature + ")";
-          }
-        }
+        recheck(withZeroedLocals(v, oo, again), v, "locals-dependent", "with zeroed locals", "");
       if (r.interesting && proxy_cf_)
-        if (auto c = withCoherentProxy(v, oo, [&](const OracleOptions &co) { return judge(file, co); })) {
-          r.build_ms += c->timings.build_ms;
-          for (double x : c->timings.run_ms) r.run_ms += x;
-          if (!sameFailure(*c, *proxy_cf_)) {
-            r.interesting = false;
-            r.detail = "fence-independent";
-            r.note = "with a coherent async proxy (every fence.proxy.async in place) the verdict is " + c->detail +
-                     " (" + c->signature + "), the original's " + proxy_cf_->detail;
-          }
-        }
+        recheck(withCoherentProxy(v, oo, again), *proxy_cf_, "fence-independent",
+                "with a coherent async proxy (every fence.proxy.async in place)", ", the original's " + proxy_cf_->detail);
     }
     removeTree(dir);
   };
@@ -277,7 +274,7 @@ std::optional<Verdict> Tester::withCoherentProxy(const Verdict &v, OracleOptions
                                                  const std::function<Verdict(const OracleOptions &)> &judgeWith) const {
   if (!opt_.proxy_check || v.backend != "emu" || !opt_.test_script.empty()) return std::nullopt;
   if (v.signature.find("proxy-unfenced") == std::string::npos) return std::nullopt;
-  oo.run.env_set["WSEMU_PROXY"] = "coherent";  // the same build (emu/tma.cpp, proxyCoherent)
+  oo.run.env_set["WSEMU_PROXY"] = "coherent";  // the same build (emu/core.h, Config::coherent_proxy)
   return judgeWith(oo);
 }
 
@@ -299,14 +296,11 @@ Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
   if (v.symptom == opt_.symptom) {
     OracleOptions zo = opt_.oracle;
     zo.emu_nvcc_first = false;  // nvcc has spoken
-    auto z = withZeroedLocals(v, zo, [&](const OracleOptions &o) {
-      return judgeText(text, fs::path(opt_.original_path).filename().string(), o);
-    });
+    auto again = [&](const OracleOptions &o) { return judgeText(text, fs::path(opt_.original_path).filename().string(), o); };
+    auto z = withZeroedLocals(v, zo, again);
     if (z && !sameFailure(*z, v))
       locals_off_ = "the original's own verdict is " + z->detail + " (" + z->signature + ") with zeroed locals";
-    proxy_cf_ = withCoherentProxy(v, zo, [&](const OracleOptions &o) {
-      return judgeText(text, fs::path(opt_.original_path).filename().string(), o);
-    });
+    proxy_cf_ = withCoherentProxy(v, zo, again);
   }
   if (as_result) {
     as_result->detail = v.detail;

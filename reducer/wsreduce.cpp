@@ -90,6 +90,15 @@ static wsr::ParseOptions parseOptionsFor(const std::string &src) {
   return po;
 }
 
+// The oracle's options for --confirm gpu: the GPU backend, the user's timeout (no calibration), a
+// run after the build.
+static wsr::OracleOptions onTheGpu(wsr::OracleOptions g) {
+  g.backend = "gpu";
+  g.calibrate = false;
+  g.build_only = false;
+  return g;
+}
+
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(Cat);
   if (!cl::ParseCommandLineOptions(argc, argv, "wsreduce: reduce a failing CUDA program, keeping its failure\n", &llvm::errs()))
@@ -255,10 +264,7 @@ int main(int argc, char **argv) {
     // result's GPU verdict is compared with the original's: a bug the GPU's timing hides passes
     // there before and after (session 20, the missing proxy fence).
     if (!Confirm.empty() && backend == "emu" && wsr::gpuPresent()) {
-      wsr::OracleOptions g = tester.oracleOptions();
-      g.backend = "gpu";
-      g.calibrate = false;
-      g.build_only = false;
+      wsr::OracleOptions g = onTheGpu(tester.oracleOptions());
       std::string name = fs::path(src).filename().string(), orig_text = *text;
       gpu_original = std::async(std::launch::async, [g, name, orig_text] { return wsr::judgeText(orig_text, name, g); });
     }
@@ -417,11 +423,7 @@ int main(int argc, char **argv) {
       ri.confirm_note = "--confirm gpu was asked, but this machine has no GPU: not confirmed";
       llvm::errs() << "wsreduce: " << ri.confirm_note << "\n";
     } else {
-      wsr::OracleOptions g = tester.oracleOptions();
-      g.backend = "gpu";
-      g.calibrate = false;
-      g.build_only = false;
-      ri.confirmed = wsr::judgeText(best, fs::path(src).filename().string(), g);
+      ri.confirmed = wsr::judgeText(best, fs::path(src).filename().string(), onTheGpu(tester.oracleOptions()));
       if (gpu_original.valid()) ri.confirmed_original = gpu_original.get();
       else if (backend == "gpu") ri.confirmed_original = ov;
       bool same = ri.confirmed->symptom == ri.reduced.symptom;
