@@ -124,9 +124,13 @@ struct Thread {
   std::deque<std::vector<AsyncPtr>> bulk_groups;
   std::vector<AsyncPtr> wg_open;
   std::deque<std::vector<AsyncPtr>> wg_groups;
-  // A wgmma.fence since the thread's start or its last wgmma.wait_group that retired every group
-  // (after which it reads the accumulators): a wgmma without one is ub/wgmma-unfenced.
+  // A wgmma.fence since the thread's start, or since its last wgmma.wait_group that gave registers
+  // back to it (after which it may read or write them): a wgmma without one is ub/wgmma-unfenced,
+  // unless every accumulator register it names is still an in-flight wgmma's (a chain of wgmmas
+  // on one accumulator needs no fence between them).
   bool wg_fenced = false;
+  // This thread's accumulator registers that issued, not yet retired wgmmas name, with how many.
+  std::unordered_map<const float *, int> wg_inflight;
   struct Param {  // a by-value kernel parameter of class type in this thread's frame (kernelParam)
     const char *lo, *hi, *name;
     bool grid_constant;

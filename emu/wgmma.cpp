@@ -148,13 +148,20 @@ void mma(int n, WgType type, float *const *d, const uint32_t *a, uint64_t da, ui
   preempt();
   if (n < 8 || n > 256 || n % 8) unknown_instruction(("wgmma.mma_async with n=" + std::to_string(n)).c_str(), loc);
   // PTX ISA (wgmma.fence): required before the first wgmma.mma_async of a warpgroup and between a
-  // thread's accesses to the accumulator or A registers and a wgmma that uses them. Checked as: a
-  // wgmma.fence since the thread's start or its last wgmma.wait_group that retired everything
-  // (after which it reads the accumulators); consecutive wgmmas of one chain need none.
-  if (!self().wg_fenced)
+  // thread's accesses to the accumulator or A registers and a wgmma that uses them, except across
+  // wgmmas of one shape on the same accumulator. Checked as: a wgmma.fence since the thread's start
+  // or its last wgmma.wait_group that gave it registers back (a full wait, or a partial one that
+  // retired the last wgmma on some register: the thread may access those now), unless each of
+  // this wgmma's accumulator registers is still named by one of the thread's in-flight wgmmas.
+  Thread &me = self();
+  auto inflight = [&](int i) { return me.wg_inflight.count(d[i]) > 0; };
+  bool chained = true;
+  for (int i = 0; i < n / 2 && chained; ++i) chained = inflight(i);
+  if (!me.wg_fenced && !chained)
     fail("ub/wgmma-unfenced", loc,
          "wgmma.mma_async with no wgmma.fence before it since the thread's start or its last wgmma.wait_group "
-         "that retired every wgmma (the accumulators' accesses are unordered with it)");
+         "that gave accumulator registers back to it (the accumulators' accesses are unordered with it)");
+  for (int i = 0; i < n / 2; ++i) ++me.wg_inflight[d[i]];
   if (rs && ta) unknown_instruction("wgmma.mma_async with A from registers and imm-trans-a", loc);
   if (type == WgType::TF32 && (ta || tb)) unknown_instruction("wgmma.mma_async tf32 with a transposed operand", loc);
   std::ostringstream kind;
@@ -267,6 +274,11 @@ void wgmma_wait_group(int n, SrcLoc loc) {
         if (it != overlay.end()) {
           *p = it->second;
           overlay.erase(it);
+        }
+        auto f = t.wg_inflight.find(p);  // no in-flight wgmma names it any more: the thread's again
+        if (f != t.wg_inflight.end() && --f->second == 0) {
+          t.wg_inflight.erase(f);
+          t.wg_fenced = false;
         }
       }
     }

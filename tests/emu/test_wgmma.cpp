@@ -131,9 +131,10 @@ TEST(Wgmma, OperandsFromGenericStoresNeedTheProxyFence) {
 
 // wgmma.fence (PTX ISA): before a warpgroup's first wgmma, and between the threads' accesses to the
 // accumulators and a wgmma that uses them; the emulator asks for one since the thread's start or
-// its last wgmma.wait_group that retired every wgmma. `missing`: 0 none, 1 the first fence, 2 the
-// fence after the first full wait. A wgmma whose wait never comes is UB at the thread's exit, under
-// the eager policy too (it completed at issue; the thread does not know that).
+// its last wgmma.wait_group that gave registers back (here, one that retired every wgmma).
+// `missing`: 0 none, 1 the first fence, 2 the fence after the first full wait. A wgmma whose wait
+// never comes is UB at the thread's exit, under the eager policy too (it completed at issue; the
+// thread does not know that).
 namespace {
 void twoBatches(int missing, bool wait_last) {
   using namespace wsemu::ptx;
@@ -162,6 +163,43 @@ TEST(Wgmma, AWgmmaWithoutAFenceSinceTheLastFullWaitIsUb) {
     std::string site = siteOfMarker("test_wgmma.cpp", missing == 1 ? "first-wgmma" : "second-wgmma");
     EXPECT_EQ(v.signature.rfind(site + ",", 0), 0u) << missing << dump(v);
   }
+}
+
+// Two accumulators in flight, then a partial wait: wgmma_wait_group(1) retires the wgmma on `x` and
+// gives x back to the thread, which reads it. A wgmma on x after that needs a wgmma.fence; one that
+// goes on with `y`, whose wgmma is still in flight, continues that chain and needs none.
+namespace {
+void pingPong(bool fence_again, bool reuse_retired) {
+  using namespace wsemu::ptx;
+  uint8_t *smem = dynamicShared();
+  uint64_t d = makeDesc(smemAddr(smem), 16, 1024);
+  float x[32] = {}, y[32] = {};
+  wgmma_fence(WSEMU_HERE);
+  wgmma_ss(x, WgType::BF16, d, d, false, 0, 0, WSEMU_HERE);
+  wgmma_commit_group(WSEMU_HERE);
+  wgmma_ss(y, WgType::BF16, d, d, false, 0, 0, WSEMU_HERE);
+  wgmma_commit_group(WSEMU_HERE);
+  wgmma_wait_group(1, WSEMU_HERE);
+  x[0] += 1.f;
+  if (fence_again) wgmma_fence(WSEMU_HERE);
+  wgmma_ss(reuse_retired ? x : y, WgType::BF16, d, d, true, 0, 0, WSEMU_HERE);  // @third-wgmma
+  wgmma_commit_group(WSEMU_HERE);
+  wgmma_wait_group(0, WSEMU_HERE);
+}
+}  // namespace
+
+TEST(Wgmma, AWgmmaOnRegistersAPartialWaitGaveBackNeedsAFence) {
+  for (bool fence_again : {false, true})
+    for (bool reuse_retired : {false, true}) {
+      Verdict v = launch(Dim3(1), Dim3(128), 8192, [=] { pingPong(fence_again, reuse_retired); }, cfgOf());
+      SCOPED_TRACE(std::string("fence again ") + (fence_again ? "yes" : "no") + ", on " + (reuse_retired ? "x" : "y"));
+      if (fence_again || !reuse_retired) {
+        EXPECT_TRUE(v.pass()) << dump(v);
+        continue;
+      }
+      EXPECT_EQ(v.detail, "ub/wgmma-unfenced") << dump(v);
+      EXPECT_EQ(v.signature.rfind(siteOfMarker("test_wgmma.cpp", "third-wgmma") + ",", 0), 0u) << dump(v);
+    }
 }
 
 TEST(Wgmma, ExitingBeforeAWaitRetiredAWgmmaIsUbUnderEveryPolicy) {
