@@ -307,7 +307,8 @@ void fence(const char *which, SrcLoc loc) {
   if (c.fences.size() < 4096) c.fences.push_back(std::string(which) + "@" + siteOf(loc));
   // fence.proxy.async (all state spaces, or shared::cta / shared::cluster): what generic stores
   // wrote to shared memory so far is what the async proxy sees (the CTA's, not only this thread's:
-  // a fence missing in some threads only is not told apart).
+  // right for stores a barrier orders before the fence; a store that nothing orders before it but
+  // that the schedule ran first is taken too, emu/README.md).
   const std::string w = which;
   if (w.rfind("proxy.async", 0) == 0 && w.find("global") == std::string::npos)
     std::memcpy(c.async_view.data(), c.smem, c.smem_bytes);
