@@ -62,6 +62,13 @@ struct PassInfo {
 const std::vector<PassInfo> &allPasses();
 const PassInfo *findPass(std::string_view name);
 
+// tidy's sites applied all at once, again on the result, up to `rounds` times or until none is
+// left (the program a reduction finishes with; a round whose result does not parse is dropped).
+// `acceptable`, when given, judges each round's text (the reducer's kept regions): when the whole
+// round is not, its sites are taken one by one, each only if the text stays acceptable.
+std::string tidyProgram(const std::string &text, const std::string &path, const ParseOptions &opt, int rounds = 4,
+                        const std::function<bool(const std::string &)> &acceptable = {});
+
 // Helpers shared by passes -----------------------------------------------------------
 
 // Calls fn(ctx, side_is_device) for each parsed side that has an AST.

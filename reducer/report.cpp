@@ -60,6 +60,10 @@ std::string formatCuda(const std::string &text, int columns) {
   clang::format::FormatStyle style = clang::format::getLLVMStyle(clang::format::FormatStyle::LK_Cpp);
   style.ColumnLimit = columns;
   style.SortIncludes.Enabled = false;  // include order can matter
+  // The blank line a deleted statement leaves at the top of a block or of the file goes; the
+  // ones between statements stay, one at most.
+  style.KeepEmptyLines.AtStartOfBlock = false;
+  style.KeepEmptyLines.AtStartOfFile = false;
   std::vector<clang::tooling::Range> all{clang::tooling::Range(0, text.size())};
   auto edits = clang::format::reformat(style, text, all, "reduced.cu");
   auto out = clang::tooling::applyAllReplacements(text, edits);

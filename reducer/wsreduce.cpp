@@ -395,8 +395,20 @@ int main(int argc, char **argv) {
   // trailing spaces and statements joined on one line), and its size is counted after it: of the
   // 100-column format and the one that never breaks a line for length (an asm string broken over
   // lines), the one with fewer lines.
-  for (auto step : {-1, 0, 1}) {
-    std::string next = step < 0 ? wsr::dropHarness(best) : step == 0 ? wsr::inlineHarness(best) : wsr::formatCuda(best);
+  // tidy's rewrites (mutators/tidy.cpp) come before the harness is inlined: they are for the
+  // user's code, and a search its budget stopped never reached them.
+  for (auto step : {-1, 2, 0, 1}) {
+    std::string next;
+    if (step < 0) next = wsr::dropHarness(best);
+    else if (step == 0) next = wsr::inlineHarness(best);
+    else if (step == 1) next = wsr::formatCuda(best);
+    else {
+      wsr::ParseOptions po = parseOptionsFor(src);
+      po.cuda_path = CudaPath;
+      next = wsr::tidyProgram(best, src, po, 4, [&](const std::string &c) {
+        return t.keep.empty() || wsr::lostKeptRegion(wsr::normalizeCode(c), t.keep) < 0;
+      });
+    }
     if (step == 1) {
       std::string unbroken = wsr::formatCuda(best, 0);
       if (wsr::countNonBlankLines(unbroken) < wsr::countNonBlankLines(next)) next = unbroken;

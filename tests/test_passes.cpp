@@ -212,6 +212,38 @@ TEST(RemoveStmt, ABodyOfOneSimpleStatementLosesItsBraces) {
   EXPECT_GT(w->level, 0) << "after the statements around the loop";
 }
 
+// tidy: each site keeps the meaning and parses; where precedence would change (parentheses
+// around a sum that is an operand, a comma, sizeof's operand) it offers nothing. Applied all at
+// once, round after round, it leaves what a person would write (the finish of every reduction).
+TEST(Tidy, RewritesThatKeepTheMeaning) {
+  LOAD(p, "tidy.cu");
+  auto sites = sitesOf("tidy", p);
+  SCOPED_TRACE(listing(sites));
+  auto *loop = withNote(sites, "`for (int kt = 0; 1; ++kt)` -> `while (1)`");
+  auto *sum = withNote(sites, "`(smem_raw + (0))`");
+  ASSERT_TRUE(loop);
+  EXPECT_FALSE(sum) << "the sum is an operand of another sum: its parentheses stay";
+  EXPECT_FALSE(anyNote(sites, "for (int i = 0")) << "a loop whose counter the body reads";
+  EXPECT_EQ(apply(p, *loop), rewrite(p.text, {{"for (int kt = 0; 1; ++kt)", "while (1)"}}));
+  for (auto &s : sites) EXPECT_TRUE(parses(p, apply(p, s))) << s.note;
+  std::string all = wsr::tidyProgram(p.text, p.path, wsr::ParseOptions{});
+  EXPECT_EQ(all, rewrite(p.text, {{"unsigned x = ((threadIdx.x / 128));", "unsigned x = threadIdx.x / 128;"},
+                                  {"(smem_raw + (0)) + 64u", "smem_raw + 64u"},
+                                  {"\"r\"((128)), \"l\"((unsigned long)(p))", "\"r\"(128), \"l\"((unsigned long)p)"},
+                                  {"for (int kt = 0; 1; ++kt)", "while (1)"},
+                                  {"if ((x == 0))", "if (x == 0)"},
+                                  {"out[(x)] = (unsigned char)(x * 1);", "out[x] = (unsigned char)x;"},
+                                  {"sizeof(x) + (x - 0) * 2", "sizeof(x) + x * 2"},
+                                  {"(unsigned char)s + (x + SMEM_OFF)", "(unsigned char)s + x"},
+                                  {"(unsigned *)(&reinterpret_cast<unsigned *>(smem_raw)[0])", "(unsigned *)reinterpret_cast<unsigned *>(smem_raw)"},
+                                  {"+ (threadIdx.x);", "+ threadIdx.x;"},
+                                  {"return (0);", "return 0;"}}));
+  EXPECT_NE(all.find("(unsigned)(&smem_raw[0] != 0)"), std::string::npos) << "an array's &a[0] is not the array";
+  EXPECT_NE(all.find("out[i] = (x, 1);"), std::string::npos) << "a comma keeps its parentheses";
+  EXPECT_TRUE(parses(p, all));
+  EXPECT_EQ(wsr::tidyProgram(all, p.path, wsr::ParseOptions{}), all) << "nothing left to tidy";
+}
+
 // A declaration goes with the later statements of its block that use it, transitively; a
 // function with every statement naming it (a launch, cudaFuncSetAttribute); a function named
 // outside any statement (a global initializer) is not offered. Every such site parses.

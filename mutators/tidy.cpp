@@ -1,0 +1,276 @@
+// tidy: rewrites that keep the program's meaning and make a reduced program read as a person
+// would have written it. The other passes leave their traces: a macro unwrapped to
+// `(smem_raw + (0))`, a constant folded to `"r"((128))`, a loop whose counter nothing reads any
+// more (`for (int kt = 0; 1; ++kt)`). Each site is one of:
+//  - parentheses dropped around a name, literal, call, member, subscript, named cast or another
+//    parenthesis; or around any expression but a comma where the place is delimited already (a
+//    call's argument, an asm operand, an initializer, a subscript, a return value, a condition);
+//  - parentheses between two prefix operators or casts (`(T)(&x)` -> `(T)&x`);
+//  - `e + 0`, `e - 0`, `e | 0`, `e ^ 0`, `e << 0`, `e >> 0`, `e * 1`, `e / 1`, `0 + e`, `0 | e`,
+//    `1 * e` -> `e`, when `e` has the operator's type; `&p[0]` -> `p` for a pointer p;
+//  - a for loop whose variables nothing but its own header names -> `while (cond)` (or
+//    `for (;;)` without a condition).
+// wsreduce also applies every site at once to the program it finishes (reducer/wsreduce.cpp),
+// however the search ended: a search stopped by its budget never reaches the cosmetic phase.
+#include "visit.h"
+
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/Expr.h>
+#include <clang/AST/ExprCXX.h>
+#include <clang/AST/ParentMapContext.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/AST/Stmt.h>
+#include <clang/AST/StmtCXX.h>
+#include <clang/Basic/SourceManager.h>
+
+#include <cctype>
+#include <set>
+
+namespace wsr {
+namespace {
+
+bool isPrimary(const clang::Expr *e) {
+  e = e->IgnoreImpCasts();
+  if (auto *d = llvm::dyn_cast<clang::DeclRefExpr>(e)) return !d->hasQualifier();  // &(C::m) is not &C::m
+  return llvm::isa<clang::IntegerLiteral, clang::FloatingLiteral, clang::CXXBoolLiteralExpr, clang::CharacterLiteral,
+                   clang::StringLiteral, clang::ParenExpr, clang::CallExpr, clang::MemberExpr,
+                   clang::ArraySubscriptExpr, clang::CXXNamedCastExpr, clang::CXXNullPtrLiteralExpr,
+                   clang::CXXThisExpr, clang::PseudoObjectExpr, clang::MSPropertyRefExpr>(e);  // threadIdx.x
+}
+
+// A prefix operator or a C-style cast: one of them stands after another as it stood in
+// parentheses (`(T)(&x)` is `(T)&x`, `-(-x)` is `- -x`).
+bool isPrefix(const clang::Expr *e) {
+  e = e->IgnoreImpCasts();
+  if (auto *u = llvm::dyn_cast<clang::UnaryOperator>(e)) return !u->isPostfix();
+  return llvm::isa<clang::CStyleCastExpr>(e);
+}
+
+// Whether two characters would run together into one token if nothing stood between them.
+bool wouldJoin(char a, char b) {
+  auto word = [](char c) { return std::isalnum((unsigned char)c) || c == '_'; };
+  if (word(a) && word(b)) return true;
+  static const std::string ops = "+-*/%&|^<>=!:.";
+  return ops.find(a) != std::string::npos && ops.find(b) != std::string::npos;
+}
+
+struct Visitor : clang::RecursiveASTVisitor<Visitor> {
+  clang::ASTContext &ctx;
+  const ParsedSource &src;
+  std::vector<PassSite> &out;
+  Visitor(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o, PlaceIds &) : ctx(c), src(s), out(o) {}
+
+  bool shouldVisitTemplateInstantiations() const { return false; }
+
+  std::optional<unsigned> offsetOf(clang::SourceLocation l) {
+    if (l.isInvalid() || !l.isFileID() || !isMainFileLoc(ctx, l)) return std::nullopt;
+    return ctx.getSourceManager().getFileOffset(l);
+  }
+
+  // What stands right around [b, e) in the text once it is taken out: the characters that
+  // would meet, skipping nothing (a blank between them keeps them apart).
+  std::string gap(unsigned b, unsigned e) {
+    const std::string &t = src.text;
+    if (b == 0 || e >= t.size()) return "";
+    return wouldJoin(t[b - 1], t[e]) ? " " : "";
+  }
+
+  // A place delimited already: a call's argument (not its callee), an asm operand, a subscript's
+  // index, a return value, a statement's condition, an initializer, an element of a braced list.
+  bool delimited(const clang::ParenExpr *p) {
+    auto ps = ctx.getParents(*p);
+    if (ps.empty()) return false;
+    if (ps[0].get<clang::VarDecl>()) return true;
+    const clang::Stmt *par = ps[0].get<clang::Stmt>();
+    const clang::Stmt *self = p;
+    while (par && llvm::isa<clang::ImplicitCastExpr, clang::FullExpr, clang::MaterializeTemporaryExpr>(par)) {
+      self = par;
+      auto up = ctx.getParents(*par);
+      if (up.empty()) return false;
+      if (up[0].get<clang::VarDecl>()) return true;
+      par = up[0].get<clang::Stmt>();
+    }
+    if (!par) return false;
+    if (auto *c = llvm::dyn_cast<clang::CallExpr>(par)) return c->getCallee() != self && !llvm::isa<clang::CXXOperatorCallExpr>(c);
+    if (auto *a = llvm::dyn_cast<clang::ArraySubscriptExpr>(par)) return a->getIdx() == self;
+    if (llvm::isa<clang::GCCAsmStmt, clang::ReturnStmt, clang::InitListExpr, clang::CXXConstructExpr>(par)) return true;
+    if (auto *i = llvm::dyn_cast<clang::IfStmt>(par)) return i->getCond() == self;
+    if (auto *w = llvm::dyn_cast<clang::WhileStmt>(par)) return w->getCond() == self;
+    if (auto *d = llvm::dyn_cast<clang::DoStmt>(par)) return d->getCond() == self;
+    if (auto *s = llvm::dyn_cast<clang::SwitchStmt>(par)) return s->getCond() == self;
+    if (auto *f = llvm::dyn_cast<clang::ForStmt>(par)) return f->getCond() == self || f->getInc() == self;
+    if (llvm::isa<clang::CompoundStmt>(par)) return true;  // an expression statement
+    return false;
+  }
+
+  bool VisitParenExpr(clang::ParenExpr *p) {
+    auto l = offsetOf(p->getLParen()), r = offsetOf(p->getRParen());
+    if (!l || !r || *r <= *l) return true;
+    // Only in a statement or a variable's initializer: decltype((x)) is not decltype(x), and
+    // sizeof(x) would read `sizeof x`.
+    auto ps = ctx.getParents(*p);
+    if (ps.empty() || (!ps[0].get<clang::Stmt>() && !ps[0].get<clang::VarDecl>())) return true;
+    if (ps[0].get<clang::UnaryExprOrTypeTraitExpr>()) return true;
+    const clang::Expr *sub = p->getSubExpr();
+    if (auto *b = llvm::dyn_cast<clang::BinaryOperator>(sub->IgnoreImpCasts()))
+      if (b->isCommaOp() || b->isAssignmentOp()) return true;  // `f((a, b))`, `if ((x = y))` mean what they say
+    bool underPrefix = false;
+    if (auto *pe = ps[0].get<clang::Expr>()) underPrefix = isPrefix(pe) && isPrefix(sub);
+    if (!isPrimary(sub) && !underPrefix && !delimited(p)) return true;
+    if (sub->getType()->isFunctionType()) return true;  // `(f)(x)` keeps a macro from expanding
+    PassSite s;
+    s.pass = "tidy";
+    s.edits.push_back({*l, 1, gap(*l, *l + 1)});
+    s.edits.push_back({*r, 1, gap(*r, *r + 1)});
+    s.note = "drop the parentheses at line " + std::to_string(lineOf(src.text, *l));
+    if (sealSite(s, src.text)) out.push_back(std::move(s));
+    return true;
+  }
+
+  // `&p[0]` -> `p`, for a pointer p (an array's `&a[0]` is not `a`: sizeof and templates see
+  // the array).
+  bool VisitUnaryOperator(clang::UnaryOperator *u) {
+    if (u->getOpcode() != clang::UO_AddrOf) return true;
+    auto *sub = llvm::dyn_cast<clang::ArraySubscriptExpr>(u->getSubExpr()->IgnoreParens());
+    if (!sub || !isInt(sub->getIdx(), 0)) return true;
+    const clang::Expr *base = sub->getBase();
+    if (auto *ic = llvm::dyn_cast<clang::ImplicitCastExpr>(base))
+      if (ic->getCastKind() == clang::CK_ArrayToPointerDecay) return true;
+    if (!base->getType()->isPointerType() || !ctx.hasSameType(base->getType(), u->getType())) return true;
+    auto whole = mainFileRange(ctx, u->getSourceRange()), part = mainFileRange(ctx, base->getSourceRange());
+    if (!whole || !part || part->size() == 0) return true;
+    std::string text = src.text.substr(part->begin, part->size());
+    out.push_back(replaceSite("tidy", src, *whole, text,
+                              "`&...[0]` -> `" + text.substr(0, 40) + "` at line " + std::to_string(lineOf(src.text, whole->begin))));
+    return true;
+  }
+
+  static bool isInt(const clang::Expr *e, uint64_t v) {
+    auto *i = llvm::dyn_cast<clang::IntegerLiteral>(e->IgnoreParenImpCasts());
+    return i && i->getValue() == v;
+  }
+
+  bool VisitBinaryOperator(clang::BinaryOperator *b) {
+    using BO = clang::BinaryOperatorKind;
+    const clang::Expr *keep = nullptr;
+    const clang::Expr *L = b->getLHS(), *R = b->getRHS();
+    switch (b->getOpcode()) {
+      case BO::BO_Add: case BO::BO_Or: case BO::BO_Xor:
+        keep = isInt(R, 0) ? L : isInt(L, 0) ? R : nullptr;
+        break;
+      case BO::BO_Sub: case BO::BO_Shl: case BO::BO_Shr:
+        keep = isInt(R, 0) ? L : nullptr;
+        break;
+      case BO::BO_Mul:
+        keep = isInt(R, 1) ? L : isInt(L, 1) ? R : nullptr;
+        break;
+      case BO::BO_Div:
+        keep = isInt(R, 1) ? L : nullptr;
+        break;
+      default: break;
+    }
+    if (!keep || b->getType()->isDependentType() || !ctx.hasSameType(keep->getType(), b->getType())) return true;
+    auto whole = mainFileRange(ctx, b->getSourceRange());
+    auto part = mainFileRange(ctx, keep->getSourceRange());
+    if (!whole || !part || part->size() == 0) return true;
+    std::string text = src.text.substr(part->begin, part->size());
+    out.push_back(replaceSite("tidy", src, *whole, text,
+                              "`" + src.text.substr(whole->begin, std::min<unsigned>(whole->size(), 40)) + "` -> `" +
+                                  text.substr(0, 40) + "` at line " + std::to_string(lineOf(src.text, whole->begin))));
+    return true;
+  }
+
+  bool VisitForStmt(clang::ForStmt *f) {
+    auto *init = llvm::dyn_cast_or_null<clang::DeclStmt>(f->getInit());
+    if (!f->getInit() && !f->getInc()) return true;  // `for (; c;)` and `for (;;)` are as they are
+    std::set<const clang::Decl *> vars;
+    if (init) {
+      for (auto *d : init->decls()) {
+        auto *v = llvm::dyn_cast<clang::VarDecl>(d);
+        if (!v || (v->getInit() && v->getInit()->HasSideEffects(ctx))) return true;
+        vars.insert(v);
+      }
+    } else if (f->getInit()) {
+      return true;  // an expression that runs once: its effect may matter
+    }
+    // The increment may only touch the loop's own variables.
+    if (const clang::Expr *inc = f->getInc()) {
+      bool own = true;
+      struct Refs : clang::RecursiveASTVisitor<Refs> {
+        const std::set<const clang::Decl *> &vars;
+        bool &own;
+        Refs(const std::set<const clang::Decl *> &v, bool &o) : vars(v), own(o) {}
+        bool VisitDeclRefExpr(clang::DeclRefExpr *d) {
+          if (!vars.count(d->getDecl())) own = false;
+          return true;
+        }
+        bool VisitCallExpr(clang::CallExpr *) {
+          own = false;
+          return true;
+        }
+      } refs(vars, own);
+      refs.TraverseStmt(const_cast<clang::Expr *>(inc));
+      if (!own || vars.empty()) return true;
+    }
+    // Nothing else names them: the condition and the body.
+    bool named = false;
+    struct Uses : clang::RecursiveASTVisitor<Uses> {
+      const std::set<const clang::Decl *> &vars;
+      bool &named;
+      Uses(const std::set<const clang::Decl *> &v, bool &n) : vars(v), named(n) {}
+      bool VisitDeclRefExpr(clang::DeclRefExpr *d) {
+        if (vars.count(d->getDecl())) named = true;
+        return true;
+      }
+    } uses(vars, named);
+    if (f->getCond()) uses.TraverseStmt(f->getCond());
+    uses.TraverseStmt(f->getBody());
+    if (named) return true;
+    auto forAt = offsetOf(f->getForLoc()), lp = offsetOf(f->getLParenLoc()), rp = offsetOf(f->getRParenLoc());
+    if (!forAt || !lp || !rp || *rp <= *lp) return true;
+    std::string header = "for (;;)";
+    if (const clang::Expr *c = f->getCond()) {
+      auto cr = mainFileRange(ctx, c->getSourceRange());
+      if (!cr) return true;
+      header = "while (" + src.text.substr(cr->begin, cr->size()) + ")";
+    }
+    out.push_back(replaceSite("tidy", src, Range{*forAt, *rp + 1}, header,
+                              "`" + src.text.substr(*forAt, *rp + 1 - *forAt) + "` -> `" + header + "` at line " +
+                                  std::to_string(lineOf(src.text, *forAt))));
+    return true;
+  }
+};
+
+}  // namespace
+
+std::vector<PassSite> tidySites(const ParsedSource &src) { return visitorSites<Visitor>(src); }
+
+std::string tidyProgram(const std::string &text, const std::string &path, const ParseOptions &opt, int rounds,
+                        const std::function<bool(const std::string &)> &acceptable) {
+  std::string cur = text, prev = text;
+  for (int i = 0; i <= rounds; ++i) {
+    auto parsed = parseSource(cur, path, opt);
+    if (!parsed->ok()) return prev;  // the last round's result does not parse: the one before it
+    if (i == rounds) break;
+    auto sites = tidySites(*parsed);
+    // Every site alone keeps the meaning; of two that overlap (`x + (0)`: the sum and the
+    // parentheses inside it) the first listed goes first and the other waits for the next round.
+    std::vector<const Site *> all;
+    for (auto &s : sites) all.push_back(&s);
+    std::string next = applySites(cur, all);
+    if (acceptable && !acceptable(next)) {  // one site at a time, each kept only if acceptable
+      std::vector<const Site *> taken;
+      for (auto *s : all) {
+        taken.push_back(s);
+        if (!acceptable(applySites(cur, taken))) taken.pop_back();
+      }
+      next = applySites(cur, taken);
+    }
+    if (next == cur) break;
+    prev = std::move(cur);
+    cur = std::move(next);
+  }
+  return cur;
+}
+
+}  // namespace wsr
