@@ -16,8 +16,7 @@ int encodeTiled(TensorMap *map, int dtype, uint32_t rank, void *base, const uint
   static const int sizes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
   if (!map || dtype < 0 || dtype > 12 || rank < 1 || rank > 5 || !base) return 1;
   if (reinterpret_cast<uintptr_t>(base) % 16 || interleave != 0 || swizzle < 0 || swizzle > 3) return 1;
-  std::memset(map, 0, sizeof(*map));
-  map->magic = kTensorMapMagic;
+  std::memset(map, 0, sizeof(*map));  // no magic until every check passed: a refused map is no map
   map->rank = (uint8_t)rank;
   map->elem_bytes = (uint8_t)sizes[dtype];
   map->swizzle = (uint8_t)swizzle;
@@ -37,6 +36,9 @@ int encodeTiled(TensorMap *map, int dtype, uint32_t rank, void *base, const uint
   uint32_t inner = box[0] * map->elem_bytes;
   if (inner % 16) return 1;
   if (swizzle && inner > (16u << swizzle)) return 1;  // the inner box row must fit the swizzle span
+  // Any multiple of 16 is a stride, 0 and rows that overlap included: the H200's driver takes them
+  // all (bench/probes/tmap_strides.cu, session 21).
+  map->magic = kTensorMapMagic;
   return 0;
 }
 

@@ -134,4 +134,22 @@ TEST(Tma, EncodeRejectsABoxWiderThanTheSwizzle) {
   uint64_t dims[2] = {128, 64}, strides[1] = {256};
   uint32_t box[2] = {128, 32}, es[2] = {1, 1};
   EXPECT_NE(encodeTiled(&m, TM_BFLOAT16, 2, in.dev, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0);
+  EXPECT_NE(m.magic, kTensorMapMagic) << "a refused map is no map: a TMA given it is ub/bad-tensor-map";
+}
+
+// The strides the H200's driver takes (bench/results/2026-12-02-h200-session21/d): any multiple of
+// 16, 0 and overlapping rows included (a reduction of gemm_expect_tx ended with a stride of 0).
+TEST(Tma, EncodeTakesTheStridesTheDriverTakes) {
+  Bf16Matrix in(64, 128, "in");
+  for (uint64_t stride : {0, 16, 128, 256, 4096}) {
+    TensorMap m;
+    uint64_t dims[2] = {128, 64}, strides[1] = {stride};
+    uint32_t box[2] = {64, 32}, es[2] = {1, 1};
+    EXPECT_EQ(encodeTiled(&m, TM_BFLOAT16, 2, in.dev, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0) << stride;
+    EXPECT_EQ(m.magic, kTensorMapMagic) << stride;
+  }
+  TensorMap m;
+  uint64_t dims[2] = {128, 64}, strides[1] = {8};
+  uint32_t box[2] = {64, 32}, es[2] = {1, 1};
+  EXPECT_NE(encodeTiled(&m, TM_BFLOAT16, 2, in.dev, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0) << "not a multiple of 16";
 }
