@@ -9,7 +9,8 @@
 //  - `e + 0`, `e - 0`, `e | 0`, `e ^ 0`, `e << 0`, `e >> 0`, `e * 1`, `e / 1`, `0 + e`, `0 | e`,
 //    `1 * e` -> `e`, when `e` has the operator's type; `&p[0]` -> `p` for a pointer p;
 //  - a for loop whose variables nothing but its own header names -> `while (cond)` (or
-//    `for (;;)` without a condition).
+//    `for (;;)` without a condition); when its increment steps something else, the declaration
+//    alone goes (`for (int t = 0;; ++i)` -> `for (;; ++i)`).
 // wsreduce also applies every site at once to the program it finishes (reducer/wsreduce.cpp),
 // however the search ended: a search stopped by its budget never reaches the cosmetic phase.
 #include "visit.h"
@@ -180,63 +181,60 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     return true;
   }
 
-  bool VisitForStmt(clang::ForStmt *f) {
-    auto *init = llvm::dyn_cast_or_null<clang::DeclStmt>(f->getInit());
-    if (!f->getInit() && !f->getInc()) return true;  // `for (; c;)` and `for (;;)` are as they are
-    std::set<const clang::Decl *> vars;
-    if (init) {
-      for (auto *d : init->decls()) {
-        auto *v = llvm::dyn_cast<clang::VarDecl>(d);
-        if (!v || (v->getInit() && v->getInit()->HasSideEffects(ctx))) return true;
-        vars.insert(v);
-      }
-    } else if (f->getInit()) {
-      return true;  // an expression that runs once: its effect may matter
-    }
-    // The increment may only touch the loop's own variables.
-    if (const clang::Expr *inc = f->getInc()) {
-      bool own = true;
-      struct Refs : clang::RecursiveASTVisitor<Refs> {
-        const std::set<const clang::Decl *> &vars;
-        bool &own;
-        Refs(const std::set<const clang::Decl *> &v, bool &o) : vars(v), own(o) {}
-        bool VisitDeclRefExpr(clang::DeclRefExpr *d) {
-          if (!vars.count(d->getDecl())) own = false;
-          return true;
-        }
-        bool VisitCallExpr(clang::CallExpr *) {
-          own = false;
-          return true;
-        }
-      } refs(vars, own);
-      refs.TraverseStmt(const_cast<clang::Expr *>(inc));
-      if (!own || vars.empty()) return true;
-    }
-    // Nothing else names them: the condition and the body.
-    bool named = false;
-    struct Uses : clang::RecursiveASTVisitor<Uses> {
+  // Whether `s` names one of `vars` (and, with `calls`, whether it calls anything or names
+  // anything else: an increment that only steps the loop's own counter).
+  static void scan(const clang::Stmt *s, const std::set<const clang::Decl *> &vars, bool &named, bool &other) {
+    struct Refs : clang::RecursiveASTVisitor<Refs> {
       const std::set<const clang::Decl *> &vars;
-      bool &named;
-      Uses(const std::set<const clang::Decl *> &v, bool &n) : vars(v), named(n) {}
+      bool &named, &other;
+      Refs(const std::set<const clang::Decl *> &v, bool &n, bool &o) : vars(v), named(n), other(o) {}
       bool VisitDeclRefExpr(clang::DeclRefExpr *d) {
-        if (vars.count(d->getDecl())) named = true;
+        (vars.count(d->getDecl()) ? named : other) = true;
         return true;
       }
-    } uses(vars, named);
-    if (f->getCond()) uses.TraverseStmt(f->getCond());
-    uses.TraverseStmt(f->getBody());
-    if (named) return true;
-    auto forAt = offsetOf(f->getForLoc()), lp = offsetOf(f->getLParenLoc()), rp = offsetOf(f->getRParenLoc());
-    if (!forAt || !lp || !rp || *rp <= *lp) return true;
-    std::string header = "for (;;)";
-    if (const clang::Expr *c = f->getCond()) {
-      auto cr = mainFileRange(ctx, c->getSourceRange());
-      if (!cr) return true;
-      header = "while (" + src.text.substr(cr->begin, cr->size()) + ")";
+      bool VisitCallExpr(clang::CallExpr *) {
+        other = true;
+        return true;
+      }
+    } refs(vars, named, other);
+    if (s) refs.TraverseStmt(const_cast<clang::Stmt *>(s));
+  }
+
+  bool VisitForStmt(clang::ForStmt *f) {
+    auto *init = llvm::dyn_cast_or_null<clang::DeclStmt>(f->getInit());
+    if (!init) return true;  // no counter of its own (an init expression runs once: it may matter)
+    std::set<const clang::Decl *> vars;
+    for (auto *d : init->decls()) {
+      auto *v = llvm::dyn_cast<clang::VarDecl>(d);
+      if (!v || (v->getInit() && v->getInit()->HasSideEffects(ctx))) return true;
+      vars.insert(v);
     }
-    out.push_back(replaceSite("tidy", src, Range{*forAt, *rp + 1}, header,
-                              "`" + src.text.substr(*forAt, *rp + 1 - *forAt) + "` -> `" + header + "` at line " +
-                                  std::to_string(lineOf(src.text, *forAt))));
+    bool inBody = false, ignored = false, inInc = false, incOther = false;
+    scan(f->getCond(), vars, inBody, ignored);
+    scan(f->getBody(), vars, inBody, ignored);
+    if (inBody) return true;
+    scan(f->getInc(), vars, inInc, incOther);
+    auto forAt = offsetOf(f->getForLoc()), lp = offsetOf(f->getLParenLoc()), rp = offsetOf(f->getRParenLoc());
+    auto initEnd = offsetOf(init->getEndLoc());
+    if (!forAt || !lp || !rp || !initEnd || *rp <= *lp) return true;
+    const std::string line = " at line " + std::to_string(lineOf(src.text, *forAt));
+    if (!incOther) {  // the increment steps only the counter nobody reads (or there is none)
+      std::string header = "for (;;)";
+      if (const clang::Expr *c = f->getCond()) {
+        auto cr = mainFileRange(ctx, c->getSourceRange());
+        if (!cr) return true;
+        header = "while (" + src.text.substr(cr->begin, cr->size()) + ")";
+      }
+      out.push_back(replaceSite("tidy", src, Range{*forAt, *rp + 1}, header,
+                                "`" + src.text.substr(*forAt, *rp + 1 - *forAt) + "` -> `" + header + "`" + line));
+      return true;
+    }
+    if (inInc) return true;  // `for (int t = 0;; ++t, ++i)`: the counter is stepped; leave it
+    // `for (int t = 0;; ++i)`: the declaration goes, its `;` stays.
+    size_t semi = src.text.find(';', *initEnd);
+    if (semi == std::string::npos || semi >= *rp) return true;
+    out.push_back(replaceSite("tidy", src, Range{*lp + 1, (unsigned)semi}, "",
+                              "the unused counter of the for" + line));
     return true;
   }
 };

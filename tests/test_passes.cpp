@@ -237,6 +237,7 @@ TEST(Tidy, RewritesThatKeepTheMeaning) {
                                   {"(unsigned char)s + (x + SMEM_OFF)", "(unsigned char)s + x"},
                                   {"(unsigned *)(&reinterpret_cast<unsigned *>(smem_raw)[0])", "(unsigned *)reinterpret_cast<unsigned *>(smem_raw)"},
                                   {"+ (threadIdx.x);", "+ threadIdx.x;"},
+                                  {"for (int t = 0; j < 2; ++j)", "for (; j < 2; ++j)"},
                                   {"return (0);", "return 0;"}}));
   EXPECT_NE(all.find("(unsigned)(&smem_raw[0] != 0)"), std::string::npos) << "an array's &a[0] is not the array";
   EXPECT_NE(all.find("out[i] = (x, 1);"), std::string::npos) << "a comma keeps its parentheses";
