@@ -66,7 +66,7 @@ const PassInfo *findPass(std::string_view name);
 // left (the program a reduction finishes with; a round whose result does not parse is dropped).
 // `acceptable`, when given, judges each round's text (the reducer's kept regions): when the whole
 // round is not, its sites are taken one by one, each only if the text stays acceptable.
-std::string tidyProgram(const std::string &text, const std::string &path, const ParseOptions &opt, int rounds = 4,
+std::string tidyProgram(const std::string &text, const std::string &path, const ParseOptions &opt, int rounds = 8,
                         const std::function<bool(const std::string &)> &acceptable = {});
 
 // Helpers shared by passes -----------------------------------------------------------

@@ -8,6 +8,7 @@
 //  - parentheses between two prefix operators or casts (`(T)(&x)` -> `(T)&x`);
 //  - `e + 0`, `e - 0`, `e | 0`, `e ^ 0`, `e << 0`, `e >> 0`, `e * 1`, `e / 1`, `0 + e`, `0 | e`,
 //    `1 * e` -> `e`, when `e` has the operator's type; `&p[0]` -> `p` for a pointer p;
+//  - a pointer cast dropped where the argument goes to a `void *` or `const void *` parameter;
 //  - a for loop whose variables nothing but its own header names -> `while (cond)` (or
 //    `for (;;)` without a condition); when its increment steps something else, the declaration
 //    alone goes (`for (int t = 0;; ++i)` -> `for (;; ++i)`).
@@ -125,6 +126,44 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     s.edits.push_back({*r, 1, gap(*r, *r + 1)});
     s.note = "drop the parentheses at line " + std::to_string(lineOf(src.text, *l));
     if (sealSite(s, src.text)) out.push_back(std::move(s));
+    return true;
+  }
+
+  // A cast of a pointer passed where the one function of its name takes `void *` or
+  // `const void *`: the argument converts there by itself (`__cvta_generic_to_shared((const void
+  // *)reinterpret_cast<unsigned long *>(p))` -> `__cvta_generic_to_shared(p)`, in two rounds).
+  // Not for pointers to classes (a cast to a base moves the address), nor across overloads or
+  // templates (the argument's type chooses there).
+  bool VisitCallExpr(clang::CallExpr *c) {
+    const clang::FunctionDecl *f = c->getDirectCallee();
+    if (!f || f->isVariadic() || f->getPrimaryTemplate() || f->isTemplateInstantiation()) return true;
+    if (!f->getDeclName().isIdentifier()) return true;  // operators, conversions
+    auto found = f->getDeclContext()->getRedeclContext()->lookup(f->getDeclName());
+    if (std::distance(found.begin(), found.end()) != 1) return true;
+    for (unsigned i = 0; i < c->getNumArgs() && i < f->getNumParams(); ++i) {
+      clang::QualType pt = f->getParamDecl(i)->getType();
+      if (!pt->isVoidPointerType()) continue;
+      auto *cast = llvm::dyn_cast<clang::ExplicitCastExpr>(c->getArg(i)->IgnoreImpCasts());
+      if (!cast || !llvm::isa<clang::CStyleCastExpr, clang::CXXStaticCastExpr, clang::CXXReinterpretCastExpr>(cast)) continue;
+      // The operand as written: a C-style cast that drops a const holds an implicit no-op cast
+      // to the unqualified type, which is not what the argument would convert from.
+      const clang::Expr *op = cast->getSubExpr()->IgnoreParenImpCasts();
+      clang::QualType ot = op->getType(), ct = cast->getType();
+      if (ot->isArrayType()) ot = ctx.getArrayDecayedType(ot);
+      if (!ot->isPointerType() || !ct->isPointerType()) continue;
+      clang::QualType op_pointee = ot->getPointeeType(), c_pointee = ct->getPointeeType();
+      if (op_pointee->isRecordType() || c_pointee->isRecordType() || op_pointee->isFunctionType()) continue;
+      if (op_pointee.isVolatileQualified()) continue;
+      if (op_pointee.isConstQualified() && !pt->getPointeeType().isConstQualified()) continue;
+      auto whole = mainFileRange(ctx, cast->getSourceRange());
+      auto part = mainFileRange(ctx, op->getSourceRange());
+      if (!whole || !part || part->size() == 0) continue;
+      std::string text = src.text.substr(part->begin, part->size());
+      if (auto *b = llvm::dyn_cast<clang::BinaryOperator>(op); b && b->isCommaOp()) continue;
+      out.push_back(replaceSite("tidy", src, *whole, text,
+                                "the cast of the argument `" + text.substr(0, 40) + "` to " + f->getNameAsString() +
+                                    " at line " + std::to_string(lineOf(src.text, whole->begin))));
+    }
     return true;
   }
 

@@ -405,7 +405,7 @@ int main(int argc, char **argv) {
     else {
       wsr::ParseOptions po = parseOptionsFor(src);
       po.cuda_path = CudaPath;
-      next = wsr::tidyProgram(best, src, po, 4, [&](const std::string &c) {
+      next = wsr::tidyProgram(best, src, po, 8, [&](const std::string &c) {
         return t.keep.empty() || wsr::lostKeptRegion(wsr::normalizeCode(c), t.keep) < 0;
       });
     }

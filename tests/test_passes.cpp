@@ -238,8 +238,12 @@ TEST(Tidy, RewritesThatKeepTheMeaning) {
                                   {"(unsigned *)(&reinterpret_cast<unsigned *>(smem_raw)[0])", "(unsigned *)reinterpret_cast<unsigned *>(smem_raw)"},
                                   {"+ (threadIdx.x);", "+ threadIdx.x;"},
                                   {"for (int t = 0; j < 2; ++j)", "for (; j < 2; ++j)"},
+                                  {"__cvta_generic_to_shared((const void *)reinterpret_cast<unsigned long *>(smem_raw + 8))",
+                                   "__cvta_generic_to_shared(smem_raw + 8)"},
+                                  {"sink((void *)cq) + sink((void *)(q + 1))", "sink((void *)cq) + sink(q + 1)"},
                                   {"return (0);", "return 0;"}}));
   EXPECT_NE(all.find("(unsigned)(&smem_raw[0] != 0)"), std::string::npos) << "an array's &a[0] is not the array";
+  EXPECT_NE(all.find("sink((void *)cq)"), std::string::npos) << "a const pointer needs its cast to reach void *";
   EXPECT_NE(all.find("out[i] = (x, 1);"), std::string::npos) << "a comma keeps its parentheses";
   EXPECT_TRUE(parses(p, all));
   EXPECT_EQ(wsr::tidyProgram(all, p.path, wsr::ParseOptions{}), all) << "nothing left to tidy";
