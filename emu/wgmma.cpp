@@ -154,9 +154,8 @@ void mma(int n, WgType type, float *const *d, const uint32_t *a, uint64_t da, ui
   // retired the last wgmma on some register: the thread may access those now), unless each of
   // this wgmma's accumulator registers is still named by one of the thread's in-flight wgmmas.
   Thread &me = self();
-  auto inflight = [&](int i) { return me.wg_inflight.count(d[i]) > 0; };
   bool chained = true;
-  for (int i = 0; i < n / 2 && chained; ++i) chained = inflight(i);
+  for (int i = 0; i < n / 2 && chained; ++i) chained = me.wg_inflight.count(d[i]) > 0;
   if (!me.wg_fenced && !chained)
     fail("ub/wgmma-unfenced", loc,
          "wgmma.mma_async with no wgmma.fence before it since the thread's start or its last wgmma.wait_group "

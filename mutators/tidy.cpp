@@ -79,11 +79,10 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
 
   // A place delimited already: a call's argument (not its callee), an asm operand, a subscript's
   // index, a return value, a statement's condition, an initializer, an element of a braced list.
-  bool delimited(const clang::ParenExpr *p) {
-    auto ps = ctx.getParents(*p);
-    if (ps.empty()) return false;
-    if (ps[0].get<clang::VarDecl>()) return true;
-    const clang::Stmt *par = ps[0].get<clang::Stmt>();
+  // `parent` is p's first parent node (VisitParenExpr has it).
+  bool delimited(const clang::ParenExpr *p, const clang::DynTypedNode &parent) {
+    if (parent.get<clang::VarDecl>()) return true;
+    const clang::Stmt *par = parent.get<clang::Stmt>();
     const clang::Stmt *self = p;
     while (par && llvm::isa<clang::ImplicitCastExpr, clang::FullExpr, clang::MaterializeTemporaryExpr>(par)) {
       self = par;
@@ -118,7 +117,7 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
       if (b->isCommaOp() || b->isAssignmentOp()) return true;  // `f((a, b))`, `if ((x = y))` mean what they say
     bool underPrefix = false;
     if (auto *pe = ps[0].get<clang::Expr>()) underPrefix = isPrefix(pe) && isPrefix(sub);
-    if (!isPrimary(sub) && !underPrefix && !delimited(p)) return true;
+    if (!isPrimary(sub) && !underPrefix && !delimited(p, ps[0])) return true;
     if (sub->getType()->isFunctionType()) return true;  // `(f)(x)` keeps a macro from expanding
     PassSite s;
     s.pass = "tidy";

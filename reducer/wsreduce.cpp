@@ -18,6 +18,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <regex>
 #include <sstream>
@@ -397,22 +398,22 @@ int main(int argc, char **argv) {
   // lines), the one with fewer lines.
   // tidy's rewrites (mutators/tidy.cpp) come before the harness is inlined: they are for the
   // user's code, and a search its budget stopped never reached them.
-  for (auto step : {-1, 2, 0, 1}) {
-    std::string next;
-    if (step < 0) next = wsr::dropHarness(best);
-    else if (step == 0) next = wsr::inlineHarness(best);
-    else if (step == 1) next = wsr::formatCuda(best);
-    else {
-      wsr::ParseOptions po = parseOptionsFor(src);
-      po.cuda_path = CudaPath;
-      next = wsr::tidyProgram(best, src, po, 8, [&](const std::string &c) {
-        return t.keep.empty() || wsr::lostKeptRegion(wsr::normalizeCode(c), t.keep) < 0;
-      });
-    }
-    if (step == 1) {
-      std::string unbroken = wsr::formatCuda(best, 0);
-      if (wsr::countNonBlankLines(unbroken) < wsr::countNonBlankLines(next)) next = unbroken;
-    }
+  wsr::ParseOptions tidy_po = parseOptionsFor(src);
+  tidy_po.cuda_path = CudaPath;
+  const std::vector<std::function<std::string(const std::string &)>> finish = {
+      wsr::dropHarness,
+      [&](const std::string &b) {
+        return wsr::tidyProgram(b, src, tidy_po, 8, [&](const std::string &c) {
+          return t.keep.empty() || wsr::lostKeptRegion(wsr::normalizeCode(c), t.keep) < 0;
+        });
+      },
+      wsr::inlineHarness,
+      [](const std::string &b) {
+        std::string formatted = wsr::formatCuda(b), unbroken = wsr::formatCuda(b, 0);
+        return wsr::countNonBlankLines(unbroken) < wsr::countNonBlankLines(formatted) ? unbroken : formatted;
+      }};
+  for (auto &step : finish) {
+    std::string next = step(best);
     if (next == best) continue;
     if (tester.test(next).interesting) best = next;
   }
