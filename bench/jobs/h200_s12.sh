@@ -65,7 +65,7 @@ one() {  # tag cores gpu example jobs budget flags
   local sym=(--symptom hang); [[ "$flags" == *--symptom* ]] && sym=()  # flags may name another
   local t0=$(date +%s%N)
   CUDA_VISIBLE_DEVICES=$gpu WSREDUCE_CACHE=/tmp/wsr-cache-$tag timeout -s INT $((budget + 60)) taskset -c $cores \
-    wsreduce $W/$ex.cu "${sym[@]}" -j$jobs --timeout 10 --backend emu --confirm gpu --budget $budget "${extra[@]}" > $W/$ex.log 2>&1
+    wsreduce $W/$ex.cu "${sym[@]}" -j$jobs --timeout ${TIMEOUT:-10} --backend emu --confirm gpu --budget $budget "${extra[@]}" > $W/$ex.log 2>&1
   local rc=$? t1=$(date +%s%N)
   {
     echo "RESULT $tag rc=$rc lines=$(grep -c '[^[:space:]]' $W/$ex.cu)->$(grep -c '[^[:space:]]' $W/$ex.min.cu) wall_s=$(( (t1 - t0) / 1000000000 )) (wsreduce $ex.cu ${sym[*]} -j$jobs --backend emu --confirm gpu --budget $budget ${extra[*]}; cores $cores, GPU $gpu)"
