@@ -9,9 +9,13 @@
 //  - `e + 0`, `e - 0`, `e | 0`, `e ^ 0`, `e << 0`, `e >> 0`, `e * 1`, `e / 1`, `0 + e`, `0 | e`,
 //    `1 * e` -> `e`, when `e` has the operator's type; `&p[0]` -> `p` for a pointer p;
 //  - a pointer cast dropped where the argument goes to a `void *` or `const void *` parameter;
+//  - a pointer cast to an integer (or another pointer) and back to its own type -> the pointer;
+//    of two pointer casts in a row, the inner one goes;
 //  - a for loop whose variables nothing but its own header names -> `while (cond)` (or
 //    `for (;;)` without a condition); when its increment steps something else, the declaration
-//    alone goes (`for (int t = 0;; ++i)` -> `for (;; ++i)`).
+//    alone goes (`for (int t = 0;; ++i)` -> `for (;; ++i)`);
+//  - a local variable nothing names goes, or gives its initializer back as a statement when that
+//    has side effects (`CUresult r = f(x);` -> `f(x);`; Unused below).
 // wsreduce also applies every site at once to the program it finishes (reducer/wsreduce.cpp),
 // however the search ended: a search stopped by its budget never reaches the cosmetic phase.
 #include "visit.h"
@@ -26,6 +30,8 @@
 #include <clang/Basic/SourceManager.h>
 
 #include <cctype>
+#include <cstring>
+#include <map>
 #include <set>
 
 namespace wsr {
@@ -166,6 +172,84 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     return true;
   }
 
+  // A pointer cast to an integer or another pointer and back to its own type: the pointer
+  // (`reinterpret_cast<char *>(reinterpret_cast<unsigned long>(p))` -> `p`, what is left of an
+  // alignment macro once simplify-expr took its arithmetic). The integer holds the whole pointer.
+  // An array (`smem_raw`) comes back only where it decays at once: an operand of arithmetic, a
+  // cast, a subscript, an asm, or an argument of a function that is no template.
+  bool VisitExplicitCastExpr(clang::ExplicitCastExpr *o) {
+    clang::QualType t = o->getType();
+    if (!t->isPointerType() || t->isDependentType()) return true;
+    auto *in = llvm::dyn_cast<clang::ExplicitCastExpr>(o->getSubExpr()->IgnoreParens());
+    if (!in || in->getType()->isDependentType()) return true;
+    clang::QualType mid = in->getType();
+    if (castOfACast(o, in)) return true;
+    bool wide = mid->isIntegerType() && !mid->isEnumeralType() && !mid->isBooleanType() &&
+                ctx.getTypeSize(mid) >= ctx.getTypeSize(t);
+    if (!wide && !mid->isPointerType()) return true;
+    if (mid->isPointerType() && (mid->getPointeeType()->isRecordType() || t->getPointeeType()->isRecordType()))
+      return true;  // a cast between classes may move the address
+    const clang::Expr *op = in->getSubExpr()->IgnoreParenImpCasts();
+    clang::QualType ot = op->getType();
+    if (ot->isArrayType()) {
+      if (!decaysAtOnce(o)) return true;
+      ot = ctx.getArrayDecayedType(ot);
+    }
+    if (!ctx.hasSameType(ot, t)) return true;
+    auto whole = mainFileRange(ctx, o->getSourceRange()), part = mainFileRange(ctx, op->getSourceRange());
+    if (!whole || !part || part->size() == 0) return true;
+    std::string text = src.text.substr(part->begin, part->size());
+    if (!isPrimary(op)) text = "(" + text + ")";
+    out.push_back(replaceSite("tidy", src, *whole, text,
+                              "the casts there and back around `" + text.substr(0, 40) + "` at line " +
+                                  std::to_string(lineOf(src.text, whole->begin))));
+    return true;
+  }
+
+  // `(const float *)reinterpret_cast<float *>(p)` -> `(const float *)p`: of two pointer casts in a
+  // row, the outer alone says where the pointer goes (no class pointee: its casts move addresses;
+  // a reinterpret_cast keeps its const, so the operand's must not be more than the outer's).
+  bool castOfACast(const clang::ExplicitCastExpr *o, const clang::ExplicitCastExpr *in) {
+    if (!llvm::isa<clang::CStyleCastExpr, clang::CXXReinterpretCastExpr>(o)) return false;
+    if (!llvm::isa<clang::CStyleCastExpr, clang::CXXReinterpretCastExpr, clang::CXXStaticCastExpr>(in)) return false;
+    if (!in->getType()->isPointerType()) return false;
+    const clang::Expr *op = in->getSubExpr()->IgnoreParenImpCasts();
+    clang::QualType ot = op->getType();
+    if (ot->isArrayType()) ot = ctx.getArrayDecayedType(ot);
+    if (!ot->isPointerType() || ctx.hasSameType(ot, o->getType())) return false;  // the same type: the round trip's
+    clang::QualType op_pointee = ot->getPointeeType(), to = o->getType()->getPointeeType();
+    if (op_pointee->isRecordType() || to->isRecordType() || in->getType()->getPointeeType()->isRecordType()) return false;
+    if (op_pointee->isFunctionType() || to->isFunctionType()) return false;
+    if (llvm::isa<clang::CXXReinterpretCastExpr>(o) && !to.isAtLeastAsQualifiedAs(op_pointee, ctx)) return false;
+    auto whole = mainFileRange(ctx, in->getSourceRange()), part = mainFileRange(ctx, op->getSourceRange());
+    if (!whole || !part || part->size() == 0) return false;
+    std::string text = src.text.substr(part->begin, part->size());
+    if (!isPrimary(op)) text = "(" + text + ")";
+    out.push_back(replaceSite("tidy", src, *whole, text,
+                              "the inner of two pointer casts around `" + text.substr(0, 40) + "` at line " +
+                                  std::to_string(lineOf(src.text, whole->begin))));
+    return true;
+  }
+
+  bool decaysAtOnce(const clang::Expr *e) {
+    const clang::Stmt *self = e;
+    for (;;) {
+      auto ps = ctx.getParents(*self);
+      if (ps.empty()) return false;
+      const clang::Stmt *par = ps[0].get<clang::Stmt>();
+      if (!par) return false;
+      if (llvm::isa<clang::ParenExpr, clang::ImplicitCastExpr>(par)) { self = par; continue; }
+      if (auto *b = llvm::dyn_cast<clang::BinaryOperator>(par)) return b->isAdditiveOp() || b->isComparisonOp();
+      if (auto *a = llvm::dyn_cast<clang::ArraySubscriptExpr>(par)) return a->getBase() == self;
+      if (auto *c = llvm::dyn_cast<clang::CallExpr>(par)) {
+        const clang::FunctionDecl *f = c->getDirectCallee();
+        return f && c->getCallee() != self && !f->getPrimaryTemplate() && !f->isTemplateInstantiation() &&
+               !llvm::isa<clang::CXXOperatorCallExpr>(c);
+      }
+      return llvm::isa<clang::ExplicitCastExpr, clang::GCCAsmStmt>(par);
+    }
+  }
+
   // `&p[0]` -> `p`, for a pointer p (an array's `&a[0]` is not `a`: sizeof and templates see
   // the array).
   bool VisitUnaryOperator(clang::UnaryOperator *u) {
@@ -277,9 +361,131 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   }
 };
 
+// Local variables nothing names (a search stopped by its budget leaves them: `CUresult r = f(...)`
+// once r's check went, `bf16 *dA, *dB, *dC` once two of the three went). Only a variable of a
+// type with nothing to destroy, neither volatile nor a reference nor static, declared in a
+// block's statement:
+//  - one with no initializer, or one without side effects, goes: its statement, or its declarator
+//    when others share the statement (`bf16 *dA, *dB` -> `bf16 *dB`);
+//  - the only one of its statement, a scalar with an `=` initializer that has side effects, gives
+//    the initializer back as a statement (`CUresult r = f(x);` -> `f(x);`).
+// One side's parse may name what the other's does not (code under __CUDA_ARCH__), so a site is
+// offered only when every parse offers it, as remove-decl does.
+struct Unused : clang::RecursiveASTVisitor<Unused> {
+  clang::ASTContext &ctx;
+  const ParsedSource &src;
+  std::vector<PassSite> &out;
+  Unused(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o) : ctx(c), src(s), out(o) {}
+
+  bool shouldVisitTemplateInstantiations() const { return false; }
+
+  bool removable(const clang::VarDecl *v) {
+    if (!v || llvm::isa<clang::DecompositionDecl>(v) || v->isImplicit() || !v->hasLocalStorage() ||
+        llvm::isa<clang::ParmVarDecl>(v) || v->isReferenced() || v->isUsed(false) || v->hasAttrs())
+      return false;
+    clang::QualType t = v->getType();
+    return !t->isDependentType() && !t->isReferenceType() && !t.isVolatileQualified() &&
+           t.isDestructedType() == clang::QualType::DK_none;
+  }
+
+  bool VisitCompoundStmt(clang::CompoundStmt *cs) {
+    for (auto *st : cs->body()) {
+      auto *ds = llvm::dyn_cast<clang::DeclStmt>(st);
+      if (!ds) continue;
+      std::vector<const clang::VarDecl *> vars;
+      for (auto *d : ds->decls()) {
+        auto *v = llvm::dyn_cast<clang::VarDecl>(d);
+        if (!v) { vars.clear(); break; }  // `struct S {} s;`: a type declared with it
+        vars.push_back(v);
+      }
+      if (vars.empty()) continue;
+      auto whole = mainFileRangeWithSemi(ctx, ds->getSourceRange());
+      if (!whole) continue;
+      const std::string line = " at line " + std::to_string(lineOf(src.text, whole->begin));
+      // Each declarator's end (its name or its initializer's), in the text.
+      std::vector<unsigned> ends;
+      for (auto *v : vars) {
+        auto r = mainFileRange(ctx, v->getSourceRange());
+        if (!r || r->end > whole->end || (!ends.empty() && r->end <= ends.back())) { ends.clear(); break; }
+        ends.push_back(r->end);
+      }
+      if (ends.size() != vars.size()) continue;
+      for (size_t i = 0; i < vars.size(); ++i) {
+        const clang::VarDecl *v = vars[i];
+        if (!removable(v)) continue;
+        const clang::Expr *init = v->getInit();
+        const std::string name = v->getNameAsString();
+        bool effects = init && init->HasSideEffects(ctx);
+        if (!effects) {
+          std::optional<Range> r;
+          if (vars.size() == 1) {
+            r = widenToLines(src.text, *whole);
+          } else if (i > 0) {  // `, *dB`: from the end of the one before
+            r = Range{ends[i - 1], ends[i]};
+          } else if (auto b = declaratorBegin(v)) {  // `*dA, `: up to the next declarator
+            unsigned e = ends[0];
+            while (e < whole->end && std::isspace((unsigned char)src.text[e])) ++e;
+            if (e >= whole->end || src.text[e] != ',') continue;
+            ++e;
+            while (e < whole->end && std::isspace((unsigned char)src.text[e])) ++e;
+            r = Range{*b, e};
+          }
+          if (!r) continue;
+          out.push_back(replaceSite("tidy", src, *r, "", "the unused variable " + name + line));
+          continue;
+        }
+        if (vars.size() != 1 || v->getInitStyle() != clang::VarDecl::CInit || !v->getType()->isScalarType()) continue;
+        auto ir = mainFileRange(ctx, init->getSourceRange());
+        if (!ir || ir->begin <= whole->begin || ir->end > whole->end) continue;
+        out.push_back(replaceSite("tidy", src, Range{whole->begin, ir->begin}, "",
+                                  "`" + src.text.substr(whole->begin, ir->begin - whole->begin) + "` dropped: " + name +
+                                      " is never read" + line));
+      }
+    }
+    return true;
+  }
+
+  // Where the first declarator's own part begins: the `*` or `&` before its name, else the name
+  // (`bf16 *dA` -> at `*`). Nothing else may stand between the type and the name.
+  std::optional<unsigned> declaratorBegin(const clang::VarDecl *v) {
+    auto at = mainFileRange(ctx, clang::SourceRange(v->getLocation(), v->getLocation()));
+    if (!at) return std::nullopt;
+    unsigned b = at->begin;
+    while (b > 0 && std::strchr(" \t*&", src.text[b - 1])) --b;
+    while (b < at->begin && std::isspace((unsigned char)src.text[b])) ++b;
+    if (b == 0 || !(std::isalnum((unsigned char)src.text[b - 1]) || src.text[b - 1] == '_' || src.text[b - 1] == ' ' ||
+                    src.text[b - 1] == '>'))
+      return std::nullopt;
+    return b;
+  }
+};
+
+std::vector<PassSite> unusedVariableSites(const ParsedSource &src) {
+  std::map<std::vector<Edit>, std::pair<PassSite, int>> offered;  // edits -> (site, parses offering it)
+  int parses = 0;
+  forEachSide(src, [&](clang::ASTContext &ctx, bool) {
+    ++parses;
+    std::vector<PassSite> mine;
+    Unused u(ctx, src, mine);
+    forEachMainFileDecl(ctx, [&](clang::Decl *d) { u.TraverseDecl(d); });
+    std::set<std::vector<Edit>> once;
+    for (auto &s : mine)
+      if (once.insert(s.edits).second) ++offered.try_emplace(s.edits, s, 0).first->second.second;
+  });
+  std::vector<PassSite> sites;
+  for (auto &[edits, so] : offered)
+    if (so.second == parses) sites.push_back(so.first);
+  return sites;
+}
+
 }  // namespace
 
-std::vector<PassSite> tidySites(const ParsedSource &src) { return visitorSites<Visitor>(src); }
+std::vector<PassSite> tidySites(const ParsedSource &src) {
+  std::vector<PassSite> sites = visitorSites<Visitor>(src);
+  for (auto &s : unusedVariableSites(src)) sites.push_back(std::move(s));
+  dedupeAndOrder(sites);
+  return sites;
+}
 
 std::string tidyProgram(const std::string &text, const std::string &path, const ParseOptions &opt, int rounds,
                         const std::function<bool(const std::string &)> &acceptable) {

@@ -235,16 +235,50 @@ TEST(Tidy, RewritesThatKeepTheMeaning) {
                                   {"out[(x)] = (unsigned char)(x * 1);", "out[x] = (unsigned char)x;"},
                                   {"sizeof(x) + (x - 0) * 2", "sizeof(x) + x * 2"},
                                   {"(unsigned char)s + (x + SMEM_OFF)", "(unsigned char)s + x"},
-                                  {"(unsigned *)(&reinterpret_cast<unsigned *>(smem_raw)[0])", "(unsigned *)reinterpret_cast<unsigned *>(smem_raw)"},
+                                  {"(unsigned *)(&reinterpret_cast<unsigned *>(smem_raw)[0])", "(unsigned *)smem_raw"},
                                   {"+ (threadIdx.x);", "+ threadIdx.x;"},
                                   {"for (int t = 0; j < 2; ++j)", "for (; j < 2; ++j)"},
                                   {"__cvta_generic_to_shared((const void *)reinterpret_cast<unsigned long *>(smem_raw + 8))",
                                    "__cvta_generic_to_shared(smem_raw + 8)"},
                                   {"sink((void *)cq) + sink((void *)(q + 1))", "sink((void *)cq) + sink(q + 1)"},
+                                  {"reinterpret_cast<unsigned char *>(reinterpret_cast<unsigned long>(smem_raw)) + 16", "smem_raw + 16"},
+                                  {"(unsigned *)(unsigned long)(q + 1);", "q + 1;"},
+                                  {"*(unsigned *)(unsigned long)(q + 1) +", "*(q + 1) +"},
+                                  {"*reinterpret_cast<unsigned char *>(reinterpret_cast<char *>(base))", "*base"},
+                                  {"((const float *)reinterpret_cast<float *>(smem_raw))[1] + *reinterpret_cast<const float *>((unsigned char *)cb)",
+                                   "((const float *)smem_raw)[1] + *reinterpret_cast<const float *>(cb)"},
                                   {"return (0);", "return 0;"}}));
+  EXPECT_NE(all.find("*reinterpret_cast<float *>((unsigned char *)cb)"), std::string::npos)
+      << "reinterpret_cast cannot take the const away that the inner cast did";
+  EXPECT_NE(all.find("sizeof(reinterpret_cast<unsigned char *>((unsigned long)smem_raw))"), std::string::npos)
+      << "sizeof would see the array";
+  EXPECT_NE(all.find("(unsigned *)(unsigned)(unsigned long)q"), std::string::npos) << "32 bits do not hold a pointer";
   EXPECT_NE(all.find("(unsigned)(&smem_raw[0] != 0)"), std::string::npos) << "an array's &a[0] is not the array";
   EXPECT_NE(all.find("sink((void *)cq)"), std::string::npos) << "a const pointer needs its cast to reach void *";
   EXPECT_NE(all.find("out[i] = (x, 1);"), std::string::npos) << "a comma keeps its parentheses";
+  EXPECT_TRUE(parses(p, all));
+  EXPECT_EQ(wsr::tidyProgram(all, p.path, wsr::ParseOptions{}), all) << "nothing left to tidy";
+}
+
+// An unused local goes when nothing it holds needs destroying and its initializer has no side
+// effects; one whose initializer has them gives it back as a statement. A declarator sharing its
+// statement goes alone. What one side's parse names (under __CUDA_ARCH__) stays.
+TEST(Tidy, UnusedVariablesGoTheirSideEffectsStay) {
+  LOAD(p, "tidy_unused.cu");
+  auto sites = sitesOf("tidy", p);
+  SCOPED_TRACE(listing(sites));
+  EXPECT_FALSE(anyNote(sites, "variable seen")) << "the device parse reads it";
+  EXPECT_FALSE(anyNote(sites, "variable s_local")) << "a static local";
+  EXPECT_FALSE(anyNote(sites, "variable v ")) << "a volatile";
+  EXPECT_FALSE(anyNote(sites, "variable hv")) << "a vector has a destructor";
+  EXPECT_FALSE(anyNote(sites, "kept")) << "it is read";
+  for (auto &s : sites) EXPECT_TRUE(parses(p, apply(p, s))) << s.note;
+  std::string all = wsr::tidyProgram(p.text, p.path, wsr::ParseOptions{});
+  EXPECT_EQ(all, rewrite(p.text, {{"  int *pa, *pb, *pc;\n", "  int *pb;\n"},
+                                  {"  int r = tick(out);\n", "  tick(out);\n"},
+                                  {"  int quiet = 3;\n", ""},
+                                  {"  int lead = 1, trail = tick(out);\n", "  tick(out);\n"},
+                                  {"  int *d;\n  int status = cudaMalloc(&d, 16);", "  int *d;\n  cudaMalloc(&d, 16);"}}));
   EXPECT_TRUE(parses(p, all));
   EXPECT_EQ(wsr::tidyProgram(all, p.path, wsr::ParseOptions{}), all) << "nothing left to tidy";
 }
