@@ -214,7 +214,7 @@ __device__ __forceinline__ void mbar_wait(unsigned long *bar, unsigned phase) {
   unsigned done = 0;
   while (!done)
     asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done) : "r"((static_cast<unsigned>(__cvta_generic_to_shared((const void *)(bar))))), "r"(phase) : "memory");
+                 : "=r"(done) : "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))), "r"(phase) : "memory");
 }
 
 __device__ __forceinline__ unsigned elect_one_sync() {
@@ -228,21 +228,20 @@ __global__ void tma_pipeline_kernel(const __grid_constant__ CUtensorMap x_map, c
   extern __shared__ unsigned char smem_raw[];
 
   if (threadIdx.x == 0) {
-
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"((static_cast<unsigned>(__cvta_generic_to_shared((const void *)((&(reinterpret_cast<unsigned long *>((reinterpret_cast<unsigned char *>((reinterpret_cast<unsigned long>(smem_raw)))) + SMEM_BAR_OFF))[0])))))), "r"(1u) : "memory");
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"((static_cast<unsigned>(__cvta_generic_to_shared((const void *)((&((reinterpret_cast<unsigned long *>((reinterpret_cast<unsigned char *>((reinterpret_cast<unsigned long>(smem_raw)))) + SMEM_BAR_OFF)) + 1)[0])))))), "r"(128u) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(reinterpret_cast<unsigned char *>(reinterpret_cast<unsigned long>(smem_raw)) + SMEM_BAR_OFF))), "r"(1u) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(reinterpret_cast<unsigned long *>(reinterpret_cast<unsigned char *>(reinterpret_cast<unsigned long>(smem_raw)) + SMEM_BAR_OFF) + 1))), "r"(128u) : "memory");
   }
   __syncthreads();
 
   if ((threadIdx.x / 32) == 0 && elect_one_sync()) {
     int i = 0;
     for (int t = 0; t < NUM_TILES; t += 1, ++i) {
-      const unsigned phase = (i);
-      mbar_wait(&((reinterpret_cast<unsigned long *>((reinterpret_cast<unsigned char *>((reinterpret_cast<unsigned long>(smem_raw)))) + SMEM_BAR_OFF)) + 1)[0], phase ^ 1);
-      asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"((static_cast<unsigned>(__cvta_generic_to_shared((const void *)((&(reinterpret_cast<unsigned long *>((reinterpret_cast<unsigned char *>((reinterpret_cast<unsigned long>(smem_raw)))) + SMEM_BAR_OFF))[0])))))), "r"((TILE_BYTES)) : "memory");
-      int c1 = (t);
+      const unsigned phase = i;
+      mbar_wait(reinterpret_cast<unsigned long *>(reinterpret_cast<unsigned char *>(reinterpret_cast<unsigned long>(smem_raw)) + SMEM_BAR_OFF) + 1, phase ^ 1);
+      asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(reinterpret_cast<unsigned char *>(reinterpret_cast<unsigned long>(smem_raw)) + SMEM_BAR_OFF))), "r"(TILE_BYTES) : "memory");
+      int c1 = t;
       asm volatile(
-          "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"((static_cast<unsigned>(__cvta_generic_to_shared((const void *)(((void *)(((reinterpret_cast<float *>((reinterpret_cast<unsigned char *>((reinterpret_cast<unsigned long>(smem_raw)))))))))))))), "l"(reinterpret_cast<unsigned long>(((&x_map)))), "r"((static_cast<unsigned>(__cvta_generic_to_shared((const void *)(((&(reinterpret_cast<unsigned long *>((reinterpret_cast<unsigned char *>((reinterpret_cast<unsigned long>(smem_raw)))) + SMEM_BAR_OFF))[0]))))))), "r"(0), "r"(c1)
+          "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(reinterpret_cast<unsigned char *>(reinterpret_cast<unsigned long>(smem_raw))))), "l"(reinterpret_cast<unsigned long>((&x_map))), "r"(static_cast<unsigned>(__cvta_generic_to_shared(reinterpret_cast<unsigned char *>(reinterpret_cast<unsigned long>(smem_raw)) + SMEM_BAR_OFF))), "r"(0), "r"(c1)
           : "memory");
     }
   }
@@ -250,16 +249,16 @@ __global__ void tma_pipeline_kernel(const __grid_constant__ CUtensorMap x_map, c
   if ((threadIdx.x / 128) == 1) {
     int i = 0;
     for (int t = 0; t < NUM_TILES; t += 1, ++i) {
-      const unsigned phase = (i);
-      mbar_wait(&(reinterpret_cast<unsigned long *>((reinterpret_cast<unsigned char *>((reinterpret_cast<unsigned long>(smem_raw)))) + SMEM_BAR_OFF))[0], phase);
+      const unsigned phase = i;
+      mbar_wait(reinterpret_cast<unsigned long *>(reinterpret_cast<unsigned char *>(reinterpret_cast<unsigned long>(smem_raw)) + SMEM_BAR_OFF), phase);
 
       float x[ROWS_PER_WARP][COLS_PER_LANE];
 #pragma unroll
       for (int rr = 0; rr < ROWS_PER_WARP; ++rr)
 #pragma unroll
         for (int j = 0; j < COLS_PER_LANE; ++j)
-          x[0][j] = ((const float *)((reinterpret_cast<float *>((reinterpret_cast<unsigned char *>((reinterpret_cast<unsigned long>(smem_raw))))))))[(((threadIdx.x / 32) - 4)) + (threadIdx.x % 32)];
-      asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"((static_cast<unsigned>(__cvta_generic_to_shared((const void *)((&((reinterpret_cast<unsigned long *>((reinterpret_cast<unsigned char *>((reinterpret_cast<unsigned long>(smem_raw)))) + SMEM_BAR_OFF)) + 1)[0])))))) : "memory");
+          x[0][j] = ((const float *)reinterpret_cast<float *>(reinterpret_cast<unsigned char *>(reinterpret_cast<unsigned long>(smem_raw))))[((threadIdx.x / 32) - 4) + (threadIdx.x % 32)];
+      asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(reinterpret_cast<unsigned long *>(reinterpret_cast<unsigned char *>(reinterpret_cast<unsigned long>(smem_raw)) + SMEM_BAR_OFF) + 1))) : "memory");
 
       float rstd[ROWS_PER_WARP];
 #pragma unroll
@@ -268,17 +267,17 @@ __global__ void tma_pipeline_kernel(const __grid_constant__ CUtensorMap x_map, c
 #pragma unroll
         for (int j = 0; j < COLS_PER_LANE; ++j)
           ss += 1;
-        rstd[0] = rsqrtf(ss / 32 + PIPE_EPS);
+        rstd[0] = rsqrtf(ss / 32);
       }
 
 #pragma unroll
       for (int rr = 0; rr < ROWS_PER_WARP; ++rr)
 #pragma unroll
         for (int j = 0; j < COLS_PER_LANE; ++j)
-          ((reinterpret_cast<float *>((reinterpret_cast<unsigned char *>((reinterpret_cast<unsigned long>(smem_raw)))) + SMEM_OUT_OFF)))[(((threadIdx.x / 32) - 4)) * 32 + (threadIdx.x % 32)] = x[0][j] * rstd[0];
+          reinterpret_cast<float *>(reinterpret_cast<unsigned char *>(reinterpret_cast<unsigned long>(smem_raw)) + SMEM_OUT_OFF)[((threadIdx.x / 32) - 4) * 32 + (threadIdx.x % 32)] = x[0][j] * rstd[0];
 
-      int c1 = (t * 4);
-      asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(reinterpret_cast<unsigned long>(((&y_map)))), "r"((static_cast<unsigned>(__cvta_generic_to_shared(((const void *)((((reinterpret_cast<float *>((reinterpret_cast<unsigned char *>((reinterpret_cast<unsigned long>(smem_raw)))) + SMEM_OUT_OFF)))))))))), "r"(0), "r"(c1) : "memory");
+      int c1 = t * 4;
+      asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(reinterpret_cast<unsigned long>((&y_map))), "r"(static_cast<unsigned>(__cvta_generic_to_shared(reinterpret_cast<unsigned char *>(reinterpret_cast<unsigned long>(smem_raw)) + SMEM_OUT_OFF))), "r"(0), "r"(c1) : "memory");
 
       asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
     }
@@ -305,7 +304,6 @@ inline CUtensorMap make_row_tile_map(float *base, int rows, int cols) {
 }
 
 int main() {
-
   std::vector<float> hx(1024ul), hy(1024ul), hr(32), ref_y(1024ul), ref_r(32);
   hx[0ul] = 1;
 
@@ -323,7 +321,7 @@ int main() {
   double ss = 0;
   ss += 1;
   const double rs = 1.0 / std::sqrt(ss / 32);
-  ref_y[0] = (rs);
+  ref_y[0] = rs;
 
   wscheck::compare(hy.data(), ref_y.data(), 32, 32, 1e-5, 1e-4, "Y");
 }
