@@ -7,13 +7,14 @@
 //    call's argument, an asm operand, an initializer, a subscript, a return value, a condition);
 //  - parentheses between two prefix operators or casts (`(T)(&x)` -> `(T)&x`);
 //  - `e + 0`, `e - 0`, `e | 0`, `e ^ 0`, `e << 0`, `e >> 0`, `e * 1`, `e / 1`, `0 + e`, `0 | e`,
-//    `1 * e` -> `e`, when `e` has the operator's type; `&p[0]` -> `p` for a pointer p;
+//    `1 * e` -> `e`, when `e` has the operator's type itself (`0u + 3` stays); `&p[0]` -> `p` for a pointer p;
 //  - a pointer cast dropped where the argument goes to a `void *` or `const void *` parameter;
 //  - a pointer cast to an integer (or another pointer) and back to its own type -> the pointer;
 //    of two pointer casts in a row, the inner one goes;
 //  - a for loop whose variables nothing but its own header names -> `while (cond)` (or
 //    `for (;;)` without a condition); when its increment steps something else, the declaration
-//    alone goes (`for (int t = 0;; ++i)` -> `for (;; ++i)`);
+//    alone goes (`for (int t = 0;; ++i)` -> `for (;; ++i)`); a for loop that runs once -> its
+//    body with the counter's value, one that never runs -> nothing;
 //  - a local variable nothing names goes, or gives its initializer back as a statement when that
 //    has side effects (`CUresult r = f(x);` -> `f(x);`; Unused below).
 // wsreduce also applies every site at once to the program it finishes (reducer/wsreduce.cpp),
@@ -292,7 +293,18 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
         break;
       default: break;
     }
-    if (!keep || b->getType()->isDependentType() || !ctx.hasSameType(keep->getType(), b->getType())) return true;
+    if (!keep || b->getType()->isDependentType()) return true;
+    // The operand's own type, before the conversions the operator gave it (`0u + 3` is no `3`);
+    // an array stays a pointer where it decays at once (`(smem_raw + 0) + 64u`, not sizeof's).
+    const clang::Expr *own = keep;
+    while (auto *ic = llvm::dyn_cast<clang::ImplicitCastExpr>(own)) {
+      if (ic->getCastKind() == clang::CK_ArrayToPointerDecay) {
+        if (!decaysAtOnce(b)) return true;
+        break;
+      }
+      own = ic->getSubExpr();
+    }
+    if (!ctx.hasSameUnqualifiedType(own->getType(), b->getType())) return true;
     auto whole = mainFileRange(ctx, b->getSourceRange());
     auto part = mainFileRange(ctx, keep->getSourceRange());
     if (!whole || !part || part->size() == 0) return true;
@@ -322,7 +334,116 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     if (s) refs.TraverseStmt(const_cast<clang::Stmt *>(s));
   }
 
+  // A for loop that runs its body once, or never, with constants a search left
+  // (`for (int j = 0; j < COLS_PER_LANE; ++j)`, COLS_PER_LANE 1): the body, its reads of the
+  // counter replaced by the counter's value; or nothing. Only for a counter declared in the loop
+  // with a constant start, a condition `<`, `<=` or `!=` against a constant, a step of one, a
+  // body that only reads the counter and holds no break, continue or goto; a `#pragma unroll`
+  // on the lines right before the loop goes with it.
+  bool singleTrip(clang::ForStmt *f) {
+    auto *init = llvm::dyn_cast_or_null<clang::DeclStmt>(f->getInit());
+    if (!init || !init->isSingleDecl() || !f->getCond() || !f->getInc() || !f->getBody()) return false;
+    auto *v = llvm::dyn_cast<clang::VarDecl>(init->getSingleDecl());
+    if (!v || !v->getInit() || !v->getType()->isIntegerType() || v->getType()->isDependentType()) return false;
+    clang::Expr::EvalResult start, bound;
+    if (!v->getInit()->EvaluateAsInt(start, ctx)) return false;
+    auto *cond = llvm::dyn_cast<clang::BinaryOperator>(f->getCond()->IgnoreParenImpCasts());
+    if (!cond || !refersTo(cond->getLHS(), v) || !cond->getRHS()->EvaluateAsInt(bound, ctx)) return false;
+    const clang::Expr *inc = f->getInc()->IgnoreParens();
+    bool stepOne = false;
+    if (auto *u = llvm::dyn_cast<clang::UnaryOperator>(inc)) stepOne = u->isIncrementOp() && refersTo(u->getSubExpr(), v);
+    if (auto *a = llvm::dyn_cast<clang::CompoundAssignOperator>(inc))
+      stepOne = a->getOpcode() == clang::BO_AddAssign && refersTo(a->getLHS(), v) && isInt(a->getRHS(), 1);
+    if (!stepOne) return false;
+    const llvm::APSInt &a = start.Val.getInt(), &b = bound.Val.getInt();
+    if (!a.isRepresentableByInt64() || !b.isRepresentableByInt64()) return false;
+    int64_t lo = a.getExtValue(), hi = b.getExtValue();
+    if (lo < -(1LL << 40) || lo > (1LL << 40) || hi < -(1LL << 40) || hi > (1LL << 40)) return false;
+    int trips;
+    switch (cond->getOpcode()) {
+      case clang::BO_LT: trips = lo < hi ? (lo + 1 == hi ? 1 : 2) : 0; break;
+      case clang::BO_LE: trips = lo <= hi ? (lo == hi ? 1 : 2) : 0; break;
+      case clang::BO_NE: trips = lo + 1 == hi ? 1 : 2; break;
+      default: return false;
+    }
+    if (trips > 1) return false;
+    // The body: no jump out of it, and the counter only read.
+    struct Body : clang::RecursiveASTVisitor<Body> {
+      const clang::VarDecl *v;
+      clang::ASTContext &ctx;
+      std::vector<const clang::DeclRefExpr *> reads;
+      bool bad = false;
+      Body(const clang::VarDecl *var, clang::ASTContext &c) : v(var), ctx(c) {}
+      bool VisitBreakStmt(clang::BreakStmt *) { return !(bad = true); }
+      bool VisitContinueStmt(clang::ContinueStmt *) { return !(bad = true); }
+      bool VisitGotoStmt(clang::GotoStmt *) { return !(bad = true); }
+      bool VisitLabelStmt(clang::LabelStmt *) { return !(bad = true); }
+      bool VisitDeclRefExpr(clang::DeclRefExpr *d) {
+        if (d->getDecl() != v) return true;
+        auto ps = ctx.getParents(*d);
+        auto *ic = ps.empty() ? nullptr : ps[0].get<clang::ImplicitCastExpr>();
+        if (!ic || ic->getCastKind() != clang::CK_LValueToRValue) return !(bad = true);
+        reads.push_back(d);
+        return true;
+      }
+    } body(v, ctx);
+    body.TraverseStmt(f->getBody());
+    if (body.bad) return false;
+    std::string value;
+    if (trips == 1 && !body.reads.empty()) {
+      value = integerLiteralOf(v->getType(), start.Val.getInt());
+      if (value.empty()) return false;
+    }
+    auto forAt = offsetOf(f->getForLoc());
+    auto whole = mainFileRangeWithSemi(ctx, f->getSourceRange());
+    auto br = mainFileRangeWithSemi(ctx, f->getBody()->getSourceRange());
+    if (!forAt || !whole || !br || whole->begin != *forAt || br->end != whole->end) return false;
+    Range r{whole->begin, whole->end};
+    // `#pragma unroll` lines right above the loop.
+    const std::string &t = src.text;
+    for (;;) {
+      unsigned ls = r.begin;
+      while (ls > 0 && (t[ls - 1] == ' ' || t[ls - 1] == '\t')) --ls;
+      if (ls == 0 || t[ls - 1] != '\n') break;
+      unsigned pe = ls - 1, ps = pe;
+      while (ps > 0 && t[ps - 1] != '\n') --ps;
+      std::string prev = t.substr(ps, pe - ps);
+      size_t a = prev.find_first_not_of(" \t");
+      if (a == std::string::npos || prev.compare(a, 7, "#pragma") != 0 || prev.find("unroll") == std::string::npos) break;
+      r.begin = ps + (unsigned)a;
+    }
+    if (trips == 0) {
+      out.push_back(replaceSite("tidy", src, widenToLines(t, r), "", "the loop that never runs at line " +
+                                                                        std::to_string(lineOf(t, *forAt))));
+      return true;
+    }
+    // The body's text with its reads of the counter replaced; a block's braces go when it
+    // declares nothing.
+    std::vector<Edit> edits;
+    for (auto *d : body.reads) {
+      auto dr = mainFileRange(ctx, d->getSourceRange());
+      if (!dr || dr->begin < br->begin || dr->end > br->end) return false;
+      edits.push_back({dr->begin, dr->size(), value});
+    }
+    std::string text = rewritten(t, *br, edits);
+    if (auto *cs = llvm::dyn_cast<clang::CompoundStmt>(f->getBody())) {
+      bool declares = false;
+      for (auto *st : cs->body()) declares = declares || llvm::isa<clang::DeclStmt>(st);
+      if (!declares && text.size() >= 2 && text.front() == '{' && text.back() == '}') text = text.substr(1, text.size() - 2);
+    } else if (llvm::isa<clang::DeclStmt>(f->getBody())) {
+      return false;
+    }
+    out.push_back(replaceSite("tidy", src, r, text, "the loop that runs once at line " + std::to_string(lineOf(t, *forAt))));
+    return true;
+  }
+
+  static bool refersTo(const clang::Expr *e, const clang::VarDecl *v) {
+    auto *d = llvm::dyn_cast<clang::DeclRefExpr>(e->IgnoreParenImpCasts());
+    return d && d->getDecl() == v;
+  }
+
   bool VisitForStmt(clang::ForStmt *f) {
+    if (singleTrip(f)) return true;
     auto *init = llvm::dyn_cast_or_null<clang::DeclStmt>(f->getInit());
     if (!init) return true;  // no counter of its own (an init expression runs once: it may matter)
     std::set<const clang::Decl *> vars;

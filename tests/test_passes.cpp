@@ -247,7 +247,15 @@ TEST(Tidy, RewritesThatKeepTheMeaning) {
                                   {"*reinterpret_cast<unsigned char *>(reinterpret_cast<char *>(base))", "*base"},
                                   {"((const float *)reinterpret_cast<float *>(smem_raw))[1] + *reinterpret_cast<const float *>((unsigned char *)cb)",
                                    "((const float *)smem_raw)[1] + *reinterpret_cast<const float *>(cb)"},
+                                  {"#pragma unroll\n  for (int rr = 0; rr < SMEM_OFF + 1; ++rr)\n#pragma unroll\n    for (unsigned jj = 0; jj < 1; jj += 1) {\n      acc[jj] = base[jj + 3];\n    }\n",
+                                   "\n      acc[0u] = base[0u + 3];\n    \n"},
+                                  {"  for (int rr = 2; rr < 2; ++rr) acc[rr] = 0;\n", ""},
+                                  {"for (int rr = 0; rr < 1; ++rr) {\n    int t = rr;", "{\n    int t = 0;"},
                                   {"return (0);", "return 0;"}}));
+  EXPECT_NE(all.find("base[0u + 3]"), std::string::npos) << "3 is an int, 0u + 3 an unsigned";
+  EXPECT_NE(all.find("for (int rr = 0; rr < 1; ++rr) if (acc[rr] > 0) break;"), std::string::npos) << "a break leaves the loop";
+  EXPECT_NE(all.find("for (int rr = 0; rr < 2; ++rr) acc[rr] = 1;"), std::string::npos) << "two trips";
+  EXPECT_NE(all.find("for (int rr = 0; rr < 1; ++rr) acc[rr++] = 1;"), std::string::npos) << "the body steps the counter";
   EXPECT_NE(all.find("*reinterpret_cast<float *>((unsigned char *)cb)"), std::string::npos)
       << "reinterpret_cast cannot take the const away that the inner cast did";
   EXPECT_NE(all.find("sizeof(reinterpret_cast<unsigned char *>((unsigned long)smem_raw))"), std::string::npos)
