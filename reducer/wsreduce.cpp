@@ -251,6 +251,14 @@ int main(int argc, char **argv) {
   if (!orig.interesting) {
     if (!TestScript.empty()) return fail("the original is not interesting: " + TestScript + " gave " + orig.detail, 1);
     llvm::errs() << wsr::renderHuman(ov);
+    // On the emulator a deadlock is named when every thread parks, with no kill: a kill at the
+    // timeout is a program still running (session 22: the K-loop GEMM runs 9.8 s there, and
+    // --timeout 10 made it a hang).
+    if (backend == "emu" && ov.is("hang") && !ov.runs.empty() && ov.runs.front().timed_out && Symptom != "hang")
+      llvm::errs() << llvm::format("wsreduce: the emulator was still running the original when --timeout killed it (%.0f s); "
+                                   "it names the deadlocks it sees without a kill, so the program may only be slow on this "
+                                   "CPU: a larger --timeout tells the two apart\n",
+                                   (double)Timeout);
     return fail(src + " does not show the symptom " + Symptom + ": its verdict is " + ov.detail + "; nothing to reduce", 1);
   }
   if (TestScript.empty()) {

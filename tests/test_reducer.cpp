@@ -191,6 +191,21 @@ TEST(Reducer, RefusesAnInputWithoutTheSymptomAndSaysItsVerdict) {
   EXPECT_FALSE(fs::exists(minOf(src)));
 }
 
+// On the emulator a kill at --timeout is a program still running, not a deadlock (the emulator
+// names those without one): the refusal says so and what to change. Not for --symptom hang,
+// where the kill is what the user asked about.
+TEST(Reducer, AnOriginalKilledAtTheTimeoutOnTheEmulatorIsCalledSlowNotDeadlocked) {
+  Work w;
+  std::string src = w.copy("reduce/slow_on_the_emulator.cu");
+  auto r = wsreduce({src, "--symptom", "wrong", "--backend", "emu", "--timeout", "1", "-j1"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("the emulator was still running the original when --timeout killed it (1 s)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("does not show the symptom wrong: its verdict is hang/"), std::string::npos) << r.err;
+  auto c = wsreduce({w.copy("reduce/ptxas_error.cu"), "--symptom", "wrong", "--backend", "emu", "--timeout", "1", "-j1"});
+  EXPECT_EQ(c.exit_code, 1) << c.err;
+  EXPECT_EQ(c.err.find("still running"), std::string::npos) << "a compile error was not killed:\n" << c.err;
+}
+
 TEST(Reducer, BadInputIsOneSentence) {
   auto r = wsreduce({"/no/such/file.cu", "--symptom", "hang"});
   EXPECT_EQ(r.exit_code, 2);
