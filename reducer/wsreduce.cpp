@@ -408,22 +408,32 @@ int main(int argc, char **argv) {
   // user's code, and a search its budget stopped never reached them.
   wsr::ParseOptions tidy_po = parseOptionsFor(src);
   tidy_po.cuda_path = CudaPath;
-  const std::vector<std::function<std::string(const std::string &)>> finish = {
-      wsr::dropHarness,
-      [&](const std::string &b) {
+  const std::vector<std::pair<const char *, std::function<std::string(const std::string &)>>> finish = {
+      {"dropping the harness", wsr::dropHarness},
+      {"tidy", [&](const std::string &b) {
         return wsr::tidyProgram(b, src, tidy_po, 8, [&](const std::string &c) {
           return t.keep.empty() || wsr::lostKeptRegion(wsr::normalizeCode(c), t.keep) < 0;
         });
-      },
-      wsr::inlineHarness,
-      [](const std::string &b) {
+      }},
+      {"inlining the harness", wsr::inlineHarness},
+      {"formatting", [](const std::string &b) {
         std::string formatted = wsr::formatCuda(b), unbroken = wsr::formatCuda(b, 0);
         return wsr::countNonBlankLines(unbroken) < wsr::countNonBlankLines(formatted) ? unbroken : formatted;
-      }};
-  for (auto &step : finish) {
+      }}};
+  for (auto &[name, step] : finish) {
     std::string next = step(best);
     if (next == best) continue;
-    if (tester.test(next).interesting) best = next;
+    wsr::TestResult r = tester.test(next);
+    if (r.interesting) {
+      best = next;
+    } else if (std::string_view(name) != "dropping the harness") {  // that one is only tried
+      // The others are expected to keep the failure: say so when one does not, with what it
+      // got instead, so that the program is known to be left as the search made it.
+      llvm::errs() << "wsreduce: the result is not finished by " << name << ": with it the program "
+                   << (r.infra ? "could not be judged (" + r.detail + ")" : "no longer fails the same way (" + r.detail +
+                                                                              (r.signature.empty() ? "" : ", signature " + r.signature) + ")")
+                   << "\n";
+    }
   }
   if (!wsr::writeFileAtomic(out, best, &err)) return fail(err);
   wsr::ReportInput ri;

@@ -161,6 +161,22 @@ TEST(Reducer, InterestingnessScriptInsteadOfTheOracle) {
   }
 }
 
+// A finishing step the judge does not take is said, with what the judge got instead, and the
+// result is left as the search made it.
+TEST(Reducer, AFinishingStepTheJudgeRefusesIsSaid) {
+  Work w;
+  std::string src = w.dir + "/parens.cu";
+  ASSERT_TRUE(writeFileAtomic(src, "__global__ void k(int *o) { o[0] = (threadIdx.x); }\nint main() { return 0; }\n"));
+  auto r = wsreduce({src, "--test", fixture("reduce/needs_parens.sh"), "-j1", "--passes", "lines"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("the result is not finished by tidy: with it the program no longer fails the same way (script exit 1)"),
+            std::string::npos)
+      << r.err;
+  auto min = readFile(minOf(src));
+  ASSERT_TRUE(min);
+  EXPECT_NE(min->find("(threadIdx.x)"), std::string::npos) << *min;
+}
+
 // The lookahead judges later passes' candidates in idle slots; which candidate wins stays the
 // search's own order, so the result is the same with it and without it.
 TEST(Reducer, TheLookaheadDoesNotChangeTheResult) {
