@@ -10,7 +10,8 @@
 //    `1 * e` -> `e`, when `e` has the operator's type itself (`0u + 3` stays); `&p[0]` -> `p` for a pointer p;
 //  - a pointer cast dropped where the argument goes to a `void *` or `const void *` parameter;
 //  - a pointer cast to an integer (or another pointer) and back to its own type -> the pointer;
-//    of two pointer casts in a row, the inner one goes;
+//    of two pointer casts in a row, the inner one goes; a cast to the type its operand has goes;
+//    a byte pointer's address summed as an integer is summed as the pointer;
 //  - a for loop whose variables nothing but its own header names -> `while (cond)` (or
 //    `for (;;)` without a condition); when its increment steps something else, the declaration
 //    alone goes (`for (int t = 0;; ++i)` -> `for (;; ++i)`); a for loop that runs once -> its
@@ -180,7 +181,10 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   // cast, a subscript, an asm, or an argument of a function that is no template.
   bool VisitExplicitCastExpr(clang::ExplicitCastExpr *o) {
     clang::QualType t = o->getType();
-    if (!t->isPointerType() || t->isDependentType()) return true;
+    if (t->isDependentType()) return true;
+    if (identityCast(o)) return true;
+    if (!t->isPointerType()) return true;
+    if (byteAddressSum(o)) return true;
     auto *in = llvm::dyn_cast<clang::ExplicitCastExpr>(o->getSubExpr()->IgnoreParens());
     if (!in || in->getType()->isDependentType()) return true;
     clang::QualType mid = in->getType();
@@ -203,6 +207,66 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     if (!isPrimary(op)) text = "(" + text + ")";
     out.push_back(replaceSite("tidy", src, *whole, text,
                               "the casts there and back around `" + text.substr(0, 40) + "` at line " +
+                                  std::to_string(lineOf(src.text, whole->begin))));
+    return true;
+  }
+
+  // A cast of a scalar to the type it has already (`reinterpret_cast<char *>(smem_raw)` for a
+  // char array, `(int)n` for an int): the operand, where only its value counts.
+  bool identityCast(const clang::ExplicitCastExpr *o) {
+    if (!llvm::isa<clang::CStyleCastExpr, clang::CXXStaticCastExpr, clang::CXXReinterpretCastExpr>(o)) return false;
+    clang::QualType t = o->getType();
+    if (!t->isScalarType() || t.isVolatileQualified()) return false;
+    const clang::Expr *op = o->getSubExpr()->IgnoreParenImpCasts();
+    clang::QualType ot = op->getType();
+    if (ot->isArrayType()) ot = ctx.getArrayDecayedType(ot);
+    if (ot->isDependentType() || !ctx.hasSameUnqualifiedType(ot, t)) return false;
+    if (!decaysAtOnce(o) && !initializes(o)) return false;
+    auto whole = mainFileRange(ctx, o->getSourceRange()), part = mainFileRange(ctx, op->getSourceRange());
+    if (!whole || !part || part->size() == 0) return false;
+    std::string text = src.text.substr(part->begin, part->size());
+    if (!isPrimary(op)) text = "(" + text + ")";
+    out.push_back(replaceSite("tidy", src, *whole, text,
+                              "the cast of `" + text.substr(0, 40) + "` to its own type at line " +
+                                  std::to_string(lineOf(src.text, whole->begin))));
+    return true;
+  }
+
+  // Whether `e` (through parentheses and implicit casts) initializes a variable of a scalar type.
+  bool initializes(const clang::Expr *e) {
+    const clang::Stmt *self = e;
+    for (;;) {
+      auto ps = ctx.getParents(*self);
+      if (ps.empty()) return false;
+      if (auto *v = ps[0].get<clang::VarDecl>())
+        return v->getInit() && !v->getType()->isReferenceType() && !v->getType()->getContainedAutoType();
+      const clang::Stmt *par = ps[0].get<clang::Stmt>();
+      if (!par || !llvm::isa<clang::ParenExpr, clang::ImplicitCastExpr>(par)) return false;
+      self = par;
+    }
+  }
+
+  // `reinterpret_cast<T *>(reinterpret_cast<unsigned long>(p) + n)` -> `reinterpret_cast<T *>(p + n)`
+  // for a pointer p to bytes (char, signed or unsigned): the same address, counted by the pointer.
+  bool byteAddressSum(const clang::ExplicitCastExpr *o) {
+    auto *sum = llvm::dyn_cast<clang::BinaryOperator>(o->getSubExpr()->IgnoreParenImpCasts());
+    if (!sum || (sum->getOpcode() != clang::BO_Add && sum->getOpcode() != clang::BO_Sub)) return false;
+    auto *in = llvm::dyn_cast<clang::ExplicitCastExpr>(sum->getLHS()->IgnoreParenImpCasts());
+    if (!in || !llvm::isa<clang::CStyleCastExpr, clang::CXXReinterpretCastExpr>(in)) return false;
+    clang::QualType mid = in->getType();
+    if (!mid->isIntegerType() || mid->isEnumeralType() || mid->isBooleanType() ||
+        ctx.getTypeSize(mid) < ctx.getTypeSize(o->getType()) || !sum->getRHS()->getType()->isIntegerType())
+      return false;
+    const clang::Expr *op = in->getSubExpr()->IgnoreParenImpCasts();
+    clang::QualType ot = op->getType();
+    if (ot->isArrayType()) ot = ctx.getArrayDecayedType(ot);
+    if (!ot->isPointerType() || !ot->getPointeeType()->isCharType()) return false;
+    auto whole = mainFileRange(ctx, in->getSourceRange()), part = mainFileRange(ctx, op->getSourceRange());
+    if (!whole || !part || part->size() == 0) return false;
+    std::string text = src.text.substr(part->begin, part->size());
+    if (!isPrimary(op)) text = "(" + text + ")";
+    out.push_back(replaceSite("tidy", src, *whole, text,
+                              "the address of `" + text.substr(0, 40) + "` counted by the pointer at line " +
                                   std::to_string(lineOf(src.text, whole->begin))));
     return true;
   }

@@ -235,7 +235,7 @@ TEST(Tidy, RewritesThatKeepTheMeaning) {
                                   {"out[(x)] = (unsigned char)(x * 1);", "out[x] = (unsigned char)x;"},
                                   {"sizeof(x) + (x - 0) * 2", "sizeof(x) + x * 2"},
                                   {"(unsigned char)s + (x + SMEM_OFF)", "(unsigned char)s + x"},
-                                  {"(unsigned *)(&reinterpret_cast<unsigned *>(smem_raw)[0])", "(unsigned *)smem_raw"},
+                                  {"(unsigned *)(&reinterpret_cast<unsigned *>(smem_raw)[0])", "reinterpret_cast<unsigned *>(smem_raw)"},
                                   {"+ (threadIdx.x);", "+ threadIdx.x;"},
                                   {"for (int t = 0; j < 2; ++j)", "for (; j < 2; ++j)"},
                                   {"__cvta_generic_to_shared((const void *)reinterpret_cast<unsigned long *>(smem_raw + 8))",
@@ -251,7 +251,15 @@ TEST(Tidy, RewritesThatKeepTheMeaning) {
                                    "\n      acc[0u] = base[0u + 3];\n    \n"},
                                   {"  for (int rr = 2; rr < 2; ++rr) acc[rr] = 0;\n", ""},
                                   {"for (int rr = 0; rr < 1; ++rr) {\n    int t = rr;", "{\n    int t = 0;"},
+                                  {"reinterpret_cast<long *>(reinterpret_cast<long>(smem_raw) + 64) + (int)x;",
+                                   "reinterpret_cast<long *>(smem_raw + 64) + (int)x;"},
+                                  {"unsigned same = (unsigned)x, *sp = (unsigned *)(unsigned long)((unsigned long)q + 4);",
+                                   "unsigned same = x, *sp = (unsigned *)((unsigned long)q + 4);"},
+                                  {"(long)(reinterpret_cast<unsigned char *>(smem_raw) + 1 - smem_raw)", "(smem_raw + 1 - smem_raw)"},
                                   {"return (0);", "return 0;"}}));
+  EXPECT_NE(all.find("(unsigned *)((unsigned long)q + 4)"), std::string::npos) << "q points to 4-byte words";
+  EXPECT_NE(all.find("(unsigned &)x"), std::string::npos) << "a reference";
+  EXPECT_NE(all.find("sizeof((unsigned char *)smem_raw)"), std::string::npos) << "sizeof would see the array";
   EXPECT_NE(all.find("base[0u + 3]"), std::string::npos) << "3 is an int, 0u + 3 an unsigned";
   EXPECT_NE(all.find("for (int rr = 0; rr < 1; ++rr) if (acc[rr] > 0) break;"), std::string::npos) << "a break leaves the loop";
   EXPECT_NE(all.find("for (int rr = 0; rr < 2; ++rr) acc[rr] = 1;"), std::string::npos) << "two trips";
