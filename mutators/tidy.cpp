@@ -201,13 +201,7 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
       ot = ctx.getArrayDecayedType(ot);
     }
     if (!ctx.hasSameType(ot, t)) return true;
-    auto whole = mainFileRange(ctx, o->getSourceRange()), part = mainFileRange(ctx, op->getSourceRange());
-    if (!whole || !part || part->size() == 0) return true;
-    std::string text = src.text.substr(part->begin, part->size());
-    if (!isPrimary(op)) text = "(" + text + ")";
-    out.push_back(replaceSite("tidy", src, *whole, text,
-                              "the casts there and back around `" + text.substr(0, 40) + "` at line " +
-                                  std::to_string(lineOf(src.text, whole->begin))));
+    replaceByOperand(o, op, "the casts there and back around `%s`");
     return true;
   }
 
@@ -222,26 +216,24 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     if (ot->isArrayType()) ot = ctx.getArrayDecayedType(ot);
     if (ot->isDependentType() || !ctx.hasSameUnqualifiedType(ot, t)) return false;
     if (!decaysAtOnce(o) && !initializes(o)) return false;
-    auto whole = mainFileRange(ctx, o->getSourceRange()), part = mainFileRange(ctx, op->getSourceRange());
-    if (!whole || !part || part->size() == 0) return false;
-    std::string text = src.text.substr(part->begin, part->size());
-    if (!isPrimary(op)) text = "(" + text + ")";
-    out.push_back(replaceSite("tidy", src, *whole, text,
-                              "the cast of `" + text.substr(0, 40) + "` to its own type at line " +
-                                  std::to_string(lineOf(src.text, whole->begin))));
-    return true;
+    return replaceByOperand(o, op, "the cast of `%s` to its own type");
   }
 
   // Whether `e` (through parentheses and implicit casts) initializes a variable of a scalar type.
   bool initializes(const clang::Expr *e) {
     const clang::Stmt *self = e;
+    auto *v = valueParent(self).get<clang::VarDecl>();
+    return v && v->getInit() && !v->getType()->isReferenceType() && !v->getType()->getContainedAutoType();
+  }
+
+  // The first parent of `self` that is neither parentheses nor an implicit cast (an empty node
+  // when there is none); `self` becomes the child under it.
+  clang::DynTypedNode valueParent(const clang::Stmt *&self) {
     for (;;) {
       auto ps = ctx.getParents(*self);
-      if (ps.empty()) return false;
-      if (auto *v = ps[0].get<clang::VarDecl>())
-        return v->getInit() && !v->getType()->isReferenceType() && !v->getType()->getContainedAutoType();
+      if (ps.empty()) return {};
       const clang::Stmt *par = ps[0].get<clang::Stmt>();
-      if (!par || !llvm::isa<clang::ParenExpr, clang::ImplicitCastExpr>(par)) return false;
+      if (!par || !llvm::isa<clang::ParenExpr, clang::ImplicitCastExpr>(par)) return ps[0];
       self = par;
     }
   }
@@ -261,14 +253,7 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     clang::QualType ot = op->getType();
     if (ot->isArrayType()) ot = ctx.getArrayDecayedType(ot);
     if (!ot->isPointerType() || !ot->getPointeeType()->isCharType()) return false;
-    auto whole = mainFileRange(ctx, in->getSourceRange()), part = mainFileRange(ctx, op->getSourceRange());
-    if (!whole || !part || part->size() == 0) return false;
-    std::string text = src.text.substr(part->begin, part->size());
-    if (!isPrimary(op)) text = "(" + text + ")";
-    out.push_back(replaceSite("tidy", src, *whole, text,
-                              "the address of `" + text.substr(0, 40) + "` counted by the pointer at line " +
-                                  std::to_string(lineOf(src.text, whole->begin))));
-    return true;
+    return replaceByOperand(in, op, "the address of `%s` counted by the pointer");
   }
 
   // `(const float *)reinterpret_cast<float *>(p)` -> `(const float *)p`: of two pointer casts in a
@@ -286,33 +271,36 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     if (op_pointee->isRecordType() || to->isRecordType() || in->getType()->getPointeeType()->isRecordType()) return false;
     if (op_pointee->isFunctionType() || to->isFunctionType()) return false;
     if (llvm::isa<clang::CXXReinterpretCastExpr>(o) && !to.isAtLeastAsQualifiedAs(op_pointee, ctx)) return false;
-    auto whole = mainFileRange(ctx, in->getSourceRange()), part = mainFileRange(ctx, op->getSourceRange());
+    return replaceByOperand(in, op, "the inner of two pointer casts around `%s`");
+  }
+
+  // A site that puts `op`'s text where `e` stands, in parentheses unless it is primary; `what`
+  // is the note, with `%s` for the beginning of that text. False when either has no place in the
+  // user's text.
+  bool replaceByOperand(const clang::Expr *e, const clang::Expr *op, const char *what) {
+    auto whole = mainFileRange(ctx, e->getSourceRange()), part = mainFileRange(ctx, op->getSourceRange());
     if (!whole || !part || part->size() == 0) return false;
     std::string text = src.text.substr(part->begin, part->size());
     if (!isPrimary(op)) text = "(" + text + ")";
+    std::string note = what;
+    note.replace(note.find("%s"), 2, text.substr(0, 40));
     out.push_back(replaceSite("tidy", src, *whole, text,
-                              "the inner of two pointer casts around `" + text.substr(0, 40) + "` at line " +
-                                  std::to_string(lineOf(src.text, whole->begin))));
+                              note + " at line " + std::to_string(lineOf(src.text, whole->begin))));
     return true;
   }
 
   bool decaysAtOnce(const clang::Expr *e) {
     const clang::Stmt *self = e;
-    for (;;) {
-      auto ps = ctx.getParents(*self);
-      if (ps.empty()) return false;
-      const clang::Stmt *par = ps[0].get<clang::Stmt>();
-      if (!par) return false;
-      if (llvm::isa<clang::ParenExpr, clang::ImplicitCastExpr>(par)) { self = par; continue; }
-      if (auto *b = llvm::dyn_cast<clang::BinaryOperator>(par)) return b->isAdditiveOp() || b->isComparisonOp();
-      if (auto *a = llvm::dyn_cast<clang::ArraySubscriptExpr>(par)) return a->getBase() == self;
-      if (auto *c = llvm::dyn_cast<clang::CallExpr>(par)) {
-        const clang::FunctionDecl *f = c->getDirectCallee();
-        return f && c->getCallee() != self && !f->getPrimaryTemplate() && !f->isTemplateInstantiation() &&
-               !llvm::isa<clang::CXXOperatorCallExpr>(c);
-      }
-      return llvm::isa<clang::ExplicitCastExpr, clang::GCCAsmStmt>(par);
+    const clang::Stmt *par = valueParent(self).get<clang::Stmt>();
+    if (!par) return false;
+    if (auto *b = llvm::dyn_cast<clang::BinaryOperator>(par)) return b->isAdditiveOp() || b->isComparisonOp();
+    if (auto *a = llvm::dyn_cast<clang::ArraySubscriptExpr>(par)) return a->getBase() == self;
+    if (auto *c = llvm::dyn_cast<clang::CallExpr>(par)) {
+      const clang::FunctionDecl *f = c->getDirectCallee();
+      return f && c->getCallee() != self && !f->getPrimaryTemplate() && !f->isTemplateInstantiation() &&
+             !llvm::isa<clang::CXXOperatorCallExpr>(c);
     }
+    return llvm::isa<clang::ExplicitCastExpr, clang::GCCAsmStmt>(par);
   }
 
   // `&p[0]` -> `p`, for a pointer p (an array's `&a[0]` is not `a`: sizeof and templates see
