@@ -74,6 +74,12 @@ std::string tidyProgram(const std::string &text, const std::string &path, const 
 // Calls fn(ctx, side_is_device) for each parsed side that has an AST.
 void forEachSide(const ParsedSource &src, const std::function<void(clang::ASTContext &, bool)> &fn);
 
+// The sites every parsed side offers, each once, in the order of their edits: one side's parse may
+// see code the other's does not (under __CUDA_ARCH__), and a site only one side offers could break
+// the other. `fn` lists one side's sites (remove-decl's unused declarations, tidy's unused locals).
+std::vector<PassSite> sitesEverySideOffers(const ParsedSource &src,
+                                           const std::function<void(const ParsedSide &, std::vector<PassSite> &)> &fn);
+
 // Drops sites whose edits are identical to an earlier one (the host and the device
 // parse see the same text), then sorts by (level, first offset), stable otherwise.
 void dedupeAndOrder(std::vector<PassSite> &sites);

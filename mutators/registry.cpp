@@ -117,6 +117,25 @@ void forEachSide(const ParsedSource &src, const std::function<void(clang::ASTCon
     if (s.ast) fn(s.ast->getASTContext(), s.device);
 }
 
+std::vector<PassSite> sitesEverySideOffers(const ParsedSource &src,
+                                           const std::function<void(const ParsedSide &, std::vector<PassSite> &)> &fn) {
+  std::map<std::vector<Edit>, std::pair<PassSite, int>> offered;  // edits -> (site, sides offering it)
+  int sides = 0;
+  for (auto &side : src.sides) {
+    if (!side.ast) continue;
+    ++sides;
+    std::vector<PassSite> mine;
+    fn(side, mine);
+    std::set<std::vector<Edit>> once;  // one vote per side
+    for (auto &s : mine)
+      if (once.insert(s.edits).second) ++offered.try_emplace(s.edits, s, 0).first->second.second;
+  }
+  std::vector<PassSite> sites;
+  for (auto &[edits, so] : offered)
+    if (so.second == sides) sites.push_back(so.first);
+  return sites;
+}
+
 void dedupeAndOrder(std::vector<PassSite> &sites) {
   std::set<std::pair<std::vector<Edit>, int>> seen;
   std::vector<PassSite> out;

@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <regex>
-#include <map>
 #include <set>
 
 namespace wsr {
@@ -262,15 +261,9 @@ void includeSites(clang::ASTUnit &ast, const ParsedSource &src, const std::set<u
 }  // namespace
 
 std::vector<PassSite> removeDeclSites(const ParsedSource &src) {
-  // Sites keyed by their edits, with the number of parses that offered them.
-  std::map<std::vector<Edit>, std::pair<PassSite, int>> offered;
   std::set<unsigned> includes_used;  // by either side
-  int parses = 0;
-  for (auto &side : src.sides) {
-    if (!side.ast) continue;
-    ++parses;
+  std::vector<PassSite> sites = sitesEverySideOffers(src, [&](const ParsedSide &side, std::vector<PassSite> &mine) {
     auto &ctx = side.ast->getASTContext();
-    std::vector<PassSite> mine;
     TypeUses uses;
     forEachMainFileDecl(ctx, [&](clang::Decl *d) { uses.TraverseDecl(d); });
     IncludeUses iu(ctx, includes_used);
@@ -279,16 +272,7 @@ std::vector<PassSite> removeDeclSites(const ParsedSource &src) {
     c.scopeDecls(ctx.getTranslationUnitDecl());
     forEachMainFileDecl(ctx, [&](clang::Decl *d) { c.TraverseDecl(d); });
     macroSites(*side.ast, src, mine);
-    std::set<std::vector<Edit>> once;  // one vote per parse
-    for (auto &s : mine) {
-      if (!once.insert(s.edits).second) continue;
-      auto [it, fresh] = offered.try_emplace(s.edits, s, 0);
-      ++it->second.second;
-    }
-  }
-  std::vector<PassSite> sites;
-  for (auto &[edits, so] : offered)
-    if (so.second == parses) sites.push_back(so.first);
+  });
   for (auto &side : src.sides)
     if (side.ast) { includeSites(*side.ast, src, includes_used, sites); break; }
   dedupeAndOrder(sites);

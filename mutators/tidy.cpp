@@ -30,10 +30,10 @@
 #include <clang/AST/Stmt.h>
 #include <clang/AST/StmtCXX.h>
 #include <clang/Basic/SourceManager.h>
+#include <clang/Frontend/ASTUnit.h>
 
 #include <cctype>
 #include <cstring>
-#include <map>
 #include <set>
 
 namespace wsr {
@@ -633,29 +633,15 @@ struct Unused : clang::RecursiveASTVisitor<Unused> {
   }
 };
 
-std::vector<PassSite> unusedVariableSites(const ParsedSource &src) {
-  std::map<std::vector<Edit>, std::pair<PassSite, int>> offered;  // edits -> (site, parses offering it)
-  int parses = 0;
-  forEachSide(src, [&](clang::ASTContext &ctx, bool) {
-    ++parses;
-    std::vector<PassSite> mine;
-    Unused u(ctx, src, mine);
-    forEachMainFileDecl(ctx, [&](clang::Decl *d) { u.TraverseDecl(d); });
-    std::set<std::vector<Edit>> once;
-    for (auto &s : mine)
-      if (once.insert(s.edits).second) ++offered.try_emplace(s.edits, s, 0).first->second.second;
-  });
-  std::vector<PassSite> sites;
-  for (auto &[edits, so] : offered)
-    if (so.second == parses) sites.push_back(so.first);
-  return sites;
-}
-
 }  // namespace
 
 std::vector<PassSite> tidySites(const ParsedSource &src) {
   std::vector<PassSite> sites = visitorSites<Visitor>(src);
-  for (auto &s : unusedVariableSites(src)) sites.push_back(std::move(s));
+  auto unused = sitesEverySideOffers(src, [&](const ParsedSide &side, std::vector<PassSite> &mine) {
+    Unused u(side.ast->getASTContext(), src, mine);
+    forEachMainFileDecl(side.ast->getASTContext(), [&](clang::Decl *d) { u.TraverseDecl(d); });
+  });
+  for (auto &s : unused) sites.push_back(std::move(s));
   dedupeAndOrder(sites);
   return sites;
 }

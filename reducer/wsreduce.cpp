@@ -408,28 +408,33 @@ int main(int argc, char **argv) {
   // user's code, and a search its budget stopped never reached them.
   wsr::ParseOptions tidy_po = parseOptionsFor(src);
   tidy_po.cuda_path = CudaPath;
-  const std::vector<std::pair<const char *, std::function<std::string(const std::string &)>>> finish = {
-      {"dropping the harness", wsr::dropHarness},
+  struct Step {
+    const char *name;
+    std::function<std::string(const std::string &)> apply;
+    bool expected;  // expected to keep the failure (dropping the harness is only tried)
+  };
+  const std::vector<Step> finish = {
+      {"dropping the harness", wsr::dropHarness, false},
       {"tidy", [&](const std::string &b) {
         return wsr::tidyProgram(b, src, tidy_po, 8, [&](const std::string &c) {
           return t.keep.empty() || wsr::lostKeptRegion(wsr::normalizeCode(c), t.keep) < 0;
         });
-      }},
-      {"inlining the harness", wsr::inlineHarness},
+      }, true},
+      {"inlining the harness", wsr::inlineHarness, true},
       {"formatting", [](const std::string &b) {
         std::string formatted = wsr::formatCuda(b), unbroken = wsr::formatCuda(b, 0);
         return wsr::countNonBlankLines(unbroken) < wsr::countNonBlankLines(formatted) ? unbroken : formatted;
-      }}};
-  for (auto &[name, step] : finish) {
-    std::string next = step(best);
+      }, true}};
+  for (auto &step : finish) {
+    std::string next = step.apply(best);
     if (next == best) continue;
     wsr::TestResult r = tester.test(next);
     if (r.interesting) {
       best = next;
-    } else if (std::string_view(name) != "dropping the harness") {  // that one is only tried
-      // The others are expected to keep the failure: say so when one does not, with what it
-      // got instead, so that the program is known to be left as the search made it.
-      llvm::errs() << "wsreduce: the result is not finished by " << name << ": with it the program "
+    } else if (step.expected) {
+      // Say when an expected step does not keep the failure, with what it got instead, so that
+      // the program is known to be left as the search made it.
+      llvm::errs() << "wsreduce: the result is not finished by " << step.name << ": with it the program "
                    << (r.infra ? "could not be judged (" + r.detail + ")" : "no longer fails the same way (" + r.detail +
                                                                               (r.signature.empty() ? "" : ", signature " + r.signature) + ")")
                    << "\n";
