@@ -467,38 +467,58 @@ bool Search::ddminLevel(const PassInfo &p, int level) {
   return changed;
 }
 
-// Probabilistic delta debugging over the plain sites of one level. Each site i has p_i, the
-// probability that it is needed (starts at 0.1). The next try removes the prefix of the sites
-// sorted by p that maximises the expected gain |S| x prod(1 - p_i); with -j N the N prefixes
-// around it (sizes best, best/2, best/4, ...) are judged at once and the largest interesting one
-// wins. A failed try S multiplies each p_i in S by 1 / (1 - prod(1 - p_j)); an accepted one
-// removes S (the sites are listed again: the others keep their p by note). A site with p >= 0.99
-// counts as needed; the level ends when every remaining site is needed.
+// Probabilistic delta debugging (Wang, Lam, Xiong, Zhang: "Probabilistic Delta Debugging",
+// ESEC/FSE 2021) over the plain sites of one level. Each site has p, the probability that it is
+// needed (0.1 at first). The next try removes the prefix of the sites sorted by p that maximises
+// the expected gain |S| x prod(1 - p_i); with -j N the prefixes best, best/2, best/4, ... are
+// judged as one stream and the first (largest) interesting one wins, the smaller ones cancelled.
+// A failed try S multiplies each p_i in S by 1 / (1 - prod(1 - p_j)) (a single site that fails is
+// needed: p = 1); cancelled and infra results say nothing. An accepted try removes S and the other
+// sites are rebased onto the new text with their p (no parse), as ddminLevel does; when every
+// remaining site is needed (p >= 0.99) the program is parsed again, the sites it offers unchanged
+// keep their p, and the level ends when nothing new is offered.
 bool Search::pddLevel(const PassInfo &p, int level) {
   bool changed = false;
-  auto plain = [&] { return plainSites(p, level); };
-  auto sites = plain();
-  std::map<std::string, double> prob;  // by note: survives re-enumeration after an accepted step
-  auto keyOf = [](const PassSite &s) { return s.note + "@" + std::to_string(s.line); };
-  auto pOf = [&](const PassSite &s) {
-    auto it = prob.find(keyOf(s));
-    return it == prob.end() ? 0.1 : it->second;
+  auto sites = plainSites(p, level);
+  std::vector<double> prob(sites.size(), 0.1);
+  bool fresh = true;  // `sites` come from a parse of best_ (not rebased)
+  auto editsKey = [](const PassSite &s) {
+    std::string k;
+    for (auto &e : s.edits) k += std::to_string(e.offset) + ":" + std::to_string(e.length) + ":" + e.replacement + "\x1e";
+    return k;
   };
-  for (int guard = 0; guard < 100000 && !sites.empty(); ++guard) {
+  for (int guard = 0; guard < 100000; ++guard) {
     checkStop();
     std::vector<size_t> order(sites.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pOf(sites[a]) < pOf(sites[b]); });
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return prob[a] < prob[b]; });
     // the prefix with the largest expected gain, among the sites not yet known to be needed
     size_t best_n = 0;
     double best_gain = 0, keep = 1;
     for (size_t n = 1; n <= order.size(); ++n) {
-      double pi = pOf(sites[order[n - 1]]);
+      double pi = prob[order[n - 1]];
       if (pi >= 0.99) break;
       keep *= 1 - pi;
       if (n * keep > best_gain) { best_gain = n * keep; best_n = n; }
     }
-    if (best_n == 0) break;
+    if (best_n == 0) {  // every site left is needed
+      if (fresh) break;
+      auto again = plainSites(p, level);
+      std::map<std::string, double> known;
+      for (size_t i = 0; i < sites.size(); ++i) known[editsKey(sites[i])] = prob[i];
+      std::vector<double> pa(again.size(), 0.1);
+      bool any_new = false;
+      for (size_t i = 0; i < again.size(); ++i) {
+        auto it = known.find(editsKey(again[i]));
+        if (it != known.end()) pa[i] = it->second;
+        else any_new = true;
+      }
+      if (!any_new) break;  // the parse offers only what was just found needed
+      sites = std::move(again);
+      prob = std::move(pa);
+      fresh = true;
+      continue;
+    }
     std::vector<size_t> sizes;
     for (size_t n = best_n; n >= 1 && sizes.size() < (size_t)std::max(1, opt_.jobs); n /= 2) {
       sizes.push_back(n);
@@ -515,28 +535,40 @@ bool Search::pddLevel(const PassInfo &p, int level) {
       cand_n.push_back(n);
     }
     if (cands.empty()) {  // these edits change nothing: mark them needed
-      for (size_t j = 0; j < best_n; ++j) prob[keyOf(sites[order[j]])] = 1.0;
+      for (size_t j = 0; j < best_n; ++j) prob[order[j]] = 1.0;
       continue;
     }
-    auto res = evaluate(cands, p.name);
-    int win = -1;
-    for (size_t i = 0; i < res.size(); ++i)
-      if (res[i].interesting) { win = (int)i; break; }  // the largest interesting prefix
+    size_t next_i = 0;
+    std::vector<TestResult> res;
+    int win = stream([&]() -> std::optional<std::string> {
+      return next_i < cands.size() ? std::optional<std::string>(cands[next_i++]) : std::nullopt;
+    }, p.name, true, &res);
     // every failed prefix raises the probabilities of what it held
-    for (size_t i = 0; i < res.size(); ++i) {
-      if (res[i].interesting) continue;
+    for (size_t i = 0; i < res.size() && i < cand_n.size(); ++i) {
+      if (res[i].interesting || res[i].cancelled || res[i].infra) continue;
       double none = 1;
-      for (size_t j = 0; j < cand_n[i]; ++j) none *= 1 - pOf(sites[order[j]]);
-      for (size_t j = 0; j < cand_n[i]; ++j) {
-        auto &s = sites[order[j]];
-        prob[keyOf(s)] = std::min(1.0, pOf(s) / std::max(1e-9, 1 - none));
-      }
+      for (size_t j = 0; j < cand_n[i]; ++j) none *= 1 - prob[order[j]];
+      std::vector<double> raised(cand_n[i]);
+      for (size_t j = 0; j < cand_n[i]; ++j) raised[j] = std::min(1.0, prob[order[j]] / std::max(1e-9, 1 - none));
+      for (size_t j = 0; j < cand_n[i]; ++j) prob[order[j]] = raised[j];
     }
     if (win < 0) continue;
     size_t n = cand_n[(size_t)win];
+    std::vector<const Site *> chunk;
+    for (size_t j = 0; j < n; ++j) chunk.push_back(&sites[order[j]]);
+    std::vector<Edit> took = appliedEdits(best_, chunk);
     accept(cands[(size_t)win], p.name, n == 1 ? sites[order[0]].note : std::to_string(n) + " sites (pdd)");
     changed = true;
-    sites = plain();
+    // the sites not taken follow the edits with their probabilities
+    std::vector<PassSite> kept;
+    std::vector<double> kept_p;
+    for (size_t i = 0; i < sites.size(); ++i) {
+      PassSite t = sites[i];
+      if (rebaseSite(t, took, best_)) { kept.push_back(std::move(t)); kept_p.push_back(prob[i]); }
+    }
+    sites = std::move(kept);
+    prob = std::move(kept_p);
+    fresh = false;
   }
   return changed;
 }
