@@ -120,8 +120,14 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
       // An instruction the emulator does not implement is the candidate's own (the original ran):
       // a pass that edits an asm string reaches one in candidate after candidate, and counting
       // them as infra errors stopped a resumed H200 reduction of gemm_k_loop_short after 187 s
-      // (session 17, call d). It is judged as not interesting, and the search goes on.
-      r.infra = v.symptom == "infra-error" && v.detail != "infra-error/unknown-instruction";
+      // (session 17, call d). It is judged as not interesting, and the search goes on. So is a
+      // candidate that skips itself (WSSKIP, exit 77: infra-error/unsupported) where the original
+      // ran: a device check the search took apart (an unset cudaDeviceProp) says so, and pdd's
+      // nested prefixes, which all hold the same first sites, gave three in a row and stopped an
+      // H200 reduction of the GEMM hang after 137 s (session 23, call b). A machine that cannot
+      // run the kernel at all shows it as a CUDA error, which stays an infra error.
+      r.infra = v.symptom == "infra-error" && v.detail != "infra-error/unknown-instruction" &&
+                v.detail != "infra-error/unsupported";
       r.note = v.evidence.empty() ? "" : v.evidence.front();
       r.interesting = v.symptom == opt_.symptom && (opt_.any_signature || v.signature == opt_.signature) &&
                       (opt_.oracle.classify.match.empty() || v.matched);

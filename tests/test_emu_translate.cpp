@@ -1212,6 +1212,35 @@ TEST(Tester, AnInstructionTheEmulatorLacksIsTheCandidatesNotTheJudges) {
   wsr::removeTree(dir);
 }
 
+// A candidate that skips itself (WSSKIP, exit 77) where the original ran is the candidate's doing
+// (a device check the search took apart), not a machine that cannot run the kernel: not
+// interesting, not an infra error (session 23, call b: pdd's nested prefixes gave three in a row
+// and stopped an H200 reduction after 137 s).
+TEST(Tester, ACandidateThatSkipsItselfIsTheCandidatesNotTheJudges) {
+  auto pass = wsr::readFile(fixture("pass.cu"));
+  ASSERT_TRUE(pass);
+  const std::string body = "if (i < n) y[i] = 2.0f * x[i] + 1.0f;";
+  ASSERT_NE(pass->find(body), std::string::npos);
+  std::string original = *pass;
+  original.replace(original.find(body), body.size(), "if (i < n) y[i] = 2.0f * x[i] + 1.0f + (i < n / 2 ? 1.0f : 0.0f);");
+  std::string skips = original;
+  ASSERT_NE(skips.find("int main() {"), std::string::npos);
+  skips.replace(skips.find("int main() {"), 12, "int main() {\n  { std::printf(\"WSSKIP needs sm_90a (Hopper)\\n\"); return 77; }");
+  std::string dir = wsr::makeTempDir("wsr-skip.");
+  wsr::TestOptions t = wrongOnTheEmulator(dir, original);
+  t.locals_check = false;
+  wsr::Tester tester(t);
+  wsr::TestResult o;
+  wsr::Verdict ov = tester.judgeOriginal(original, &o);
+  ASSERT_TRUE(o.interesting) << dump(ov);
+  tester.setSignature(ov.signature);
+  auto u = tester.test(skips);
+  EXPECT_EQ(u.detail, "infra-error/unsupported") << u.note;
+  EXPECT_FALSE(u.infra);
+  EXPECT_FALSE(u.interesting);
+  wsr::removeTree(dir);
+}
+
 // wsreduce's finishing step: a result that only returns the harness's exit code (the search
 // stopped before taking that return, as the demo's 600 s budget did) is tried without the harness,
 // which would otherwise be inlined whole (~130 lines); one that still compares keeps it.
