@@ -1,0 +1,4 @@
+int main() {
+  while (1)
+    ;
+}
