@@ -1183,33 +1183,42 @@ TEST(Tester, AProxyFailureThatStaysWithTheFenceInPlaceIsNotTheMissingFence) {
   EXPECT_TRUE(uu.interesting) << uu.detail << " " << uu.note << " " << uu.signature;
 }
 
-// An instruction the emulator does not implement, reached by a candidate (a pass edited an asm
-// string), says the candidate cannot be judged there, not that the judge is broken: it is not
-// interesting and not an infra error, so a run of them does not stop the search (session 17,
-// call d: three in a row stopped an H200 reduction after 187 s).
-TEST(Tester, AnInstructionTheEmulatorLacksIsTheCandidatesNotTheJudges) {
+// The tester's result for `candidate(original)`, where the original is pass.cu made to fail
+// (wrong on the emulator) and judged first, as wsreduce judges it before the search.
+static wsr::TestResult judgedAfterTheWrongOriginal(const std::function<std::string(std::string)> &candidate) {
   auto pass = wsr::readFile(fixture("pass.cu"));
-  ASSERT_TRUE(pass);
+  EXPECT_TRUE(pass);
+  if (!pass) return {};
   const std::string body = "if (i < n) y[i] = 2.0f * x[i] + 1.0f;";
-  ASSERT_NE(pass->find(body), std::string::npos);
+  EXPECT_NE(pass->find(body), std::string::npos);
   std::string original = *pass;
   original.replace(original.find(body), body.size(), "if (i < n) y[i] = 2.0f * x[i] + 1.0f + (i < n / 2 ? 1.0f : 0.0f);");
-  std::string odd = original;
-  odd.replace(odd.find("if (i < n) y[i]"), 0, "asm volatile(\"no.such.instruction;\");\n  ");
-  std::string dir = wsr::makeTempDir("wsr-unknown.");
+  std::string dir = wsr::makeTempDir("wsr-cand.");
   wsr::TestOptions t = wrongOnTheEmulator(dir, original);
   t.locals_check = false;
   wsr::Tester tester(t);
   wsr::TestResult o;
   wsr::Verdict ov = tester.judgeOriginal(original, &o);
-  ASSERT_TRUE(o.interesting) << dump(ov);
+  EXPECT_TRUE(o.interesting) << dump(ov);
   tester.setSignature(ov.signature);
-  auto u = tester.test(odd);
+  auto u = tester.test(candidate(original));
+  wsr::removeTree(dir);
+  return u;
+}
+
+// An instruction the emulator does not implement, reached by a candidate (a pass edited an asm
+// string), says the candidate cannot be judged there, not that the judge is broken: it is not
+// interesting and not an infra error, so a run of them does not stop the search (session 17,
+// call d: three in a row stopped an H200 reduction after 187 s).
+TEST(Tester, AnInstructionTheEmulatorLacksIsTheCandidatesNotTheJudges) {
+  auto u = judgedAfterTheWrongOriginal([](std::string odd) {
+    odd.replace(odd.find("if (i < n) y[i]"), 0, "asm volatile(\"no.such.instruction;\");\n  ");
+    return odd;
+  });
   EXPECT_EQ(u.detail, "infra-error/unknown-instruction") << u.note;
   EXPECT_FALSE(u.infra);
   EXPECT_FALSE(u.interesting);
   EXPECT_NE(u.note.find("unknown-instruction"), std::string::npos) << u.note;
-  wsr::removeTree(dir);
 }
 
 // A candidate that skips itself (WSSKIP, exit 77) where the original ran is the candidate's doing
@@ -1217,28 +1226,13 @@ TEST(Tester, AnInstructionTheEmulatorLacksIsTheCandidatesNotTheJudges) {
 // interesting, not an infra error (session 23, call b: pdd's nested prefixes gave three in a row
 // and stopped an H200 reduction after 137 s).
 TEST(Tester, ACandidateThatSkipsItselfIsTheCandidatesNotTheJudges) {
-  auto pass = wsr::readFile(fixture("pass.cu"));
-  ASSERT_TRUE(pass);
-  const std::string body = "if (i < n) y[i] = 2.0f * x[i] + 1.0f;";
-  ASSERT_NE(pass->find(body), std::string::npos);
-  std::string original = *pass;
-  original.replace(original.find(body), body.size(), "if (i < n) y[i] = 2.0f * x[i] + 1.0f + (i < n / 2 ? 1.0f : 0.0f);");
-  std::string skips = original;
-  ASSERT_NE(skips.find("int main() {"), std::string::npos);
-  skips.replace(skips.find("int main() {"), 12, "int main() {\n  { std::printf(\"WSSKIP needs sm_90a (Hopper)\\n\"); return 77; }");
-  std::string dir = wsr::makeTempDir("wsr-skip.");
-  wsr::TestOptions t = wrongOnTheEmulator(dir, original);
-  t.locals_check = false;
-  wsr::Tester tester(t);
-  wsr::TestResult o;
-  wsr::Verdict ov = tester.judgeOriginal(original, &o);
-  ASSERT_TRUE(o.interesting) << dump(ov);
-  tester.setSignature(ov.signature);
-  auto u = tester.test(skips);
+  auto u = judgedAfterTheWrongOriginal([](std::string skips) {
+    skips.replace(skips.find("int main() {"), 12, "int main() {\n  { std::printf(\"WSSKIP needs sm_90a (Hopper)\\n\"); return 77; }");
+    return skips;
+  });
   EXPECT_EQ(u.detail, "infra-error/unsupported") << u.note;
   EXPECT_FALSE(u.infra);
   EXPECT_FALSE(u.interesting);
-  wsr::removeTree(dir);
 }
 
 // wsreduce's finishing step: a result that only returns the harness's exit code (the search
