@@ -1206,6 +1206,13 @@ static wsr::TestResult judgedAfterTheWrongOriginal(const std::function<std::stri
   return u;
 }
 
+// What a candidate brought on itself: named, but neither interesting nor an infra error.
+static void expectTheCandidatesDoing(const wsr::TestResult& u, const std::string& detail) {
+  EXPECT_EQ(u.detail, detail) << u.note;
+  EXPECT_FALSE(u.infra);
+  EXPECT_FALSE(u.interesting);
+}
+
 // An instruction the emulator does not implement, reached by a candidate (a pass edited an asm
 // string), says the candidate cannot be judged there, not that the judge is broken: it is not
 // interesting and not an infra error, so a run of them does not stop the search (session 17,
@@ -1215,9 +1222,7 @@ TEST(Tester, AnInstructionTheEmulatorLacksIsTheCandidatesNotTheJudges) {
     odd.replace(odd.find("if (i < n) y[i]"), 0, "asm volatile(\"no.such.instruction;\");\n  ");
     return odd;
   });
-  EXPECT_EQ(u.detail, "infra-error/unknown-instruction") << u.note;
-  EXPECT_FALSE(u.infra);
-  EXPECT_FALSE(u.interesting);
+  expectTheCandidatesDoing(u, "infra-error/unknown-instruction");
   EXPECT_NE(u.note.find("unknown-instruction"), std::string::npos) << u.note;
 }
 
@@ -1230,9 +1235,7 @@ TEST(Tester, ACandidateThatSkipsItselfIsTheCandidatesNotTheJudges) {
     skips.replace(skips.find("int main() {"), 12, "int main() {\n  { std::printf(\"WSSKIP needs sm_90a (Hopper)\\n\"); return 77; }");
     return skips;
   });
-  EXPECT_EQ(u.detail, "infra-error/unsupported") << u.note;
-  EXPECT_FALSE(u.infra);
-  EXPECT_FALSE(u.interesting);
+  expectTheCandidatesDoing(u, "infra-error/unsupported");
 }
 
 // wsreduce's finishing step: a result that only returns the harness's exit code (the search
