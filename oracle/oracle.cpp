@@ -100,8 +100,14 @@ bool parsePolicies(const std::string &arg, std::vector<std::string> *out, std::s
 }
 
 BuildRecord buildFor(const std::string &source, const OracleOptions &opt) {
+  // Build-only runs nothing, so the hang watchdog has nothing to bound: its copy would cost a Clang
+  // parse and, when the program does not compile, a second nvcc run (the copy's, then the plain
+  // file's, so that the error is never the instrumentation's). The plain file alone gives the
+  // same diagnostics at the cost of one build.
+  BuildOptions bo = opt.build;
+  if (opt.build_only) bo.watchdog = false;
   if (opt.emu_nvcc_first && resolveBackend(opt) == "emu" && !opt.build_only) {
-    BuildRecord n = buildProgram(source, opt.build);  // compile errors are nvcc's
+    BuildRecord n = buildProgram(source, bo);  // compile errors are nvcc's
     if (!n.ok) return n;
   }
   if (resolveBackend(opt) == "emu") {
@@ -112,11 +118,11 @@ BuildRecord buildFor(const std::string &source, const OracleOptions &opt) {
       b.tool_error = "the emulation backend is not built into this tool";
       return b;
     }
-    BuildRecord b = opt.emu_build(source, opt.build);
+    BuildRecord b = opt.emu_build(source, bo);
     b.backend = "emu";
     return b;
   }
-  return buildProgram(source, opt.build);
+  return buildProgram(source, bo);
 }
 
 static Verdict judgeBuiltOn(const BuildRecord &b, const OracleOptions &opt);

@@ -245,6 +245,52 @@ TEST_F(Watchdog, AFileThatDoesNotParseIsBuiltPlain) {
   EXPECT_EQ(v.detail, "compile-error/frontend") << "the program's own error, not the instrumentation's";
 }
 
+// A build-only judgment (wsreduce --symptom compile-error) runs nothing, so the watchdog's copy is
+// never made: no Clang parse, and nvcc runs once, on the user's file. Without that, a program that
+// does not compile cost two builds, the copy's and then the plain file's (session 24's strace).
+// The verdict must be the one the watched build gives.
+TEST_F(Watchdog, ABuildOnlyJudgmentBuildsOnlyThePlainFile) {
+  if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed on this machine";
+  int copies = 0;
+  OracleOptions o;
+  o.backend = "gpu";
+  o.build.arch = "sm_90a";
+  o.build.cache_dir = cache;
+  o.build.watchdog = true;
+  WatchOptions wo = watchOptions();
+  wo.parse.arch = "sm_90a";
+  o.build.instrument = [wo, &copies](const std::string &text, const std::string &p) {
+    ++copies;
+    auto r = instrumentWatchdog(text, p, wo);
+    return r.ok ? r.text : std::string();
+  };
+  const std::string bad = std::string(WSR_FIXTURES) + "/reduce/ptxas_error.cu";
+
+  o.build_only = true;
+  BuildRecord once = buildFor(bad, o);
+  EXPECT_EQ(copies, 0) << "build-only made the watchdog's copy";
+  EXPECT_FALSE(once.ok);
+  EXPECT_FALSE(once.instrumented);
+  EXPECT_EQ(once.log.find("[wsreduce] watchdog"), std::string::npos) << once.log;
+  Verdict plain = judgeBuilt(once, o);
+
+  o.build_only = false;  // the watched build: the copy fails ptxas, then the plain file is built
+  BuildRecord twice = buildFor(bad, o);
+  EXPECT_EQ(copies, 1);
+  EXPECT_NE(twice.log.find("the instrumented copy did not compile"), std::string::npos) << twice.log;
+  Verdict watched = judgeBuilt(twice, o);
+  EXPECT_EQ(plain.symptom, "compile-error");
+  EXPECT_EQ(plain.detail, watched.detail);
+  EXPECT_EQ(plain.signature, watched.signature);
+
+  // a program that compiles: build-only says so without instrumenting it either
+  o.build_only = true;
+  Verdict ok = judge(kFix + "/forms.cu", o);
+  EXPECT_EQ(copies, 1);
+  EXPECT_EQ(ok.symptom, "pass");
+  EXPECT_EQ(ok.detail, "compiled");
+}
+
 struct KernelCase {
   const char *name, *arch;
   size_t helper_calls;
