@@ -20,6 +20,7 @@
 //    has side effects (`CUresult r = f(x);` -> `f(x);`; Unused below).
 // wsreduce also applies every site at once to the program it finishes (reducer/wsreduce.cpp),
 // however the search ended: a search stopped by its budget never reaches the cosmetic phase.
+#include "tidy.h"
 #include "visit.h"
 
 #include <clang/AST/ASTContext.h>
@@ -646,9 +647,13 @@ std::vector<PassSite> tidySites(const ParsedSource &src) {
   return sites;
 }
 
-std::string tidyProgram(const std::string &text, const std::string &path, const ParseOptions &opt, int rounds,
-                        const std::function<bool(const std::string &)> &acceptable) {
+// The rounds of tidyProgram and tidyProgramJudged. A round's sites all at once first; when the
+// text is not acceptable, one by one (a cheap check) or by halves (a judge that builds and runs).
+static std::string tidyRounds(const std::string &text, const std::string &path, const ParseOptions &opt, int rounds,
+                              const std::function<bool(const std::string &)> &acceptable, bool by_halves,
+                              int *left_out) {
   std::string cur = text, prev = text;
+  if (left_out) *left_out = 0;
   for (int i = 0; i <= rounds; ++i) {
     auto parsed = parseSource(cur, path, opt);
     if (!parsed->ok()) return prev;  // the last round's result does not parse: the one before it
@@ -659,12 +664,36 @@ std::string tidyProgram(const std::string &text, const std::string &path, const 
     std::vector<const Site *> all;
     for (auto &s : sites) all.push_back(&s);
     std::string next = applySites(cur, all);
-    if (acceptable && !acceptable(next)) {  // one site at a time, each kept only if acceptable
-      std::vector<const Site *> taken;
-      for (auto *s : all) {
-        taken.push_back(s);
-        if (!acceptable(applySites(cur, taken))) taken.pop_back();
+    if (acceptable && next != cur && !acceptable(next)) {
+      std::vector<const Site *> taken;  // kept in the sites' order: applySites resolves overlaps by it
+      int refused = 0;
+      if (!by_halves) {
+        for (auto *s : all) {
+          taken.push_back(s);
+          if (!acceptable(applySites(cur, taken))) taken.pop_back(), ++refused;
+        }
+      } else {
+        // Each half is taken whole when the text with it is acceptable, else split again: one
+        // refused site among n costs about 2 log2(n) judgments. `part` was refused as a whole.
+        std::function<void(std::vector<const Site *>)> split = [&](std::vector<const Site *> part) {
+          if (part.size() == 1) {
+            ++refused;
+            return;
+          }
+          size_t h = part.size() / 2;
+          for (auto half : {std::vector<const Site *>(part.begin(), part.begin() + (long)h),
+                            std::vector<const Site *>(part.begin() + (long)h, part.end())}) {
+            auto trial = taken;
+            trial.insert(trial.end(), half.begin(), half.end());
+            std::string t = applySites(cur, trial);
+            if (t == applySites(cur, taken)) continue;  // overlaps a site taken before: next round
+            if (acceptable(t)) taken = std::move(trial);
+            else split(std::move(half));
+          }
+        };
+        split(all);
       }
+      if (left_out) *left_out = refused;
       next = applySites(cur, taken);
     }
     if (next == cur) break;
@@ -672,6 +701,16 @@ std::string tidyProgram(const std::string &text, const std::string &path, const 
     cur = std::move(next);
   }
   return cur;
+}
+
+std::string tidyProgram(const std::string &text, const std::string &path, const ParseOptions &opt, int rounds,
+                        const std::function<bool(const std::string &)> &acceptable) {
+  return tidyRounds(text, path, opt, rounds, acceptable, false, nullptr);
+}
+
+std::string tidyProgramJudged(const std::string &text, const std::string &path, const ParseOptions &opt, int rounds,
+                              const std::function<bool(const std::string &)> &judge, int *left_out) {
+  return tidyRounds(text, path, opt, rounds, judge, true, left_out);
 }
 
 }  // namespace wsr

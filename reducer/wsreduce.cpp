@@ -6,6 +6,7 @@
 #include "report.h"
 #include "keeper.h"
 #include "search.h"
+#include "tidy.h"
 #include "watchdog.h"
 #ifdef WSR_HAVE_EMU
 #include "translate.h"
@@ -406,6 +407,10 @@ int main(int argc, char **argv) {
   // lines), the one with fewer lines.
   // tidy's rewrites (mutators/tidy.cpp) come before the harness is inlined: they are for the
   // user's code, and a search its budget stopped never reached them.
+  auto whatItGot = [](const wsr::TestResult &r) {
+    return r.infra ? "could not be judged (" + r.detail + ")"
+                   : "no longer fails the same way (" + r.detail + (r.signature.empty() ? "" : ", signature " + r.signature) + ")";
+  };
   wsr::ParseOptions tidy_po = parseOptionsFor(src);
   tidy_po.cuda_path = CudaPath;
   struct Step {
@@ -416,9 +421,23 @@ int main(int argc, char **argv) {
   const std::vector<Step> finish = {
       {"dropping the harness", wsr::dropHarness, false},
       {"tidy", [&](const std::string &b) {
-        return wsr::tidyProgram(b, src, tidy_po, 8, [&](const std::string &c) {
-          return t.keep.empty() || wsr::lostKeptRegion(wsr::normalizeCode(c), t.keep) < 0;
-        });
+        // Judged round by round: a rewrite the judge refuses (a --test script that reads the text,
+        // a kernel whose failure hangs on a cast) is left out, and the others are still taken.
+        int left_out = 0;
+        std::string why;  // what the last refused text got
+        std::string tidied = wsr::tidyProgramJudged(b, src, tidy_po, 8, [&](const std::string &c) {
+          if (!t.keep.empty() && wsr::lostKeptRegion(wsr::normalizeCode(c), t.keep) >= 0) {
+            why = "would change a region kept as written";
+            return false;
+          }
+          wsr::TestResult r = tester.test(c);
+          if (!r.interesting) why = whatItGot(r);
+          return r.interesting;
+        }, &left_out);
+        if (left_out > 0)
+          llvm::errs() << "wsreduce: tidy left out " << left_out << (left_out == 1 ? " rewrite" : " rewrites")
+                       << ": with " << (left_out == 1 ? "it" : "the last") << " the program " << why << "\n";
+        return tidied;
       }, true},
       {"inlining the harness", wsr::inlineHarness, true},
       {"formatting", [](const std::string &b) {
@@ -434,9 +453,7 @@ int main(int argc, char **argv) {
     } else if (step.expected) {
       // Say when an expected step does not keep the failure, with what it got instead, so that
       // the program is known to be left as the search made it.
-      llvm::errs() << "wsreduce: the result is not finished by " << step.name << ": with it the program "
-                   << (r.infra ? "could not be judged (" + r.detail + ")" : "no longer fails the same way (" + r.detail +
-                                                                              (r.signature.empty() ? "" : ", signature " + r.signature) + ")")
+      llvm::errs() << "wsreduce: the result is not finished by " << step.name << ": with it the program " << whatItGot(r)
                    << "\n";
     }
   }

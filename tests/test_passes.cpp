@@ -4,6 +4,7 @@
 // is parsed once per test (a .cu parse with the CUDA headers costs a second or two).
 #include "parse_check.h"
 #include "pass.h"
+#include "tidy.h"
 
 #include <gtest/gtest.h>
 
@@ -274,6 +275,38 @@ TEST(Tidy, RewritesThatKeepTheMeaning) {
   EXPECT_NE(all.find("out[i] = (x, 1);"), std::string::npos) << "a comma keeps its parentheses";
   EXPECT_TRUE(parses(p, all));
   EXPECT_EQ(wsr::tidyProgram(all, p.path, wsr::ParseOptions{}), all) << "nothing left to tidy";
+}
+
+// Under a judge that builds and runs (the reducer's finish), a refused round is split by halves:
+// the one rewrite the judge refuses is left out, every other is kept, as taking them one by one
+// would, for fewer judgments than one per site.
+TEST(Tidy, AJudgeThatRefusesOneRewriteCostsHalvesNotOneJudgmentPerSite) {
+  LOAD(p, "tidy.cu");
+  const size_t n = sitesOf("tidy", p).size();
+  ASSERT_GT(n, 16u);
+  int judged = 0, checked = 0, left_out = -1;
+  auto keepsTheParens = [](const std::string &t) { return t.find("if ((x == 0))") != std::string::npos; };
+  std::string halves = wsr::tidyProgramJudged(p.text, p.path, wsr::ParseOptions{}, 8, [&](const std::string &t) {
+    ++judged;
+    return keepsTheParens(t);
+  }, &left_out);
+  std::string one_by_one = wsr::tidyProgram(p.text, p.path, wsr::ParseOptions{}, 8, [&](const std::string &t) {
+    ++checked;
+    return keepsTheParens(t);
+  });
+  std::string all = wsr::tidyProgram(p.text, p.path, wsr::ParseOptions{});
+  EXPECT_EQ(halves, rewrite(all, {{"if (x == 0)", "if ((x == 0))"}}));
+  EXPECT_EQ(halves, one_by_one);
+  EXPECT_EQ(left_out, 1);
+  EXPECT_LT(judged, (int)n) << "one judgment per site or more";
+  EXPECT_LT(judged, checked) << n << " sites";
+  // a judge that takes everything sees one text a round, and nothing is left out
+  judged = 0;
+  EXPECT_EQ(wsr::tidyProgramJudged(p.text, p.path, wsr::ParseOptions{}, 8, [&](const std::string &) { return ++judged, true; },
+                                   &left_out),
+            all);
+  EXPECT_EQ(left_out, 0);
+  EXPECT_LE(judged, 8);
 }
 
 // An unused local goes when nothing it holds needs destroying and its initializer has no side

@@ -166,18 +166,28 @@ TEST(Reducer, InterestingnessScriptInsteadOfTheOracle) {
 
 // A finishing step the judge does not take is said, with what the judge got instead, and the
 // result is left as the search made it.
+// The finish is judged: what the judge refuses is left out and said, with what it got instead.
+// tidy is judged rewrite by rewrite (by halves), so the one it refuses here (the parentheses
+// around threadIdx.x) does not cost the other (`+ 0`); formatting is one step, refused whole.
 TEST(Reducer, AFinishingStepTheJudgeRefusesIsSaid) {
   Work w;
   std::string src = w.dir + "/parens.cu";
-  ASSERT_TRUE(writeFileAtomic(src, "__global__ void k(int *o) { o[0] = (threadIdx.x); }\nint main() { return 0; }\n"));
+  ASSERT_TRUE(writeFileAtomic(
+      src, "__global__ void k(int *o) { o[0] = (threadIdx.x); o[1] = blockIdx.x + 0; }\nint main() { return 0; }\n"));
   auto r = wsreduce({src, "--test", fixture("reduce/needs_parens.sh"), "-j1", "--passes", "lines"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("the result is not finished by tidy: with it the program no longer fails the same way (script exit 1)"),
+  EXPECT_NE(r.err.find("tidy left out 1 rewrite: with it the program no longer fails the same way (script exit 1)"),
             std::string::npos)
       << r.err;
+  EXPECT_NE(r.err.find("the result is not finished by formatting: with it the program no longer fails the same way "
+                       "(script exit 1)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("not finished by tidy"), std::string::npos) << r.err;
   auto min = readFile(minOf(src));
   ASSERT_TRUE(min);
-  EXPECT_NE(min->find("(threadIdx.x)"), std::string::npos) << *min;
+  EXPECT_NE(min->find("(threadIdx.x); o[1] = blockIdx.x;"), std::string::npos) << "the `+ 0` went, the parentheses stayed:\n"
+                                                                               << *min;
 }
 
 // The lookahead judges later passes' candidates in idle slots; which candidate wins stays the
