@@ -1161,7 +1161,10 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o, std:
   // library and this executable (the translator). It names the final cache entry, so a program
   // built before costs no Clang parse at all.
   const std::string srcdir = fs::absolute(source_path).parent_path().string();
-  std::string pre_material = *text + "\n#defines";
+  // The file's name too: the translation writes it into every verdict site (`k.cu:13`), so the same
+  // text under another name is another program (a test's copy of a fixture was judged with the
+  // fixture's name when they shared a cache).
+  std::string pre_material = *text + "\n#name " + fs::path(source_path).filename().string() + "\n#defines";
   for (auto &d : o.defines) pre_material += " " + d;
   pre_material += "\n#includes";
   for (auto &i : o.includes) pre_material += " " + i;

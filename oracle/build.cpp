@@ -217,7 +217,9 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   };
   std::string material = compilerVersion(nvcc, cache) + "\n#nvcc " + nvcc + "\n";
   for (auto &a : args) material += "\n#arg " + norm(a);
-  material += "\n#ext " + fs::path(source_path).extension().string();
+  // The name, not only the extension (which picks the language): -lineinfo, assert() and the
+  // watchdog's records carry it, so the same text under another name is another binary.
+  material += "\n#name " + fs::path(source_path).filename().string();
   material += "\n#source\n" + *src;
   if (watchdog) {
     material += "\n#watchdog wswatch-1";

@@ -63,6 +63,13 @@ TEST_F(Build, SecondBuildOfTheSameSourceAndFlagsIsACacheHit) {
   EXPECT_TRUE(b.cache_hit);
   EXPECT_EQ(a.key, b.key);
   EXPECT_TRUE(fs::exists(b.binary));
+  // The same text under another name is another binary (-lineinfo and assert() carry the name).
+  std::string dir = makeTempDir("wsr-src.");
+  ASSERT_TRUE(writeFileAtomic(dir + "/renamed.cu", *readFile(fixture("cuda/host_stripes.cu"))));
+  auto r = buildProgram(dir + "/renamed.cu", opt.build);
+  removeTree(dir);
+  EXPECT_NE(r.key, a.key);
+  EXPECT_FALSE(r.cache_hit);
   // Another flag is another program.
   opt.build.defines.push_back("SOMETHING=1");
   auto c = buildProgram(fixture("cuda/host_stripes.cu"), opt.build);

@@ -777,7 +777,9 @@ TEST(EmuBackend, TheCorpusReductionsKeepTheirOriginalsSignatures) {
 }
 
 // The emu build's cache is keyed before any parse, by content: the same program in a fresh
-// directory (every reducer candidate lives in one) is a hit that costs no translation; a change is not.
+// directory (every reducer candidate lives in one) is a hit that costs no translation; a change is
+// not, and neither is the same text under another name (its verdicts name the file: a test's copy
+// of mbarrier_hang.cu, judged first, made the fixture's hang read `hang_sync.cu:13`).
 TEST(EmuBackend, CacheHitsAcrossDirectoriesWithoutTranslating) {
   std::string cache = wsr::makeTempDir("wsr-emu-cache.");
   wsr::BuildOptions o;
@@ -785,11 +787,12 @@ TEST(EmuBackend, CacheHitsAcrossDirectoriesWithoutTranslating) {
   std::string text = *wsr::readFile(fixture("pass.cu"));
   std::string common = *wsr::readFile(fixture("common.h"));
   std::vector<wsr::BuildRecord> bs;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 4; ++i) {
     std::string dir = wsr::makeTempDir("wsr-emu-cand.");
-    wsr::writeFileAtomic(dir + "/p.cu", i < 2 ? text : text + "\n// changed\n");
+    std::string name = i < 3 ? "/p.cu" : "/renamed.cu";
+    wsr::writeFileAtomic(dir + name, i != 2 ? text : text + "\n// changed\n");
     wsr::writeFileAtomic(dir + "/common.h", common);
-    bs.push_back(wsr::emu::buildEmu(dir + "/p.cu", o));
+    bs.push_back(wsr::emu::buildEmu(dir + name, o));
     wsr::removeTree(dir);
   }
   // Each candidate's binary is kept in the cache: it carries no debug sections (the runtime
@@ -804,6 +807,8 @@ TEST(EmuBackend, CacheHitsAcrossDirectoriesWithoutTranslating) {
   EXPECT_EQ(bs[0].key, bs[1].key);
   EXPECT_LT(bs[1].wall_ms, 200) << "a hit must not parse";
   EXPECT_FALSE(bs[2].cache_hit) << "a changed program is built again";
+  EXPECT_FALSE(bs[3].cache_hit) << "the same text under another name is built again";
+  EXPECT_NE(bs[3].key, bs[0].key);
 }
 
 // ---- a parse lent by the reducer's parse check (frontend/parse.h ParseLoan) ----
