@@ -163,6 +163,12 @@ std::string writeReport(const ReportInput &in) {
     for (auto &k : in.kept) s << " lines " << k.first_line << "-" << k.last_line << " of the original" << (&k == &in.kept.back() ? "." : ",");
     s << "\n\n";
   }
+  // A maintainer reading odd code (parentheses tidy would drop, unformatted lines) learns why.
+  if (!in.finish_notes.empty()) {
+    s << "Each finishing step is kept only if the failure survives it; the judge refused:\n";
+    for (auto &n : in.finish_notes) s << "- " << n << "\n";
+    s << "\n";
+  }
   s << "## Verdict\n\n";
   s << "- class: **" << in.reduced.symptom << "** (`" << in.reduced.detail << "`)\n";
   s << "- signature: `" << in.reduced.signature << "`"

@@ -46,6 +46,7 @@ struct ReportInput {
   std::optional<Verdict> confirmed;    // --confirm gpu: the final program judged on the GPU
   std::optional<Verdict> confirmed_original;  // --confirm gpu: the original judged on the GPU
   std::string confirm_note;            // why there is no confirmation, or what it showed
+  std::vector<std::string> finish_notes;  // what the judge refused of the finish (tidy, formatting, ...)
 };
 
 std::string writeReport(const ReportInput &in);

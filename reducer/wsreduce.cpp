@@ -411,6 +411,11 @@ int main(int argc, char **argv) {
     return r.infra ? "could not be judged (" + r.detail + ")"
                    : "no longer fails the same way (" + r.detail + (r.signature.empty() ? "" : ", signature " + r.signature) + ")";
   };
+  std::vector<std::string> finish_notes;  // said now, and in the report
+  auto say = [&](const std::string &note) {
+    llvm::errs() << "wsreduce: " << note << "\n";
+    finish_notes.push_back(note);
+  };
   wsr::ParseOptions tidy_po = parseOptionsFor(src);
   tidy_po.cuda_path = CudaPath;
   struct Step {
@@ -435,8 +440,8 @@ int main(int argc, char **argv) {
           return r.interesting;
         }, &left_out);
         if (left_out > 0)
-          llvm::errs() << "wsreduce: tidy left out " << left_out << (left_out == 1 ? " rewrite" : " rewrites")
-                       << ": with " << (left_out == 1 ? "it" : "the last") << " the program " << why << "\n";
+          say(std::string("tidy left out ") + std::to_string(left_out) + (left_out == 1 ? " rewrite" : " rewrites") + ": with " +
+              (left_out == 1 ? "it" : "the last") + " the program " + why);
         return tidied;
       }, true},
       {"inlining the harness", wsr::inlineHarness, true},
@@ -453,8 +458,7 @@ int main(int argc, char **argv) {
     } else if (step.expected) {
       // Say when an expected step does not keep the failure, with what it got instead, so that
       // the program is known to be left as the search made it.
-      llvm::errs() << "wsreduce: the result is not finished by " << step.name << ": with it the program " << whatItGot(r)
-                   << "\n";
+      say(std::string("the result is not finished by ") + step.name + ": with it the program " + whatItGot(r));
     }
   }
   if (!wsr::writeFileAtomic(out, best, &err)) return fail(err);
@@ -464,6 +468,7 @@ int main(int argc, char **argv) {
   ri.command = command;
   ri.original_text = *text;
   ri.reduced_text = best;
+  ri.finish_notes = finish_notes;
   ri.original = ov;
   tester.oracleOptions().emu_nvcc_first = nvcc_check;
   ri.reduced = TestScript.empty() ? tester.judgeOriginal(best) : ov;

@@ -188,6 +188,13 @@ TEST(Reducer, AFinishingStepTheJudgeRefusesIsSaid) {
   ASSERT_TRUE(min);
   EXPECT_NE(min->find("(threadIdx.x); o[1] = blockIdx.x;"), std::string::npos) << "the `+ 0` went, the parentheses stayed:\n"
                                                                                << *min;
+  // the report says it too: a maintainer reading the unformatted line learns why
+  auto md = readFile(w.dir + "/parens.min.md");
+  ASSERT_TRUE(md);
+  EXPECT_NE(md->find("the judge refused:\n- tidy left out 1 rewrite: with it the program no longer fails the same way "
+                     "(script exit 1)\n- the result is not finished by formatting"),
+            std::string::npos)
+      << *md;
 }
 
 // The lookahead judges later passes' candidates in idle slots; which candidate wins stays the
