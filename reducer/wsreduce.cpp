@@ -407,6 +407,7 @@ int main(int argc, char **argv) {
   // lines), the one with fewer lines.
   // tidy's rewrites (mutators/tidy.cpp) come before the harness is inlined: they are for the
   // user's code, and a search its budget stopped never reached them.
+  // What the judge refuses of the finish is said, with what it got, now and in the report.
   auto whatItGot = [](const wsr::TestResult &r) {
     return r.infra ? "could not be judged (" + r.detail + ")"
                    : "no longer fails the same way (" + r.detail + (r.signature.empty() ? "" : ", signature " + r.signature) + ")";

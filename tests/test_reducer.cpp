@@ -164,9 +164,8 @@ TEST(Reducer, InterestingnessScriptInsteadOfTheOracle) {
   }
 }
 
-// A finishing step the judge does not take is said, with what the judge got instead, and the
-// result is left as the search made it.
-// The finish is judged: what the judge refuses is left out and said, with what it got instead.
+// The finish is judged: what the judge refuses is left out and said, with what it got instead,
+// on the terminal and in the report.
 // tidy is judged rewrite by rewrite (by halves), so the one it refuses here (the parentheses
 // around threadIdx.x) does not cost the other (`+ 0`); formatting is one step, refused whole.
 TEST(Reducer, AFinishingStepTheJudgeRefusesIsSaid) {
