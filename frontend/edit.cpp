@@ -31,9 +31,15 @@ std::string applySites(const std::string &text, const std::vector<const Site *> 
   for (size_t i = 0; i < sites.size(); ++i) {
     bool clash = false;
     for (auto &e : sites[i]->edits) {
-      if (e.offset + e.length > text.size()) { clash = true; break; }
+      if (e.offset + e.length > text.size()) {
+        clash = true;
+        break;
+      }
       for (auto &c : chosen)
-        if (overlaps(e, c)) { clash = true; break; }
+        if (overlaps(e, c)) {
+          clash = true;
+          break;
+        }
       if (clash) break;
     }
     if (clash) continue;
@@ -79,7 +85,8 @@ bool rebaseSite(Site &s, const std::vector<Edit> &applied, const std::string &af
     e.offset = (unsigned)((long)e.offset + shift);
     if (e.offset + e.length > after.size()) return false;
   }
-  if (!s.edits.empty()) s.line = lineOf(after, std::min_element(s.edits.begin(), s.edits.end())->offset);
+  if (!s.edits.empty())
+    s.line = lineOf(after, std::min_element(s.edits.begin(), s.edits.end())->offset);
   return true;
 }
 
@@ -90,15 +97,19 @@ std::string applySites(const std::string &text, const std::vector<Site> &sites) 
 }
 
 unsigned lineOf(const std::string &text, unsigned offset) {
-  return 1 + (unsigned)std::count(text.begin(), text.begin() + std::min<size_t>(offset, text.size()), '\n');
+  return 1 + (unsigned)std::count(text.begin(),
+                                  text.begin() + std::min<size_t>(offset, text.size()), '\n');
 }
 
 unsigned countNonBlankLines(const std::string &text) {
   unsigned n = 0;
   bool blank = true;
   for (char c : text) {
-    if (c == '\n') { n += !blank; blank = true; }
-    else if (!std::isspace((unsigned char)c)) blank = false;
+    if (c == '\n') {
+      n += !blank;
+      blank = true;
+    } else if (!std::isspace((unsigned char)c))
+      blank = false;
   }
   return n + !blank;
 }
@@ -108,8 +119,16 @@ void forEachToken(const std::string &t, const std::function<void(std::string_vie
   bool spaced = false;
   while (i < e) {
     char c = t[i];
-    if (std::isspace((unsigned char)c)) { ++i; spaced = true; continue; }
-    if (c == '/' && i + 1 < e && t[i + 1] == '/') { while (i < e && t[i] != '\n') ++i; spaced = true; continue; }
+    if (std::isspace((unsigned char)c)) {
+      ++i;
+      spaced = true;
+      continue;
+    }
+    if (c == '/' && i + 1 < e && t[i + 1] == '/') {
+      while (i < e && t[i] != '\n') ++i;
+      spaced = true;
+      continue;
+    }
     if (c == '/' && i + 1 < e && t[i + 1] == '*') {
       size_t j = t.find("*/", i + 2);
       i = j == std::string::npos ? e : j + 2;
@@ -122,7 +141,10 @@ void forEachToken(const std::string &t, const std::function<void(std::string_vie
     } else if (c == '"' || c == '\'') {
       char q = c;
       ++i;
-      while (i < e && t[i] != q) { if (t[i] == '\\') ++i; ++i; }
+      while (i < e && t[i] != q) {
+        if (t[i] == '\\') ++i;
+        ++i;
+      }
       ++i;
     } else {
       ++i;

@@ -12,8 +12,8 @@
 namespace wsr {
 
 struct Edit {
-  unsigned offset = 0;   // byte offset in the original text
-  unsigned length = 0;   // bytes replaced
+  unsigned offset = 0;  // byte offset in the original text
+  unsigned length = 0;  // bytes replaced
   std::string replacement;
   bool operator==(const Edit &o) const {
     return offset == o.offset && length == o.length && replacement == o.replacement;
@@ -54,9 +54,11 @@ std::vector<Edit> appliedEdits(const std::string &text, const std::vector<const 
 // the others shift by what the edits ahead of them added or removed. `after` gives the new
 // line numbers. The search keeps going on the rebased list after an accepted step and lists a
 // pass's sites again (a full parse) only when the list runs out.
-bool rebaseSite(Site &s, const std::vector<Edit> &applied, const std::string &after);  // false: dropped
+bool rebaseSite(Site &s, const std::vector<Edit> &applied,
+                const std::string &after);  // false: dropped
 template <class S>
-std::vector<S> rebaseSites(const std::vector<S> &sites, const std::vector<Edit> &applied, const std::string &after) {
+std::vector<S> rebaseSites(const std::vector<S> &sites, const std::vector<Edit> &applied,
+                           const std::string &after) {
   std::vector<S> out;
   for (const S &s : sites) {
     S t = s;
@@ -75,6 +77,7 @@ unsigned countTokens(const std::string &text);  // C-like tokens, comments exclu
 // The C-like tokens of a text, comments and white space skipped: a word (letters, digits, '_' and
 // '.'), a string or character literal whole, any other character alone. `spaced`: white space or a
 // comment came before it. countTokens() counts them; keep.h's normalizeCode() joins them.
-void forEachToken(const std::string &text, const std::function<void(std::string_view token, bool spaced)> &f);
+void forEachToken(const std::string &text,
+                  const std::function<void(std::string_view token, bool spaced)> &f);
 
 }  // namespace wsr

@@ -43,7 +43,8 @@ std::string clangResourceDir() {
   auto self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     fs::path p = self.parent_path() / ".." / "lib" / "clang" / "22";
-    if (fs::exists(p / "include" / "__clang_cuda_runtime_wrapper.h", ec)) return fs::weakly_canonical(p).string();
+    if (fs::exists(p / "include" / "__clang_cuda_runtime_wrapper.h", ec))
+      return fs::weakly_canonical(p).string();
   }
   return "/usr/lib/llvm-22/lib/clang/22";
 }
@@ -102,18 +103,25 @@ static std::string cudaHOverrideDir(const std::string &cuda, std::string *versio
   while (std::getline(in, line)) {
     std::smatch mt;
     static const std::regex re(R"(^\s*#\s*define\s+CUDA_VERSION\s+(\d+))");
-    if (std::regex_search(line, mt, re)) { slot.second = mt[1]; break; }
+    if (std::regex_search(line, mt, re)) {
+      slot.second = mt[1];
+      break;
+    }
   }
   if (slot.second.empty()) return {};
   std::error_code ec;
   fs::path dir = fs::temp_directory_path(ec) / ("wsreduce-cuda-h-" + std::to_string(::getuid()));
   fs::create_directories(dir, ec);
   const std::string text =
-      "// wsreduce: clang's CUDA runtime wrapper includes cuda.h for CUDA_VERSION only (nvcc includes no\n"
+      "// wsreduce: clang's CUDA runtime wrapper includes cuda.h for CUDA_VERSION only (nvcc "
+      "includes no\n"
       "// cuda.h for the program); the program's own #include <cuda.h> gets the real one.\n"
-      "#ifndef WSR_CUDA_H_FROM_WRAPPER\n#define WSR_CUDA_H_FROM_WRAPPER\n#define CUDA_VERSION WSR_CUDA_VERSION\n"
-      "#include <stdint.h>\ntypedef uint32_t cuuint32_t;  // what clang's own CUDA headers use of it\ntypedef uint64_t cuuint64_t;\n"
-      "#define CU_DEVICE_INVALID ((CUdevice)-2)  // the wrapper tests it (CUDA >= 8.0.41); same tokens as cuda.h\n"
+      "#ifndef WSR_CUDA_H_FROM_WRAPPER\n#define WSR_CUDA_H_FROM_WRAPPER\n#define CUDA_VERSION "
+      "WSR_CUDA_VERSION\n"
+      "#include <stdint.h>\ntypedef uint32_t cuuint32_t;  // what clang's own CUDA headers use of "
+      "it\ntypedef uint64_t cuuint64_t;\n"
+      "#define CU_DEVICE_INVALID ((CUdevice)-2)  // the wrapper tests it (CUDA >= 8.0.41); same "
+      "tokens as cuda.h\n"
       "#else\n#include_next <cuda.h>\n#endif\n";
   fs::path file = dir / "cuda.h";
   std::ifstream old(file);
@@ -138,7 +146,8 @@ std::vector<std::vector<std::string>> parseArgs(const std::string &path, const P
   // parse's -Wno-everything let a reduction take it (session 20: the missing proxy fence, whose
   // casts simplify-expr removed), and the emulator's own parse then refused the result.
   std::vector<std::string> common = {"-std=c++17", "-resource-dir=" + clangResourceDir(),
-                                     "-Wno-unknown-cuda-version", "-Wno-c++11-narrowing", "-ferror-limit=5"};
+                                     "-Wno-unknown-cuda-version", "-Wno-c++11-narrowing",
+                                     "-ferror-limit=5"};
   std::string cuda_version;
   if (isCuda(path))
     if (auto dir = cudaHOverrideDir(cuda, &cuda_version); !dir.empty())
@@ -147,8 +156,10 @@ std::vector<std::vector<std::string>> parseArgs(const std::string &path, const P
   // variable read before it is written is undefined behaviour a deletion easily creates (the
   // declaration stays, its initialising call goes); its verdict would be luck, not the bug.
   if (opt.strict_return)
-    common.insert(common.end(), {"-Wno-everything", "-Werror=return-type", "-Werror=uninitialized"});
-  else common.push_back("-w");
+    common.insert(common.end(),
+                  {"-Wno-everything", "-Werror=return-type", "-Werror=uninitialized"});
+  else
+    common.push_back("-w");
   for (auto &i : opt.includes) common.push_back("-I" + i);
   for (auto &d : opt.defines) common.push_back("-D" + d);
   common.insert(common.end(), opt.extra.begin(), opt.extra.end());
@@ -186,7 +197,8 @@ std::unique_ptr<ParsedSource> parseSource(const std::string &text, const std::st
         std::string where;
         if (it->first.isValid()) {
           auto pl = sm.getPresumedLoc(it->first);
-          if (pl.isValid()) where = std::to_string(pl.getLine()) + ":" + std::to_string(pl.getColumn()) + ": ";
+          if (pl.isValid())
+            where = std::to_string(pl.getLine()) + ":" + std::to_string(pl.getColumn()) + ": ";
         }
         side.errors.push_back(where + it->second);
       }
@@ -213,7 +225,8 @@ ParseLoan::~ParseLoan() { t_lent = prev_; }
 
 std::shared_ptr<const ParsedSource> parseOnce(const std::string &text, const std::string &path,
                                               const ParseOptions &opt) {
-  if (t_lent && t_lent->text == text) return std::shared_ptr<const ParsedSource>(t_lent, [](const ParsedSource *) {});
+  if (t_lent && t_lent->text == text)
+    return std::shared_ptr<const ParsedSource>(t_lent, [](const ParsedSource *) {});
   return parseSource(text, path, opt);
 }
 
@@ -228,7 +241,8 @@ std::optional<Range> mainFileRange(const clang::ASTContext &ctx, clang::SourceRa
   // A range may start or end inside a macro (`__device__`, `__global__` are macros): the
   // lexer maps it to the file when the macro's whole expansion is at that edge.
   if (r.isInvalid()) return std::nullopt;
-  auto cr = clang::Lexer::makeFileCharRange(clang::CharSourceRange::getTokenRange(r), sm, ctx.getLangOpts());
+  auto cr = clang::Lexer::makeFileCharRange(clang::CharSourceRange::getTokenRange(r), sm,
+                                            ctx.getLangOpts());
   if (cr.isInvalid()) return std::nullopt;
   if (!sm.isInMainFile(cr.getBegin()) || !sm.isInMainFile(cr.getEnd())) return std::nullopt;
   Range out{sm.getFileOffset(cr.getBegin()), sm.getFileOffset(cr.getEnd())};

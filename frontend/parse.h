@@ -20,11 +20,11 @@ class Decl;
 namespace wsr {
 
 struct ParseOptions {
-  std::string cuda_path;               // empty: detected from nvcc
+  std::string cuda_path;  // empty: detected from nvcc
   std::string arch = "sm_90a";
-  std::vector<std::string> includes;   // -I
-  std::vector<std::string> defines;    // -D
-  std::vector<std::string> extra;      // any other clang flag
+  std::vector<std::string> includes;  // -I
+  std::vector<std::string> defines;   // -D
+  std::vector<std::string> extra;     // any other clang flag
   // Treat a non-void function that falls off its end as an error: the undefined behaviour
   // a reducer creates by deleting a `return`, which can turn into a different hang or crash.
   bool strict_return = false;

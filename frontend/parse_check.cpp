@@ -28,15 +28,18 @@ namespace fs = std::filesystem;
 
 namespace wsr {
 
-std::vector<std::vector<std::string>> parseArgs(const std::string &path, const ParseOptions &opt);  // parse.cpp
+std::vector<std::vector<std::string>> parseArgs(const std::string &path,
+                                                const ParseOptions &opt);  // parse.cpp
 
 struct ParseChecker::Side {
   std::vector<std::string> args;
   std::unique_ptr<clang::ASTUnit> unit;
-  std::shared_ptr<clang::PCHContainerOperations> pch = std::make_shared<clang::PCHContainerOperations>();
+  std::shared_ptr<clang::PCHContainerOperations> pch =
+      std::make_shared<clang::PCHContainerOperations>();
 };
 
-ParseChecker::ParseChecker(std::string path, ParseOptions opt) : path_(fs::absolute(path).string()), opt_(std::move(opt)) {
+ParseChecker::ParseChecker(std::string path, ParseOptions opt)
+    : path_(fs::absolute(path).string()), opt_(std::move(opt)) {
   for (auto &a : parseArgs(path_, opt_)) {
     auto s = std::make_unique<Side>();
     s->args = a;
@@ -56,21 +59,27 @@ struct AsmSizes : clang::RecursiveASTVisitor<AsmSizes> {
   std::string error;
   explicit AsmSizes(clang::ASTContext &c) : ctx(c) {}
   void operand(llvm::StringRef constraint, const clang::Expr *e, clang::SourceLocation at) {
-    if (!error.empty() || !e || e->getType()->isDependentType() || e->getType()->isIncompleteType()) return;
+    if (!error.empty() || !e || e->getType()->isDependentType() || e->getType()->isIncompleteType())
+      return;
     constraint = constraint.ltrim("=+&");
     unsigned want = constraint == "r" ? 4 : constraint == "h" ? 2 : constraint == "l" ? 8 : 0;
     if (!want) return;
     auto size = ctx.getTypeSizeInChars(e->IgnoreImpCasts()->getType()).getQuantity();
     if (size > want) {
       auto pl = ctx.getSourceManager().getPresumedLoc(at);
-      error = (pl.isValid() ? std::to_string(pl.getLine()) + ":" + std::to_string(pl.getColumn()) + ": " : std::string()) +
-              "asm operand type size(" + std::to_string(size) + ") does not match type/size implied by constraint '" +
-              constraint.str() + "' (as nvcc says)";
+      error =
+          (pl.isValid() ? std::to_string(pl.getLine()) + ":" + std::to_string(pl.getColumn()) + ": "
+                        : std::string()) +
+          "asm operand type size(" + std::to_string(size) +
+          ") does not match type/size implied by constraint '" + constraint.str() +
+          "' (as nvcc says)";
     }
   }
   bool VisitGCCAsmStmt(clang::GCCAsmStmt *a) {
-    for (unsigned i = 0; i < a->getNumOutputs(); ++i) operand(a->getOutputConstraint(i), a->getOutputExpr(i), a->getAsmLoc());
-    for (unsigned i = 0; i < a->getNumInputs(); ++i) operand(a->getInputConstraint(i), a->getInputExpr(i), a->getAsmLoc());
+    for (unsigned i = 0; i < a->getNumOutputs(); ++i)
+      operand(a->getOutputConstraint(i), a->getOutputExpr(i), a->getAsmLoc());
+    for (unsigned i = 0; i < a->getNumInputs(); ++i)
+      operand(a->getInputConstraint(i), a->getInputExpr(i), a->getAsmLoc());
     return true;
   }
 };
@@ -96,7 +105,8 @@ static bool errorsOf(clang::ASTUnit &u, std::string *err) {
       std::string where;
       if (it->getLocation().isValid()) {
         auto pl = it->getLocation().getManager().getPresumedLoc(it->getLocation());
-        if (pl.isValid()) where = std::to_string(pl.getLine()) + ":" + std::to_string(pl.getColumn()) + ": ";
+        if (pl.isValid())
+          where = std::to_string(pl.getLine()) + ":" + std::to_string(pl.getColumn()) + ": ";
       }
       *err = where + it->getMessage().str();
     }
@@ -130,35 +140,42 @@ static size_t includePrefix(const std::string &pre) {
   return end;
 }
 
-std::string leadingIncludes(const std::string &text) { return text.substr(0, includePrefix(preambleOf(text))); }
+std::string leadingIncludes(const std::string &text) {
+  return text.substr(0, includePrefix(preambleOf(text)));
+}
 
 // A fresh ASTUnit of `text` under `args`: with PrecompilePreambleAfterNParses 1 it keeps a
 // preamble for later Reparse calls, with 0 it is a one-off parse.
-static std::unique_ptr<clang::ASTUnit> newUnit(const std::vector<std::string> &args, const std::string &path,
-                                               const std::string &text,
-                                               std::shared_ptr<clang::PCHContainerOperations> pch, unsigned preambleAfter) {
+static std::unique_ptr<clang::ASTUnit> newUnit(const std::vector<std::string> &args,
+                                               const std::string &path, const std::string &text,
+                                               std::shared_ptr<clang::PCHContainerOperations> pch,
+                                               unsigned preambleAfter) {
   std::vector<const char *> argv = {"clang"};
   for (auto &a : args) argv.push_back(a.c_str());
   argv.push_back(path.c_str());
   auto diagOpts = std::make_shared<clang::DiagnosticOptions>();
   auto vfs = llvm::vfs::getRealFileSystem();
-  clang::IntrusiveRefCntPtr<clang::DiagnosticsEngine> diags(clang::CompilerInstance::createDiagnostics(*vfs, *diagOpts));
+  clang::IntrusiveRefCntPtr<clang::DiagnosticsEngine> diags(
+      clang::CompilerInstance::createDiagnostics(*vfs, *diagOpts));
   auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, path);
   std::vector<clang::ASTUnit::RemappedFile> remap = {{path, buf.release()}};
-  return clang::CreateASTUnitFromCommandLine(argv.data(), argv.data() + argv.size(), std::move(pch), diagOpts, diags,
-                                             clangResourceDir(), /*StorePreamblesInMemory=*/true, "",
-                                             /*OnlyLocalDecls=*/true, clang::CaptureDiagsKind::All, remap,
-                                             /*RemappedFilesKeepOriginalName=*/true, preambleAfter);
+  return clang::CreateASTUnitFromCommandLine(
+      argv.data(), argv.data() + argv.size(), std::move(pch), diagOpts, diags, clangResourceDir(),
+      /*StorePreamblesInMemory=*/true, "",
+      /*OnlyLocalDecls=*/true, clang::CaptureDiagsKind::All, remap,
+      /*RemappedFilesKeepOriginalName=*/true, preambleAfter);
 }
 
-static std::shared_ptr<clang::CompilerInvocation> invocationOf(const std::vector<std::string> &args, const std::string &path) {
+static std::shared_ptr<clang::CompilerInvocation> invocationOf(const std::vector<std::string> &args,
+                                                               const std::string &path) {
   std::vector<const char *> argv = {"clang"};
   for (auto &a : args) argv.push_back(a.c_str());
   argv.push_back(path.c_str());
   auto vfs = llvm::vfs::getRealFileSystem();
   clang::DiagnosticOptions dopts;
   clang::CreateInvocationOptions o;
-  o.Diags = clang::CompilerInstance::createDiagnostics(*vfs, dopts, new clang::IgnoringDiagConsumer, /*ShouldOwnClient=*/true);
+  o.Diags = clang::CompilerInstance::createDiagnostics(*vfs, dopts, new clang::IgnoringDiagConsumer,
+                                                       /*ShouldOwnClient=*/true);
   o.VFS = vfs;
   std::shared_ptr<clang::CompilerInvocation> ci = clang::createInvocation(argv, o);
   if (ci) ci->getHeaderSearchOpts().ResourceDir = clangResourceDir();
@@ -184,7 +201,8 @@ class IncludePreambles {
   // `inc` (a text's leading lines up to its last #include) precompiled for one side's `args`,
   // built once: a caller asking while another builds it waits for that build. Null when it does
   // not build without an error (the caller parses the text plainly and sees the error there).
-  Preamble get(const std::vector<std::string> &args, const std::string &path, const std::string &inc) {
+  Preamble get(const std::vector<std::string> &args, const std::string &path,
+               const std::string &inc) {
     std::string key = path + '\n' + inc;
     for (auto &a : args) key += '\n' + a;
     std::promise<Preamble> mine;
@@ -231,26 +249,30 @@ class IncludePreambles {
       size_t bytes = 0;
       auto victim = map_.end();
       for (auto it = map_.begin(); it != map_.end(); ++it) {
-        if (it->second.ready.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
+        if (it->second.ready.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+          continue;
         if (const Preamble &p = it->second.ready.get()) bytes += p->getSize();
-        if (it->first != keep && (victim == map_.end() || it->second.used < victim->second.used)) victim = it;
+        if (it->first != keep && (victim == map_.end() || it->second.used < victim->second.used))
+          victim = it;
       }
       if (bytes <= kKeepBytes || victim == map_.end()) return;
       map_.erase(victim);
     }
   }
-  static Preamble build(const std::vector<std::string> &args, const std::string &path, const std::string &inc) {
+  static Preamble build(const std::vector<std::string> &args, const std::string &path,
+                        const std::string &inc) {
     auto ci = invocationOf(args, path);
     if (!ci) return nullptr;
     auto vfs = llvm::vfs::getRealFileSystem();
     clang::DiagnosticOptions dopts;
-    auto diags = clang::CompilerInstance::createDiagnostics(*vfs, dopts, new clang::IgnoringDiagConsumer, true);
+    auto diags = clang::CompilerInstance::createDiagnostics(*vfs, dopts,
+                                                            new clang::IgnoringDiagConsumer, true);
     auto buf = llvm::MemoryBuffer::getMemBufferCopy(inc, path);
     clang::PreambleBounds bounds((unsigned)inc.size(), true);
     clang::PreambleCallbacks cb;
-    auto built = clang::PrecompiledPreamble::Build(*ci, buf.get(), bounds, diags, vfs,
-                                                   std::make_shared<clang::PCHContainerOperations>(),
-                                                   /*StoreInMemory=*/true, "", cb);
+    auto built = clang::PrecompiledPreamble::Build(
+        *ci, buf.get(), bounds, diags, vfs, std::make_shared<clang::PCHContainerOperations>(),
+        /*StoreInMemory=*/true, "", cb);
     // A preamble with an error in it would hide that error from every parse that uses it.
     if (!built || diags->hasErrorOccurred()) return nullptr;
     return std::make_shared<const clang::PrecompiledPreamble>(std::move(*built));
@@ -267,13 +289,15 @@ long sharedPreambleBuilds() { return IncludePreambles::instance().builds(); }
 
 // A plain parse of a candidate costs the CUDA headers again on each side (2-5 s each under load on
 // the H200, 5-7 s with 30 jobs on 32 cores: most of a campaign reduction's budget, session 8), and
-// an ASTUnit's own preamble covers the #defines too, so that every knob's edit (shape, fold-constant,
-// unwrap-pp) rebuilt it. So a text is parsed with its leading #include lines (maybe none)
-// precompiled on their own (IncludePreambles: once per process, side and set of lines), and only
-// its #defines and the program after them are parsed. The text is the candidate's, unchanged: the
-// ASTs are lent to the stages after the check as a plain parse's are. `*keep` gets the preamble,
-// which must outlive the unit. Null when that cannot be done (the caller parses it plainly).
-std::unique_ptr<clang::ASTUnit> ParseChecker::includeOnly(Side &s, const std::string &text, std::shared_ptr<const void> *keep) {
+// an ASTUnit's own preamble covers the #defines too, so that every knob's edit (shape,
+// fold-constant, unwrap-pp) rebuilt it. So a text is parsed with its leading #include lines (maybe
+// none) precompiled on their own (IncludePreambles: once per process, side and set of lines), and
+// only its #defines and the program after them are parsed. The text is the candidate's, unchanged:
+// the ASTs are lent to the stages after the check as a plain parse's are. `*keep` gets the
+// preamble, which must outlive the unit. Null when that cannot be done (the caller parses it
+// plainly).
+std::unique_ptr<clang::ASTUnit> ParseChecker::includeOnly(Side &s, const std::string &text,
+                                                          std::shared_ptr<const void> *keep) {
   // With no #include line the preamble is empty: what the driver includes for CUDA on its own
   // (__clang_cuda_runtime_wrapper.h and the CUDA runtime headers under it), shared all the same.
   const std::string inc = leadingIncludes(text);
@@ -291,8 +315,8 @@ std::unique_ptr<clang::ASTUnit> ParseChecker::includeOnly(Side &s, const std::st
   auto dopts = std::make_shared<clang::DiagnosticOptions>();
   auto diags = clang::CompilerInstance::createDiagnostics(*vfs, *dopts);
   auto fm = llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(), vfs);
-  auto unit = clang::ASTUnit::LoadFromCompilerInvocation(ci, s.pch, dopts, diags, fm, /*OnlyLocalDecls=*/true,
-                                                         clang::CaptureDiagsKind::All, 0);
+  auto unit = clang::ASTUnit::LoadFromCompilerInvocation(
+      ci, s.pch, dopts, diags, fm, /*OnlyLocalDecls=*/true, clang::CaptureDiagsKind::All, 0);
   if (!unit) return nullptr;
   ++include_only_;
   *keep = pre;
@@ -303,7 +327,8 @@ std::unique_ptr<clang::ASTUnit> ParseChecker::includeOnly(Side &s, const std::st
 // others on their own threads; host first, then device (parseArgs).
 std::vector<ParsedSide> ParseChecker::eachSide(const std::function<ParsedSide(size_t)> &one) {
   std::vector<std::future<ParsedSide>> later;
-  for (size_t i = 1; i < sides_.size(); ++i) later.push_back(std::async(std::launch::async, one, i));
+  for (size_t i = 1; i < sides_.size(); ++i)
+    later.push_back(std::async(std::launch::async, one, i));
   std::vector<ParsedSide> out;
   for (size_t i = 0; i < sides_.size(); ++i) {
     out.push_back(i == 0 ? one(0) : later[i - 1].get());
@@ -378,7 +403,9 @@ bool ParseChecker::check(const std::string &text, std::string *err,
   view.sides = eachSide([&](size_t i) {
     ParsedSide side;
     side.ast = includeOnly(*sides_[i], text, &side.keep);
-    if (!side.ast) side.ast = newUnit(sides_[i]->args, path_, text, std::make_shared<clang::PCHContainerOperations>(), 0);
+    if (!side.ast)
+      side.ast = newUnit(sides_[i]->args, path_, text,
+                         std::make_shared<clang::PCHContainerOperations>(), 0);
     return side;
   });
   for (auto &side : view.sides) {

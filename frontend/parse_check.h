@@ -44,7 +44,8 @@ class ParseChecker {
   struct Side;
   bool parseSide(Side &s, const std::string &text, std::string *err);
   std::vector<ParsedSide> eachSide(const std::function<ParsedSide(size_t)> &one);
-  std::unique_ptr<clang::ASTUnit> includeOnly(Side &s, const std::string &text, std::shared_ptr<const void> *keep);
+  std::unique_ptr<clang::ASTUnit> includeOnly(Side &s, const std::string &text,
+                                              std::shared_ptr<const void> *keep);
   std::atomic<long> include_only_{0};
   std::string path_;
   ParseOptions opt_;
@@ -54,7 +55,8 @@ class ParseChecker {
 // A small pool of checkers so that -j candidates can be checked at once.
 class ParseCheckerPool {
  public:
-  ParseCheckerPool(std::string path, ParseOptions opt) : path_(std::move(path)), opt_(std::move(opt)) {}
+  ParseCheckerPool(std::string path, ParseOptions opt)
+      : path_(std::move(path)), opt_(std::move(opt)) {}
   bool check(const std::string &text, std::string *err = nullptr,
              const std::function<void(const ParsedSource &)> &then = {});
   // The shared preamble of `text`'s leading #include lines, built now for every side at once

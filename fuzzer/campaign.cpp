@@ -47,7 +47,8 @@ bool inShard(const std::string &hash, int i, int n) {
   return (int)(v % (unsigned long long)n) == i;
 }
 
-std::string mutantHash(const std::string &arch, const std::vector<std::string> &defines, const std::string &text) {
+std::string mutantHash(const std::string &arch, const std::vector<std::string> &defines,
+                       const std::string &text) {
   std::string key = "arch=" + arch + "\n";
   for (auto &d : defines) key += "-D" + d + "\n";
   return contentHash(key + text);
@@ -117,7 +118,8 @@ void SlotPool::release(const std::string &slot) {
   cv_.notify_all();  // its waiter, or an acquire()
 }
 
-void parallelFor(size_t n, int jobs, const std::function<void(size_t)> &work, const std::function<bool()> &stop) {
+void parallelFor(size_t n, int jobs, const std::function<void(size_t)> &work,
+                 const std::function<bool()> &stop) {
   std::atomic<size_t> next{0};
   auto loop = [&] {
     for (;;) {
@@ -143,7 +145,8 @@ std::vector<std::string> kernelFiles(const std::vector<std::string> &args, std::
       std::vector<std::string> here;
       for (auto &e : fs::directory_iterator(a, ec)) {
         auto ext = e.path().extension().string();
-        if (e.is_regular_file() && (ext == ".cu" || ext == ".cpp")) here.push_back(fs::absolute(e.path()).string());
+        if (e.is_regular_file() && (ext == ".cu" || ext == ".cpp"))
+          here.push_back(fs::absolute(e.path()).string());
       }
       std::sort(here.begin(), here.end());
       if (here.empty()) {
@@ -164,7 +167,9 @@ std::vector<std::string> kernelFiles(const std::vector<std::string> &args, std::
 static std::string editsJson(const std::vector<Edit> &edits) {
   llvm::json::Array a;
   for (auto &e : edits)
-    a.push_back(llvm::json::Object{{"offset", (int64_t)e.offset}, {"length", (int64_t)e.length}, {"replacement", e.replacement}});
+    a.push_back(llvm::json::Object{{"offset", (int64_t)e.offset},
+                                   {"length", (int64_t)e.length},
+                                   {"replacement", e.replacement}});
   std::string s;
   llvm::raw_string_ostream os(s);
   os << llvm::json::Value(std::move(a));
@@ -181,7 +186,8 @@ static std::vector<Edit> editsFromJson(const std::string &s) {
   if (auto *a = v->getAsArray())
     for (auto &e : *a)
       if (auto *o = e.getAsObject())
-        out.push_back(Edit{(unsigned)o->getInteger("offset").value_or(0), (unsigned)o->getInteger("length").value_or(0),
+        out.push_back(Edit{(unsigned)o->getInteger("offset").value_or(0),
+                           (unsigned)o->getInteger("length").value_or(0),
                            o->getString("replacement").value_or("").str()});
   return out;
 }
@@ -195,7 +201,8 @@ static std::string jsonList(const std::vector<std::string> &v) {
   return os.str();
 }
 
-static std::vector<const inject::InjectorInfo *> selected(const CampaignOptions &o, std::string *err) {
+static std::vector<const inject::InjectorInfo *> selected(const CampaignOptions &o,
+                                                          std::string *err) {
   std::vector<const inject::InjectorInfo *> out;
   if (o.injectors.empty() || (o.injectors.size() == 1 && o.injectors[0] == "all")) {
     for (auto &i : inject::allInjectors()) out.push_back(&i);
@@ -212,8 +219,8 @@ static std::vector<const inject::InjectorInfo *> selected(const CampaignOptions 
   return out;
 }
 
-std::vector<MutantRow> plan(Store &store, const CampaignOptions &o, const std::function<void(const std::string &)> &log,
-                            std::string *err) {
+std::vector<MutantRow> plan(Store &store, const CampaignOptions &o,
+                            const std::function<void(const std::string &)> &log, std::string *err) {
   std::vector<MutantRow> all;
   auto injectors = selected(o, err);
   if (injectors.empty()) return {};
@@ -250,8 +257,10 @@ std::vector<MutantRow> plan(Store &store, const CampaignOptions &o, const std::f
     if (auto h = harnessIncludeDir(); !h.empty()) po.includes.push_back(h);
     po.defines = o.defines;
     auto parsed = parseSource(*text, path, po);
-    if (!parsed->ok()) log("wsfuzz: warning: " + kernel + " does not parse cleanly (" + parsed->firstError() + "); sites may be missing");
-    auto idx = inject::buildIndex(*parsed);
+    if (!parsed->ok())
+      log("wsfuzz: warning: " + kernel + " does not parse cleanly (" + parsed->firstError() +
+          "); sites may be missing");
+    auto idx = buildIndex(*parsed);
     std::string counts;
     for (auto *inj : todo) {
       auto sites = inject::sitesFor(*inj, *parsed, idx);
@@ -276,7 +285,8 @@ std::vector<MutantRow> plan(Store &store, const CampaignOptions &o, const std::f
       all.insert(all.end(), rows.begin(), rows.end());
     }
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    log("wsfuzz: planned " + kernel + " (" + arch + ", parsed in " + std::to_string((int)s) + " s):" + counts);
+    log("wsfuzz: planned " + kernel + " (" + arch + ", parsed in " + std::to_string((int)s) +
+        " s):" + counts);
   }
   return all;
 }
@@ -289,14 +299,15 @@ static std::string squash(const std::string &s) {
   return o;
 }
 
-bool editRetained(const inject::InjectorInfo &inj, const MutantRow &m, const std::string &reduced, std::string *how) {
+bool editRetained(const inject::InjectorInfo &inj, const MutantRow &m, const std::string &reduced,
+                  std::string *how) {
   std::string name = inj.name;
   if (inj.check) {
     ParseOptions po;
     po.arch = m.arch;
     if (auto h = harnessIncludeDir(); !h.empty()) po.includes.push_back(h);
     auto parsed = parseSource(reduced, "reduced.cu", po);
-    auto idx = inject::buildIndex(*parsed);
+    auto idx = buildIndex(*parsed);
     return inj.check(idx, how);
   }
   if (name == "wrong-arch") {
@@ -317,7 +328,8 @@ bool editRetained(const inject::InjectorInfo &inj, const MutantRow &m, const std
     size_t at = 0;
     while (at < e.replacement.size() && first.empty()) {
       size_t nl = e.replacement.find('\n', at);
-      first = squash(e.replacement.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
+      first =
+          squash(e.replacement.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
       at = nl == std::string::npos ? e.replacement.size() : nl + 1;
     }
     if (first.empty()) continue;
@@ -332,9 +344,11 @@ bool editRetained(const inject::InjectorInfo &inj, const MutantRow &m, const std
     return true;
   }
   // A deletion: the construct it left unprotected must still be there.
-  const char *construct = name == "missing-wgmma-fence" ? "wgmma.mma_async" : "cp.async.bulk.tensor";
+  const char *construct =
+      name == "missing-wgmma-fence" ? "wgmma.mma_async" : "cp.async.bulk.tensor";
   bool ok = reduced.find(construct) != std::string::npos;
-  *how = std::string(ok ? "the unprotected " : "no ") + construct + (ok ? " is still there" : " left");
+  *how =
+      std::string(ok ? "the unprotected " : "no ") + construct + (ok ? " is still there" : " left");
   return ok;
 }
 
@@ -358,7 +372,8 @@ struct Ctx {
   }
 };
 
-OracleOptions oracleFor(const CampaignOptions &o, const std::string &arch, const std::string &kernel_dir) {
+OracleOptions oracleFor(const CampaignOptions &o, const std::string &arch,
+                        const std::string &kernel_dir) {
   OracleOptions oo;
   oo.build.arch = arch;
   oo.build.nvcc = o.nvcc;
@@ -414,8 +429,8 @@ double medianRunMs(const Verdict &v) {
 }
 
 // Builds on the CPU, then runs on one GPU slot.
-Verdict judgeText(Ctx &c, const std::string &text, const std::string &kernel, OracleOptions oo, std::string *slot_used,
-                  BuildRecord *build_out) {
+Verdict judgeText(Ctx &c, const std::string &text, const std::string &kernel, OracleOptions oo,
+                  std::string *slot_used, BuildRecord *build_out) {
   std::string dir = makeTempDir("wsfuzz.");
   std::string file = dir + "/" + kernel;
   Verdict v;
@@ -427,7 +442,7 @@ Verdict judgeText(Ctx &c, const std::string &text, const std::string &kernel, Or
     return v;
   }
   BuildRecord b = buildFor(file, oo);  // emu: nvcc first when the injector expects a compile error
-  if (b.ok && b.backend == "gpu") {  // the emulator needs no GPU slot
+  if (b.ok && b.backend == "gpu") {    // the emulator needs no GPU slot
     // With the gate, the first run's process opens its context before the slot's turn comes.
     std::optional<size_t> turn;
     bool taken = false;
@@ -436,7 +451,10 @@ Verdict judgeText(Ctx &c, const std::string &text, const std::string &kernel, Or
       turn = c.slots.reserve();
       slot = c.slots.name(*turn);
       oo.run.gate_library = c.gate;
-      oo.wait_turn = [&] { c.slots.take(*turn); taken = true; };
+      oo.wait_turn = [&] {
+        c.slots.take(*turn);
+        taken = true;
+      };
     } else {
       slot = c.slots.acquire();
     }
@@ -463,13 +481,17 @@ void baseline(Ctx &c, const std::string &path) {
   if (!text) return;
   std::string arch = inject::kernelArch(*text);
   std::string slot;
-  Verdict v = judgeText(c, *text, kernel, oracleFor(c.o, arch, fs::path(path).parent_path().string()), &slot, nullptr);
+  Verdict v =
+      judgeText(c, *text, kernel, oracleFor(c.o, arch, fs::path(path).parent_path().string()),
+                &slot, nullptr);
   {
     std::lock_guard<std::mutex> l(c.store_m);
-    c.store.recordBaseline(kernel, path, arch, v.symptom == "pass" ? "pass" : v.detail, medianRunMs(v), toJsonText(v));
+    c.store.recordBaseline(kernel, path, arch, v.symptom == "pass" ? "pass" : v.detail,
+                           medianRunMs(v), toJsonText(v));
   }
-  c.say("wsfuzz: baseline " + kernel + " -> " + (v.detail.empty() ? v.symptom : v.detail) +
-        (v.symptom == "pass" ? ", median run " + std::to_string((long)medianRunMs(v)) + " ms" : ""));
+  c.say(
+      "wsfuzz: baseline " + kernel + " -> " + (v.detail.empty() ? v.symptom : v.detail) +
+      (v.symptom == "pass" ? ", median run " + std::to_string((long)medianRunMs(v)) + " ms" : ""));
 }
 
 void writeCorpus(Ctx &c, const MutantRow &m, const VerdictRow &vr) {
@@ -484,27 +506,32 @@ void writeCorpus(Ctx &c, const MutantRow &m, const VerdictRow &vr) {
   std::string cu = (dir / (stem + fs::path(m.kernel).extension().string())).string();
   auto edits = llvm::json::parse(m.edits_json);
   auto expected = llvm::json::parse(m.expected_json);
-  llvm::json::Object meta{{"hash", m.hash},
-                          {"kernel", m.kernel},
-                          {"injector", m.injector},
-                          {"site", m.site},
-                          {"note", m.note},
-                          {"line", m.line},
-                          {"arch", m.arch},
-                          {"defines", llvm::json::Array(std::vector<llvm::json::Value>(c.o.defines.begin(), c.o.defines.end()))},
-                          {"edits", edits ? std::move(*edits) : llvm::json::Value(nullptr)},
-                          {"expected", expected ? std::move(*expected) : llvm::json::Value(nullptr)},
-                          {"observed", llvm::json::Object{{"symptom", vr.symptom},
-                                                          {"detail", vr.detail},
-                                                          {"signature", vr.signature},
-                                                          {"expected_match", vr.expected_match}}}};
+  llvm::json::Object meta{
+      {"hash", m.hash},
+      {"kernel", m.kernel},
+      {"injector", m.injector},
+      {"site", m.site},
+      {"note", m.note},
+      {"line", m.line},
+      {"arch", m.arch},
+      {"defines",
+       llvm::json::Array(std::vector<llvm::json::Value>(c.o.defines.begin(), c.o.defines.end()))},
+      {"edits", edits ? std::move(*edits) : llvm::json::Value(nullptr)},
+      {"expected", expected ? std::move(*expected) : llvm::json::Value(nullptr)},
+      {"observed", llvm::json::Object{{"symptom", vr.symptom},
+                                      {"detail", vr.detail},
+                                      {"signature", vr.signature},
+                                      {"expected_match", vr.expected_match}}}};
   if (!edits) llvm::consumeError(edits.takeError());
   if (!expected) llvm::consumeError(expected.takeError());
-  if (vr.static_check) meta["static_check"] = llvm::json::Object{{"confirmed", *vr.static_check}, {"why", vr.static_why}};
+  if (vr.static_check)
+    meta["static_check"] =
+        llvm::json::Object{{"confirmed", *vr.static_check}, {"why", vr.static_why}};
   std::string js;
   llvm::raw_string_ostream os(js);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(meta)));
-  if (writeFileAtomic(cu, m.text) && writeFileAtomic((dir / (stem + ".meta.json")).string(), os.str() + "\n"))
+  if (writeFileAtomic(cu, m.text) &&
+      writeFileAtomic((dir / (stem + ".meta.json")).string(), os.str() + "\n"))
     c.store.recordCorpus(m.hash, m.kernel, m.injector, sig, cu);
 }
 
@@ -530,8 +557,10 @@ void secondLook(Ctx &c, const MutantRow &m, OracleOptions oo, const BuildRecord 
   sr.output = sv.sanitizer_output.substr(0, 16384);
   std::lock_guard<std::mutex> l(c.store_m);
   c.store.recordSanitizer(sr);
-  c.say("wsfuzz: second look " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) + " with " + sr.tool + ": " +
-        (sr.saw ? (*sr.saw ? "it saw the bug" : "nothing") : "no summary") + " (" + sr.summary + ")");
+  c.say("wsfuzz: second look " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) +
+        " with " + sr.tool + ": " +
+        (sr.saw ? (*sr.saw ? "it saw the bug" : "nothing") : "no summary") + " (" + sr.summary +
+        ")");
 }
 
 // A latent mutant judged in an earlier session (e.g. with --no-sanitizer) gets its second look now.
@@ -558,7 +587,8 @@ void judgeMutant(Ctx &c, const MutantRow &m) {
   std::string kdir = kernelDir(c.o, m.kernel);
   OracleOptions oo = oracleFor(c.o, m.arch, kdir);
   calibrateFrom(c, m.kernel, oo);
-  if (!inj->expected.empty() && std::string(inj->expected.front()).rfind("compile-error", 0) == 0) oo.emu_nvcc_first = true;
+  if (!inj->expected.empty() && std::string(inj->expected.front()).rfind("compile-error", 0) == 0)
+    oo.emu_nvcc_first = true;
   if (std::string(inj->name) == "shallow-pipeline") {
     std::lock_guard<std::mutex> l(c.store_m);
     if (auto b = c.store.baselineMs(m.kernel)) {
@@ -585,13 +615,14 @@ void judgeMutant(Ctx &c, const MutantRow &m) {
     po.defines = c.o.defines;
     auto parsed = parseSource(m.text, kdir + "/" + m.kernel, po);
     std::string why;
-    vr.static_check = inj->check ? inj->check(inject::buildIndex(*parsed), &why) : false;
+    vr.static_check = inj->check ? inj->check(buildIndex(*parsed), &why) : false;
     vr.static_why = why;
     if (b.ok) {
       v.symptom = "compiled";
       v.detail = *vr.static_check ? "compiled/static-confirmed" : "compiled/static-absent";
       v.signature = "static:" + why;
-      v.evidence.push_back("compiled for " + m.arch + "; not run (needs " + m.arch + " hardware): " + why);
+      v.evidence.push_back("compiled for " + m.arch + "; not run (needs " + m.arch +
+                           " hardware): " + why);
       v.timings.build_ms = b.wall_ms;
       v.timings.build_cached = b.cache_hit;
     } else {
@@ -604,29 +635,38 @@ void judgeMutant(Ctx &c, const MutantRow &m) {
   vr.detail = v.detail.empty() ? v.symptom : v.detail;
   vr.signature = v.signature;
   vr.infra = v.symptom == "infra-error";
-  vr.expected_match = inj->runtime ? inject::expects(*inj, vr.detail) : (b.ok && vr.static_check.value_or(false));
+  vr.expected_match =
+      inj->runtime ? inject::expects(*inj, vr.detail) : (b.ok && vr.static_check.value_or(false));
   vr.verdict_json = toJsonText(v);
   vr.build_ms = v.timings.build_ms;
-  vr.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  vr.wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   for (size_t i = 0; i < v.runs.size(); ++i)
-    vr.runs.push_back({(int)i, v.runs[i].symptom, v.runs[i].detail, v.runs[i].signature, v.runs[i].exit_code,
-                       v.runs[i].signal, v.runs[i].timed_out, v.runs[i].wall_ms});
+    vr.runs.push_back({(int)i, v.runs[i].symptom, v.runs[i].detail, v.runs[i].signature,
+                       v.runs[i].exit_code, v.runs[i].signal, v.runs[i].timed_out,
+                       v.runs[i].wall_ms});
   bool fresh;
   {
     std::lock_guard<std::mutex> l(c.store_m);
     fresh = c.store.recordVerdict(vr);
   }
   long n = ++c.judged;
-  c.say("wsfuzz: [" + std::to_string(n) + "/" + std::to_string(c.total) + "] " + m.kernel + " " + m.injector + " #" +
-        std::to_string(m.site) + " -> " + vr.detail + (vr.expected_match ? " (expected)" : vr.infra ? " (infra)" : " (UNEXPECTED)") +
-        " " + std::to_string((long)(vr.wall_ms / 1000)) + " s" + (fresh ? "" : " [already judged elsewhere; not stored]"));
+  c.say("wsfuzz: [" + std::to_string(n) + "/" + std::to_string(c.total) + "] " + m.kernel + " " +
+        m.injector + " #" + std::to_string(m.site) + " -> " + vr.detail +
+        (vr.expected_match ? " (expected)"
+         : vr.infra        ? " (infra)"
+                           : " (UNEXPECTED)") +
+        " " + std::to_string((long)(vr.wall_ms / 1000)) + " s" +
+        (fresh ? "" : " [already judged elsewhere; not stored]"));
   if (!fresh) return;
 
-  bool detected = (inj->runtime && !vr.infra && vr.symptom != "pass") || (!inj->runtime && vr.static_check.value_or(false) && b.ok);
+  bool detected = (inj->runtime && !vr.infra && vr.symptom != "pass") ||
+                  (!inj->runtime && vr.static_check.value_or(false) && b.ok);
   if (detected) writeCorpus(c, m, vr);
 
   // Latent: the bug is there and nothing was observed. Second look with seed 000's tool.
-  if (inj->runtime && vr.symptom == "pass" && c.o.sanitizer && *inj->sanitizer && b.ok && b.backend == "gpu")
+  if (inj->runtime && vr.symptom == "pass" && c.o.sanitizer && *inj->sanitizer && b.ok &&
+      b.backend == "gpu")
     secondLook(c, m, oo, b);
 }
 
@@ -644,7 +684,8 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   auto unrecorded = [&](const std::string &how) {
     c.slots.release(slot);
     removeTree(work);
-    c.say("wsfuzz: interrupted the reduction of " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) + how);
+    c.say("wsfuzz: interrupted the reduction of " + m.kernel + " " + m.injector + " #" +
+          std::to_string(m.site) + how);
   };
   std::string orig = work + "/" + m.kernel;
   writeFileAtomic(orig, m.text);
@@ -653,7 +694,8 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
     fs::path dir = fs::path(c.o.corpus_dir) / fs::path(m.kernel).stem() / m.injector;
     std::error_code ec;
     fs::create_directories(dir, ec);
-    out = (dir / (m.hash.substr(0, 16) + ".min" + fs::path(m.kernel).extension().string())).string();
+    out =
+        (dir / (m.hash.substr(0, 16) + ".min" + fs::path(m.kernel).extension().string())).string();
   } else {
     out = work + "/reduced" + fs::path(m.kernel).extension().string();
   }
@@ -691,9 +733,11 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
     if (!orig_r.interesting && other_backend) {
       // The backends disagree on this mutant (the emulator hangs where the GPU traps, say): it is
       // reduced where it was judged, slower but still reduced, and the report says so.
-      fell_back = "reduced on " + campaign_backend + " (" + c.o.reduce_backend + " did not reproduce it: " + ov.detail + ")";
-      c.say("wsfuzz: " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) + ": " + c.o.reduce_backend +
-            " gives " + ov.detail + ", not " + v.detail + "; reduced on " + campaign_backend + " instead");
+      fell_back = "reduced on " + campaign_backend + " (" + c.o.reduce_backend +
+                  " did not reproduce it: " + ov.detail + ")";
+      c.say("wsfuzz: " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) + ": " +
+            c.o.reduce_backend + " gives " + ov.detail + ", not " + v.detail + "; reduced on " +
+            campaign_backend + " instead");
       // The same tester (its parse check already calibrated), on the campaign's backend.
       other_backend = false;
       tester.oracleOptions().backend = campaign_oracle.backend;
@@ -701,7 +745,8 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
       ov = tester.judgeOriginal(m.text, &orig_r);
     }
     if (!orig_r.interesting) {
-      rr.error = "the mutant does not reproduce " + v.detail + " under the reducer's oracle (got " + ov.detail + ")";
+      rr.error = "the mutant does not reproduce " + v.detail + " under the reducer's oracle (got " +
+                 ov.detail + ")";
     } else {
       tester.setSignature(ov.signature);
       // As wsreduce: no retry of a candidate killed at the timeout when the mutant finished on its
@@ -713,7 +758,9 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
       so.lookahead = SearchOptions::lookaheadByDefault(jobs);
       so.best_path = out;
       // every test of it, as wsreduce writes them (where the budget went), beside the program
-      if (!c.o.corpus_dir.empty()) so.trace_path = out.substr(0, out.size() - fs::path(out).extension().string().size()) + ".trace.jsonl";
+      if (!c.o.corpus_dir.empty())
+        so.trace_path =
+            out.substr(0, out.size() - fs::path(out).extension().string().size()) + ".trace.jsonl";
       so.budget_s = c.o.reduce_budget_s;
       // A reduction interrupted by an earlier session of this campaign goes on from its best
       // program (every step to it was judged interesting) with what was left of its budget.
@@ -725,8 +772,10 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
         if (pr.interesting) {
           start = *prev;
           if (so.budget_s > 0) so.budget_s = std::max(1.0, so.budget_s - spent);
-          c.say("wsfuzz: " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) + ": the interrupted reduction goes on from its best program (" +
-                std::to_string(countNonBlankLines(start)) + " lines, " + std::to_string((int)spent) + " s spent)");
+          c.say("wsfuzz: " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) +
+                ": the interrupted reduction goes on from its best program (" +
+                std::to_string(countNonBlankLines(start)) + " lines, " +
+                std::to_string((int)spent) + " s spent)");
         } else {
           spent = 0;
         }
@@ -743,8 +792,13 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
         budget = s.budget;
         if (!s.budget && g_stop && !c.o.corpus_dir.empty()) {  // resumable from the program on disk
           writeFileAtomic(out, best);
-          writeFileAtomic(spent_path, std::to_string(spent + std::chrono::duration<double>(std::chrono::steady_clock::now() - search_t0).count()) + "\n");
-          return unrecorded(" at " + std::to_string(countNonBlankLines(best)) + " lines; the same command goes on from there");
+          writeFileAtomic(spent_path,
+                          std::to_string(spent + std::chrono::duration<double>(
+                                                     std::chrono::steady_clock::now() - search_t0)
+                                                     .count()) +
+                              "\n");
+          return unrecorded(" at " + std::to_string(countNonBlankLines(best)) +
+                            " lines; the same command goes on from there");
         }
       }
       std::error_code ec_spent;
@@ -756,7 +810,8 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
       rr.path = out;
       rr.lines_after = (int)countNonBlankLines(best);
       rr.retained = inj && editRetained(*inj, m, best, &rr.how);
-      if (budget) rr.how += " (stopped at the budget, " + std::to_string(rr.lines_after) + " lines)";
+      if (budget)
+        rr.how += " (stopped at the budget, " + std::to_string(rr.lines_after) + " lines)";
       if (!fell_back.empty()) rr.how += "; " + fell_back;
       if (other_backend) {
         // Reduced on one backend: the campaign's oracle (the ground truth) judges the result.
@@ -765,18 +820,20 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
         if (!slot.empty()) g.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
         Verdict gv = judgeText(best, m.kernel, g);
         bool same = gv.symptom == v.symptom;
-        rr.how += "; reduced on " + c.o.reduce_backend + ", judged " + gv.detail + " on " + campaign_backend +
-                  (same ? "" : " (not the mutant's " + v.detail + ")");
+        rr.how += "; reduced on " + c.o.reduce_backend + ", judged " + gv.detail + " on " +
+                  campaign_backend + (same ? "" : " (not the mutant's " + v.detail + ")");
         if (!same) {
           rr.ok = false;
-          rr.error = "the reduced program is " + gv.detail + " on " + campaign_backend + ", not " + v.symptom;
+          rr.error = "the reduced program is " + gv.detail + " on " + campaign_backend + ", not " +
+                     v.symptom;
         }
       }
     }
   } catch (const std::exception &e) {
     rr.error = e.what();
   }
-  if (g_stop && !rr.ok) return unrecorded("; the same command does it again");  // the original's run cut short, say
+  if (g_stop && !rr.ok)
+    return unrecorded("; the same command does it again");  // the original's run cut short, say
   c.slots.release(slot);
   if (c.o.corpus_dir.empty()) rr.path.clear();  // the reduced program lived in the work dir only
   removeTree(work);
@@ -786,8 +843,9 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
     c.store.recordReduction(rr);
   }
   c.say("wsfuzz: reduced " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) + ": " +
-        std::to_string(rr.lines_before) + " -> " + std::to_string(rr.lines_after) + " lines, edit " +
-        (rr.retained ? "retained" : "LOST") + (rr.error.empty() ? "" : " (" + rr.error + ")") + " — " + rr.how);
+        std::to_string(rr.lines_before) + " -> " + std::to_string(rr.lines_after) +
+        " lines, edit " + (rr.retained ? "retained" : "LOST") +
+        (rr.error.empty() ? "" : " (" + rr.error + ")") + " — " + rr.how);
 }
 
 }  // namespace
@@ -798,7 +856,9 @@ int runCampaign(const CampaignOptions &o, const std::function<void(const std::st
   std::string err;
   if (o.retry_infra) {
     int n = store.deleteInfraVerdicts();
-    if (n) log("wsfuzz: --retry-infra: " + std::to_string(n) + " infra-error verdicts will be judged again");
+    if (n)
+      log("wsfuzz: --retry-infra: " + std::to_string(n) +
+          " infra-error verdicts will be judged again");
   }
   auto mutants = plan(store, o, log, &err);
   if (!err.empty()) {
@@ -820,10 +880,13 @@ int runCampaign(const CampaignOptions &o, const std::function<void(const std::st
     if (m.runtime) kernels_needed.insert(m.kernel);
   }
   if (o.max_mutants > 0 && (long)todo.size() > o.max_mutants) todo.resize(o.max_mutants);
-  log("wsfuzz: " + std::to_string(mutants.size()) + " mutants planned, " + std::to_string(todo.size()) +
-      " to judge in shard " + std::to_string(o.shard_i) + "/" + std::to_string(o.shard_n) + " (-j " + std::to_string(o.jobs) +
-      ", " + std::to_string(c.slots.size()) + " GPU slot(s), repeat " + std::to_string(o.repeat) + ")" +
-      (gpuPresent() || o.backend == "emu" ? "" : "; no GPU here: runtime judgments will be infra-error"));
+  log("wsfuzz: " + std::to_string(mutants.size()) + " mutants planned, " +
+      std::to_string(todo.size()) + " to judge in shard " + std::to_string(o.shard_i) + "/" +
+      std::to_string(o.shard_n) + " (-j " + std::to_string(o.jobs) + ", " +
+      std::to_string(c.slots.size()) + " GPU slot(s), repeat " + std::to_string(o.repeat) + ")" +
+      (gpuPresent() || o.backend == "emu"
+           ? ""
+           : "; no GPU here: runtime judgments will be infra-error"));
 
   GpuKeepers keepers;
   if (o.keepers && !todo.empty() && gpuPresent() && o.backend != "emu") {
@@ -835,9 +898,11 @@ int runCampaign(const CampaignOptions &o, const std::function<void(const std::st
   if (o.prestart && !todo.empty() && gpuPresent() && o.backend != "emu") {
     std::string gerr;
     c.gate = gateLibrary(&gerr, o.cache_dir);
-    log("wsfuzz: " + (c.gate.empty() ? "runs start at their turn (" + gerr + ")"
-                                      : std::string("each GPU run's process starts ahead of its turn and opens its CUDA "
-                                                    "context while the slot's current run goes on")));
+    log("wsfuzz: " +
+        (c.gate.empty()
+             ? "runs start at their turn (" + gerr + ")"
+             : std::string("each GPU run's process starts ahead of its turn and opens its CUDA "
+                           "context while the slot's current run goes on")));
   }
 
   // The references' own verdicts and timings first: the baseline for `slow`, and a check
@@ -845,44 +910,57 @@ int runCampaign(const CampaignOptions &o, const std::function<void(const std::st
   std::vector<std::string> paths;
   for (auto &f : kernelFiles(o.kernels, &err))
     if (kernels_needed.count(fs::path(f).filename().string())) paths.push_back(f);
-  parallelFor(paths.size(), o.jobs, [&](size_t i) { baseline(c, paths[i]); }, [] { return g_stop.load(); });
+  parallelFor(
+      paths.size(), o.jobs, [&](size_t i) { baseline(c, paths[i]); }, [] { return g_stop.load(); });
 
   c.total = todo.size();
-  parallelFor(todo.size(), o.jobs, [&](size_t i) { judgeMutant(c, todo[i]); }, [] { return g_stop.load(); });
+  parallelFor(
+      todo.size(), o.jobs, [&](size_t i) { judgeMutant(c, todo[i]); },
+      [] { return g_stop.load(); });
 
   if (o.sanitizer && !g_stop) {
     std::vector<MutantRow> late;
     for (auto &m : mutants) {
-      if (!m.runtime || !inShard(m.hash, o.shard_i, o.shard_n) || store.hasSanitizer(m.hash)) continue;
+      if (!m.runtime || !inShard(m.hash, o.shard_i, o.shard_n) || store.hasSanitizer(m.hash))
+        continue;
       auto *inj = inject::findInjector(m.injector);
       auto v = store.verdict(m.hash);
       if (inj && *inj->sanitizer && v && v->symptom == "pass") late.push_back(m);
     }
     if (!late.empty()) {
-      log("wsfuzz: second look for " + std::to_string(late.size()) + " latent mutants judged earlier");
-      parallelFor(late.size(), o.jobs, [&](size_t i) { lateSecondLook(c, late[i]); }, [] { return g_stop.load(); });
+      log("wsfuzz: second look for " + std::to_string(late.size()) +
+          " latent mutants judged earlier");
+      parallelFor(
+          late.size(), o.jobs, [&](size_t i) { lateSecondLook(c, late[i]); },
+          [] { return g_stop.load(); });
     }
   }
 
   if (o.reduce && !g_stop) {
     std::vector<std::pair<MutantRow, VerdictRow>> red;
     for (auto &m : mutants) {
-      if (!m.runtime || !inShard(m.hash, o.shard_i, o.shard_n) || store.hasReduction(m.hash)) continue;
+      if (!m.runtime || !inShard(m.hash, o.shard_i, o.shard_n) || store.hasReduction(m.hash))
+        continue;
       auto v = store.verdict(m.hash);
-      if (!v || v->infra || v->symptom == "pass" || v->symptom == "flaky" || v->symptom == "slow") continue;
+      if (!v || v->infra || v->symptom == "pass" || v->symptom == "flaky" || v->symptom == "slow")
+        continue;
       red.push_back({m, *v});
     }
     log("wsfuzz: reducing " + std::to_string(red.size()) + " detected mutants");
     int per = o.reduce_jobs > 0 ? o.reduce_jobs : std::max(1, o.jobs / (int)c.slots.size());
-    parallelFor(red.size(), (int)c.slots.size(), [&](size_t i) { reduceMutant(c, red[i].first, red[i].second, per); },
-                [] { return g_stop.load(); });
+    parallelFor(
+        red.size(), (int)c.slots.size(),
+        [&](size_t i) { reduceMutant(c, red[i].first, red[i].second, per); },
+        [] { return g_stop.load(); });
   }
   store.endSession(session, c.judged);
   if (g_stop) {
-    log("wsfuzz: stopped; the same command resumes (" + std::to_string(c.judged) + " judged this session)");
+    log("wsfuzz: stopped; the same command resumes (" + std::to_string(c.judged) +
+        " judged this session)");
     return 130;
   }
-  log("wsfuzz: done: " + std::to_string(c.judged) + " mutants judged this session; `wsfuzz report " + o.db + "` writes the report");
+  log("wsfuzz: done: " + std::to_string(c.judged) +
+      " mutants judged this session; `wsfuzz report " + o.db + "` writes the report");
   return 0;
 }
 

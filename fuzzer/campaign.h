@@ -25,19 +25,19 @@ struct CampaignOptions {
   int jobs = 1;
   std::string db;
   int shard_i = 0, shard_n = 1;
-  std::vector<std::string> gpus;       // CUDA_VISIBLE_DEVICES per slot; empty = one slot, env untouched
+  std::vector<std::string> gpus;  // CUDA_VISIBLE_DEVICES per slot; empty = one slot, env untouched
   bool reduce = false;
-  int reduce_jobs = 0;                 // candidates at once per reduction (0 = jobs)
-  double reduce_budget_s = 0;          // wall clock per reduction (0 = none)
+  int reduce_jobs = 0;         // candidates at once per reduction (0 = jobs)
+  double reduce_budget_s = 0;  // wall clock per reduction (0 = none)
   double timeout_s = 10;
-  std::string corpus_dir;              // empty: no corpus written
-  bool retry_infra = false;            // judge infra-error verdicts again (e.g. on the GPU machine)
-  bool sanitizer = true;               // the latent mutants' second look
+  std::string corpus_dir;    // empty: no corpus written
+  bool retry_infra = false;  // judge infra-error verdicts again (e.g. on the GPU machine)
+  bool sanitizer = true;     // the latent mutants' second look
   std::vector<std::string> defines, includes;
   std::string nvcc, cache_dir;
   double slow_factor = 1.5;
-  long max_mutants = 0;                // judge at most this many this session (0 = all)
-  std::string command;                 // recorded with the session
+  long max_mutants = 0;  // judge at most this many this session (0 = all)
+  std::string command;   // recorded with the session
   // Where mutants run (OracleOptions::backend): gpu | emu | auto, with the emulator's build hook
   // and policies; compile-error injectors (wrong-arch) are always built by nvcc first.
   std::string backend = "auto";
@@ -57,7 +57,8 @@ struct CampaignOptions {
   // there starts ~0.16 s sooner. Runs on the GPU backend only.
   bool keepers = true;
   // Each GPU run's process started ahead of its turn (GatedRun, oracle/process.h): it opens its
-  // CUDA context while the slot's current run goes on. GPU backend only; --no-prestart turns it off.
+  // CUDA context while the slot's current run goes on. GPU backend only; --no-prestart turns it
+  // off.
   bool prestart = true;
   // CUDA_DEVICE_MAX_CONNECTIONS for the GPU runs (0: the driver's default of 8; a value the
   // caller's environment already has wins). With 1, a run's context has one hardware queue
@@ -77,7 +78,8 @@ std::optional<std::pair<int, int>> parseShard(const std::string &s);
 std::vector<std::string> parseGpus(const std::string &s);
 // Deterministic split by mutant hash.
 bool inShard(const std::string &hash, int i, int n);
-std::string mutantHash(const std::string &arch, const std::vector<std::string> &defines, const std::string &text);
+std::string mutantHash(const std::string &arch, const std::vector<std::string> &defines,
+                       const std::string &text);
 
 // A pool of GPU slots: at most one run per slot at a time. With no devices it is one slot
 // named "" (no CUDA_VISIBLE_DEVICES set): CPU-only judgments still run.
@@ -105,17 +107,19 @@ class SlotPool {
 
 // Runs `work(i)` for i in [0, n) on `jobs` threads (in order of i; stops early when
 // `stop()` says so).
-void parallelFor(size_t n, int jobs, const std::function<void(size_t)> &work, const std::function<bool()> &stop);
+void parallelFor(size_t n, int jobs, const std::function<void(size_t)> &work,
+                 const std::function<bool()> &stop);
 
 // Lists the kernels a --kernels argument names (directories: their *.cu, sorted).
 std::vector<std::string> kernelFiles(const std::vector<std::string> &args, std::string *err);
 
 // Plans the mutants (parsing each kernel unless the store already has its plan).
-std::vector<MutantRow> plan(Store &store, const CampaignOptions &o, const std::function<void(const std::string &)> &log,
-                            std::string *err);
+std::vector<MutantRow> plan(Store &store, const CampaignOptions &o,
+                            const std::function<void(const std::string &)> &log, std::string *err);
 
 // Whether the injected bug survived a reduction (the reducer's ground truth).
-bool editRetained(const inject::InjectorInfo &inj, const MutantRow &m, const std::string &reduced, std::string *how);
+bool editRetained(const inject::InjectorInfo &inj, const MutantRow &m, const std::string &reduced,
+                  std::string *how);
 
 // The whole campaign; returns the process exit status (0 done, 2 bad input, 130 stopped).
 int runCampaign(const CampaignOptions &o, const std::function<void(const std::string &)> &log);

@@ -45,8 +45,8 @@ std::string cell(std::string s) {
 
 }  // namespace
 
-bool writeComparison(const std::string &a, const std::string &b, const std::string &label_a, const std::string &label_b,
-                     std::string *markdown, std::string *err) {
+bool writeComparison(const std::string &a, const std::string &b, const std::string &label_a,
+                     const std::string &label_b, std::string *markdown, std::string *err) {
   sqlite3 *h = nullptr;
   if (sqlite3_open_v2(a.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
     *err = a + " cannot be opened as a campaign database";
@@ -72,14 +72,17 @@ bool writeComparison(const std::string &a, const std::string &b, const std::stri
   md << "- " << label_a << ": `" << a << "`\n- " << label_b << ": `" << b << "`\n\n";
 
   // Reference kernels first.
-  md << "## Reference kernels (baselines)\n\n| kernel | " << label_a << " | " << label_b << " | agree |\n| --- | --- | --- | --- |\n";
+  md << "## Reference kernels (baselines)\n\n| kernel | " << label_a << " | " << label_b
+     << " | agree |\n| --- | --- | --- | --- |\n";
   sqlite3_stmt *s = nullptr;
-  const char *ks = "SELECT k.name, k.baseline_detail, kb.baseline_detail FROM main.kernels k JOIN b.kernels kb ON kb.name = k.name "
-                   "ORDER BY k.name";
+  const char *ks =
+      "SELECT k.name, k.baseline_detail, kb.baseline_detail FROM main.kernels k JOIN b.kernels kb "
+      "ON kb.name = k.name "
+      "ORDER BY k.name";
   if (sqlite3_prepare_v2(h, ks, -1, &s, nullptr) == SQLITE_OK)
     while (sqlite3_step(s) == SQLITE_ROW)
-      md << "| " << col(s, 0) << " | " << col(s, 1) << " | " << col(s, 2) << " | " << (col(s, 1) == col(s, 2) ? "yes" : "**no**")
-         << " |\n";
+      md << "| " << col(s, 0) << " | " << col(s, 1) << " | " << col(s, 2) << " | "
+         << (col(s, 1) == col(s, 2) ? "yes" : "**no**") << " |\n";
   sqlite3_finalize(s);
 
   struct R {
@@ -89,9 +92,11 @@ bool writeComparison(const std::string &a, const std::string &b, const std::stri
   };
   std::vector<R> rows;
   const char *q =
-      "SELECT m.kernel, m.injector, m.site, m.note, m.expected, va.detail, vb.detail, va.signature, vb.signature, "
+      "SELECT m.kernel, m.injector, m.site, m.note, m.expected, va.detail, vb.detail, "
+      "va.signature, vb.signature, "
       "vb.verdict_json, va.expected_match, vb.expected_match, va.verdict_json "
-      "FROM main.mutants m JOIN main.verdicts va ON va.hash = m.hash JOIN b.verdicts vb ON vb.hash = m.hash "
+      "FROM main.mutants m JOIN main.verdicts va ON va.hash = m.hash JOIN b.verdicts vb ON vb.hash "
+      "= m.hash "
       "ORDER BY m.kernel, m.injector, m.site";
   if (sqlite3_prepare_v2(h, q, -1, &s, nullptr) != SQLITE_OK) {
     *err = std::string("the databases do not have the campaign schema: ") + sqlite3_errmsg(h);
@@ -99,8 +104,18 @@ bool writeComparison(const std::string &a, const std::string &b, const std::stri
     return false;
   }
   while (sqlite3_step(s) == SQLITE_ROW) {
-    R r{col(s, 0), col(s, 1), col(s, 3), col(s, 4), col(s, 5), col(s, 6), col(s, 7), col(s, 8), "", sqlite3_column_int64(s, 2),
-        sqlite3_column_int(s, 10), sqlite3_column_int(s, 11)};
+    R r{col(s, 0),
+        col(s, 1),
+        col(s, 3),
+        col(s, 4),
+        col(s, 5),
+        col(s, 6),
+        col(s, 7),
+        col(s, 8),
+        "",
+        sqlite3_column_int64(s, 2),
+        sqlite3_column_int(s, 10),
+        sqlite3_column_int(s, 11)};
     r.pol = policiesOf(col(s, 9));
     if (r.pol.empty()) r.pol = policiesOf(col(s, 12));
     rows.push_back(std::move(r));
@@ -128,10 +143,12 @@ bool writeComparison(const std::string &a, const std::string &b, const std::stri
     return std::string(buf);
   };
   md << "\n## Summary\n\n";
-  md << "- mutants judged by both: " << rows.size() << " (" << infra << " with an infra-error on either side)\n";
-  md << "- same class: " << pct(same_class, rows.size()) << "; same detail: " << pct(same_detail, rows.size()) << "\n";
-  md << "- as the catalogue expects: " << label_a << " " << pct(exp_a, rows.size()) << ", " << label_b << " "
-     << pct(exp_b, rows.size()) << "\n\n";
+  md << "- mutants judged by both: " << rows.size() << " (" << infra
+     << " with an infra-error on either side)\n";
+  md << "- same class: " << pct(same_class, rows.size())
+     << "; same detail: " << pct(same_detail, rows.size()) << "\n";
+  md << "- as the catalogue expects: " << label_a << " " << pct(exp_a, rows.size()) << ", "
+     << label_b << " " << pct(exp_b, rows.size()) << "\n\n";
   md << "| injector | same class |\n| --- | --- |\n";
   for (auto &[k, v] : per_injector) md << "| " << k << " | " << pct(v.first, v.second) << " |\n";
 
@@ -140,21 +157,25 @@ bool writeComparison(const std::string &a, const std::string &b, const std::stri
   for (auto &r : rows)
     if (classOf(r.da) != classOf(r.db)) {
       if (!any) {
-        md << "| kernel | mutant | site | expected | " << label_a << " | " << label_b << " | " << label_b << " policies |\n"
+        md << "| kernel | mutant | site | expected | " << label_a << " | " << label_b << " | "
+           << label_b << " policies |\n"
            << "| --- | --- | --- | --- | --- | --- | --- |\n";
         any = true;
       }
-      md << "| " << r.kernel << " | " << r.injector << " #" << r.site << " | " << cell(r.note) << " | " << cell(r.expected)
-         << " | " << r.da << " | " << r.db << " | " << cell(r.pol) << " |\n";
+      md << "| " << r.kernel << " | " << r.injector << " #" << r.site << " | " << cell(r.note)
+         << " | " << cell(r.expected) << " | " << r.da << " | " << r.db << " | " << cell(r.pol)
+         << " |\n";
     }
   if (!any) md << "None: every mutant got the same class on both.\n";
 
-  md << "\n## Every mutant\n\n| kernel | mutant | " << label_a << " | " << label_b << " | class | policies |\n"
+  md << "\n## Every mutant\n\n| kernel | mutant | " << label_a << " | " << label_b
+     << " | class | policies |\n"
      << "| --- | --- | --- | --- | --- | --- |\n";
   for (auto &r : rows)
-    md << "| " << r.kernel << " | " << r.injector << " #" << r.site << " | " << r.da << " | " << r.db << " | "
-       << (classOf(r.da) == classOf(r.db) ? (r.da == r.db ? "same" : "same class") : "**differs**") << " | " << cell(r.pol)
-       << " |\n";
+    md << "| " << r.kernel << " | " << r.injector << " #" << r.site << " | " << r.da << " | "
+       << r.db << " | "
+       << (classOf(r.da) == classOf(r.db) ? (r.da == r.db ? "same" : "same class") : "**differs**")
+       << " | " << cell(r.pol) << " |\n";
   *markdown = md.str();
   return true;
 }

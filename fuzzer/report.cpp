@@ -20,7 +20,8 @@ std::string classOf(const std::string &d) { return d.substr(0, d.find('/')); }
 
 std::optional<bool> sanitizerSaw(const std::string &out, std::string *summary) {
   static const std::regex err(R"(ERROR SUMMARY:\s*(\d+) error)");
-  static const std::regex haz(R"((\w+) SUMMARY:\s*(\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\))");
+  static const std::regex haz(
+      R"((\w+) SUMMARY:\s*(\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\))");
   static const std::regex fail(R"((CUDA error[^\n]*|Target application returned an error))");
   std::smatch m;
   std::optional<bool> saw;
@@ -68,8 +69,11 @@ std::string pct(long a, long b) {
   // Truncated to a tenth, never rounded up: 55/58 is 94.8%, not the "95%" a >= 95% target asks
   // for (session 9's report said 95%).
   char buf[48];
-  if (a * 100 % b == 0) std::snprintf(buf, sizeof buf, "%ld%% (%ld/%ld)", a * 100 / b, a, b);
-  else std::snprintf(buf, sizeof buf, "%ld.%ld%% (%ld/%ld)", a * 1000 / b / 10, a * 1000 / b % 10, a, b);
+  if (a * 100 % b == 0)
+    std::snprintf(buf, sizeof buf, "%ld%% (%ld/%ld)", a * 100 / b, a, b);
+  else
+    std::snprintf(buf, sizeof buf, "%ld.%ld%% (%ld/%ld)", a * 1000 / b / 10, a * 1000 / b % 10, a,
+                  b);
   return buf;
 }
 
@@ -108,7 +112,8 @@ std::string firstEvidence(const std::string &verdict_json) {
 struct Q {
   sqlite3_stmt *s = nullptr;
   Q(sqlite3 *db, const char *sql) {
-    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db));
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK)
+      throw std::runtime_error(sqlite3_errmsg(db));
   }
   ~Q() { sqlite3_finalize(s); }
   bool step() { return sqlite3_step(s) == SQLITE_ROW; }
@@ -124,11 +129,16 @@ struct Q {
 std::string esc(const std::string &s) {
   std::string o;
   for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else if (c == '"')
+      o += "&quot;";
+    else
+      o += c;
   }
   return o;
 }
@@ -136,9 +146,12 @@ std::string esc(const std::string &s) {
 std::string mdCell(std::string s) {
   std::string o;
   for (char c : s) {
-    if (c == '|') o += "\\|";
-    else if (c == '\n') o += " ";
-    else o += c;
+    if (c == '|')
+      o += "\\|";
+    else if (c == '\n')
+      o += " ";
+    else
+      o += c;
   }
   return o;
 }
@@ -146,8 +159,10 @@ std::string mdCell(std::string s) {
 std::string renderMd(const std::string &title, const std::vector<Block> &bs) {
   std::string o = "# " + title + "\n\n";
   for (auto &b : bs) {
-    if (b.kind == Block::H2) o += "## " + b.text + "\n\n";
-    else if (b.kind == Block::P) o += b.text + "\n\n";
+    if (b.kind == Block::H2)
+      o += "## " + b.text + "\n\n";
+    else if (b.kind == Block::P)
+      o += b.text + "\n\n";
     else {
       if (b.rows.empty()) {
         o += "(none)\n\n";
@@ -170,16 +185,20 @@ std::string renderMd(const std::string &title, const std::vector<Block> &bs) {
 }
 
 std::string renderHtml(const std::string &title, const std::vector<Block> &bs) {
-  std::string o = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + esc(title) +
-                  "</title>\n<style>body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:1200px}"
-                  "table{border-collapse:collapse;margin:0 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-                  "td:first-child,th:first-child{text-align:left}th{background:#f0f0f0}"
-                  "td.z{color:#bbb}td.hit{background:#d7f0d7}td.miss{background:#f6dada}td.inf{background:#eee}"
-                  "code{background:#f4f4f4}</style></head><body>\n<h1>" +
-                  esc(title) + "</h1>\n";
+  std::string o =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + esc(title) +
+      "</title>\n<style>body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:1200px}"
+      "table{border-collapse:collapse;margin:0 0 1.5em}td,th{border:1px solid #ccc;padding:3px "
+      "8px;text-align:right}"
+      "td:first-child,th:first-child{text-align:left}th{background:#f0f0f0}"
+      "td.z{color:#bbb}td.hit{background:#d7f0d7}td.miss{background:#f6dada}td.inf{background:#eee}"
+      "code{background:#f4f4f4}</style></head><body>\n<h1>" +
+      esc(title) + "</h1>\n";
   for (auto &b : bs) {
-    if (b.kind == Block::H2) o += "<h2>" + esc(b.text) + "</h2>\n";
-    else if (b.kind == Block::P) o += "<p>" + esc(b.text) + "</p>\n";
+    if (b.kind == Block::H2)
+      o += "<h2>" + esc(b.text) + "</h2>\n";
+    else if (b.kind == Block::P)
+      o += "<p>" + esc(b.text) + "</p>\n";
     else {
       if (b.rows.empty()) {
         o += "<p><i>none</i></p>\n";
@@ -193,10 +212,14 @@ std::string renderHtml(const std::string &title, const std::vector<Block> &bs) {
         for (size_t i = 0; i < r.size(); ++i) {
           std::string cls;
           if (b.matrix && i > 0 && i + 1 < r.size()) {
-            if (r[i] == "0") cls = "z";
-            else if (b.header[i] == "infra-error") cls = "inf";
-            else if (b.header[i] == r[0] || (r[0].find(b.header[i]) != std::string::npos)) cls = "hit";
-            else cls = "miss";
+            if (r[i] == "0")
+              cls = "z";
+            else if (b.header[i] == "infra-error")
+              cls = "inf";
+            else if (b.header[i] == r[0] || (r[0].find(b.header[i]) != std::string::npos))
+              cls = "hit";
+            else
+              cls = "miss";
           }
           o += cls.empty() ? "<td>" : "<td class=\"" + cls + "\">";
           o += esc(r[i]) + "</td>";
@@ -235,10 +258,12 @@ std::vector<Explanation> parseExplanations(const std::string &text) {
   return out;
 }
 
-static std::string explain(const std::vector<Explanation> &ex, const std::string &kernel, const std::string &injector,
-                           const std::string &detail) {
+static std::string explain(const std::vector<Explanation> &ex, const std::string &kernel,
+                           const std::string &injector, const std::string &detail) {
   for (auto &e : ex)
-    if ((e.kernel == "*" || e.kernel == kernel) && e.injector == injector && detail.rfind(e.observed, 0) == 0) return e.text;
+    if ((e.kernel == "*" || e.kernel == kernel) && e.injector == injector &&
+        detail.rfind(e.observed, 0) == 0)
+      return e.text;
   return "";
 }
 
@@ -247,10 +272,14 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
   std::vector<Row> rows;
   long refined = 0;  // mutants whose injector's expectation list changed since they were planned
   {
-    Q q(db, "SELECT m.hash, m.kernel, m.injector, m.site, m.note, m.expected, m.arch, m.runtime, v.hash IS NOT NULL, "
-            "v.symptom, v.detail, v.signature, v.expected_match, v.infra, v.site_executed, v.static_check, v.static_why, "
-            "v.build_ms, v.wall_ms, v.gpu, v.verdict_json FROM mutants m LEFT JOIN verdicts v ON v.hash = m.hash "
-            "ORDER BY m.kernel, m.injector, m.site");
+    Q q(db,
+        "SELECT m.hash, m.kernel, m.injector, m.site, m.note, m.expected, m.arch, m.runtime, "
+        "v.hash IS NOT NULL, "
+        "v.symptom, v.detail, v.signature, v.expected_match, v.infra, v.site_executed, "
+        "v.static_check, v.static_why, "
+        "v.build_ms, v.wall_ms, v.gpu, v.verdict_json FROM mutants m LEFT JOIN verdicts v ON "
+        "v.hash = m.hash "
+        "ORDER BY m.kernel, m.injector, m.site");
     while (q.step()) {
       Row r;
       r.hash = q.t(0);
@@ -276,7 +305,8 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
       r.gpu = q.t(19);
       if (r.infra) r.evidence = firstEvidence(q.t(20));
       // The catalogue's expectations as this build's injectors state them: a finding that refined
-      // an injector's list (e.g. a trap the hardware turned out to give) applies to old campaigns too.
+      // an injector's list (e.g. a trap the hardware turned out to give) applies to old campaigns
+      // too.
       if (auto *inj = inject::findInjector(r.injector); inj && r.runtime) {
         std::vector<std::string> now(inj->expected.begin(), inj->expected.end());
         if (now != r.expected) {
@@ -294,13 +324,18 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
       rows.push_back(r);
     }
   }
-  auto expClass = [](const Row &r) { return r.expected.empty() ? std::string("?") : classOf(r.expected.front()); };
-  auto shows = [](const Row &r) { return r.judged && !r.infra && r.runtime && r.symptom != "pass"; };
+  auto expClass = [](const Row &r) {
+    return r.expected.empty() ? std::string("?") : classOf(r.expected.front());
+  };
+  auto shows = [](const Row &r) {
+    return r.judged && !r.infra && r.runtime && r.symptom != "pass";
+  };
 
   std::vector<Block> out;
   auto h2 = [&](const std::string &t) { out.push_back({Block::H2, t, {}, {}, false}); };
   auto p = [&](const std::string &t) { out.push_back({Block::P, t, {}, {}, false}); };
-  auto table = [&](std::vector<std::string> h, std::vector<std::vector<std::string>> r, bool m = false) {
+  auto table = [&](std::vector<std::string> h, std::vector<std::vector<std::string>> r,
+                   bool m = false) {
     out.push_back({Block::Table, "", std::move(h), std::move(r), m});
   };
 
@@ -314,7 +349,8 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
     by_sym[r.symptom]++;
     if (r.infra) {
       ++infra;
-      if (infra_reason.empty()) infra_reason = r.detail + (r.evidence.empty() ? "" : ": " + r.evidence);
+      if (infra_reason.empty())
+        infra_reason = r.detail + (r.evidence.empty() ? "" : ": " + r.evidence);
     }
     if (r.runtime && !r.infra) ++runtime_judged;
     if (shows(r)) {
@@ -323,28 +359,36 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
     }
   }
   h2("Summary");
-  std::string s = std::to_string(rows.size()) + " mutants planned, " + std::to_string(judged) + " judged, " +
-                  std::to_string(rows.size() - judged) + " not yet judged. Machine: GPU " +
-                  (store.meta("gpu_present") == "yes" ? "present" : "absent") + "; repeat " + store.meta("repeat") +
-                  ", timeout " + store.meta("timeout_s") + " s.";
+  std::string s = std::to_string(rows.size()) + " mutants planned, " + std::to_string(judged) +
+                  " judged, " + std::to_string(rows.size() - judged) +
+                  " not yet judged. Machine: GPU " +
+                  (store.meta("gpu_present") == "yes" ? "present" : "absent") + "; repeat " +
+                  store.meta("repeat") + ", timeout " + store.meta("timeout_s") + " s.";
   p(s);
   if (refined)
-    p(std::to_string(refined) + " mutants are judged against their injector's current expectation list, refined since "
-      "the campaign planned them (the findings in mutators/inject/injectors.def).");
+    p(std::to_string(refined) +
+      " mutants are judged against their injector's current expectation list, refined since "
+      "the campaign planned them (the findings in fuzzer/inject/injectors.def).");
   std::string syms;
   for (auto &[k, v] : by_sym) syms += (syms.empty() ? "" : ", ") + k + " " + std::to_string(v);
   if (!syms.empty()) p("Observed classes: " + syms + ".");
   if (infra)
-    p("**" + std::to_string(infra) + " judgments are infra-error** — the oracle could not judge them (" + infra_reason +
-      "). They say nothing about the injected bugs; on a machine with the GPU, `wsfuzz ... --retry-infra` judges them again.");
-  p("Triage agreement on the mutants that show anything (runtime, not pass, not infra-error): " + pct(agree_showing, showing) +
-    " (target >= 95%).");
+    p("**" + std::to_string(infra) +
+      " judgments are infra-error** — the oracle could not judge them (" + infra_reason +
+      "). They say nothing about the injected bugs; on a machine with the GPU, `wsfuzz ... "
+      "--retry-infra` judges them again.");
+  p("Triage agreement on the mutants that show anything (runtime, not pass, not infra-error): " +
+    pct(agree_showing, showing) + " (target >= 95%).");
 
   // ---- confusion matrix ----
   h2("Confusion matrix (expected class x observed class)");
-  p("Rows: the injector's first expected class (BUGS.md); columns: the oracle's observed class. `compiled` = an sm_100a "
-    "mutant compiled and checked statically, never run. `agree` counts verdicts the injector's expectation list accepts.");
-  static const std::vector<std::string> cols = {"pass", "compile-error", "hang", "crash", "wrong", "slow", "flaky", "infra-error", "compiled"};
+  p("Rows: the injector's first expected class (BUGS.md); columns: the oracle's observed class. "
+    "`compiled` = an sm_100a "
+    "mutant compiled and checked statically, never run. `agree` counts verdicts the injector's "
+    "expectation list accepts.");
+  static const std::vector<std::string> cols = {"pass",  "compile-error", "hang",
+                                                "crash", "wrong",         "slow",
+                                                "flaky", "infra-error",   "compiled"};
   std::map<std::string, std::map<std::string, long>> cm;
   std::map<std::string, long> cm_agree;
   for (auto &r : rows) {
@@ -390,11 +434,11 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
         ag += r->expected_match;
         lat += r->runtime && r->symptom == "pass";
       }
-      t.push_back({k, std::to_string(n), std::to_string(j), std::to_string(inf), pct(det, j - inf), pct(ag, j - inf),
-                   std::to_string(lat), fmt(ms / 1000.0)});
+      t.push_back({k, std::to_string(n), std::to_string(j), std::to_string(inf), pct(det, j - inf),
+                   pct(ag, j - inf), std::to_string(lat), fmt(ms / 1000.0)});
     }
-    table({title2.find("injector") != std::string::npos ? "injector" : "kernel", "mutants", "judged", "infra-error",
-           "detected", "as expected", "latent", "time (s)"},
+    table({title2.find("injector") != std::string::npos ? "injector" : "kernel", "mutants",
+           "judged", "infra-error", "detected", "as expected", "latent", "time (s)"},
           t);
   };
   rates("Detection per injector", [](const Row &r) { return r.injector; });
@@ -402,13 +446,14 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
 
   // ---- disagreements ----
   h2("Disagreements to explain");
-  p("Mutants that showed something other than what the catalogue predicts. Each is either a real property of the bug (a "
+  p("Mutants that showed something other than what the catalogue predicts. Each is either a real "
+    "property of the bug (a "
     "finding: write it up) or an oracle defect (fix it).");
   std::vector<std::vector<std::string>> dis;
   for (auto &r : rows)
     if (shows(r) && !r.expected_match)
-      dis.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, r.expected_json, r.detail, r.signature,
-                     explain(ex, r.kernel, r.injector, r.detail)});
+      dis.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, r.expected_json,
+                     r.detail, r.signature, explain(ex, r.kernel, r.injector, r.detail)});
   table({"kernel", "mutant", "site", "expected", "observed", "signature", "explanation"}, dis);
 
   // ---- latent + sanitizer ----
@@ -436,17 +481,24 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
     std::string res = "not run";
     if (san.count(r.hash)) {
       int saw = san[r.hash].second;
-      res = saw == 1 ? "SAW IT: " + san_summary[r.hash] : saw == 0 ? "nothing (" + san_summary[r.hash] + ")" : "could not run: " + san_summary[r.hash];
-      if (saw == 1) ++seen;
-      else if (saw == 0) ++unseen;
-      else ++notrun;
+      res = saw == 1   ? "SAW IT: " + san_summary[r.hash]
+            : saw == 0 ? "nothing (" + san_summary[r.hash] + ")"
+                       : "could not run: " + san_summary[r.hash];
+      if (saw == 1)
+        ++seen;
+      else if (saw == 0)
+        ++unseen;
+      else
+        ++notrun;
     } else {
       ++notrun;
     }
-    lat.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, tool, res, explain(ex, r.kernel, r.injector, "pass")});
+    lat.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, tool, res,
+                   explain(ex, r.kernel, r.injector, "pass")});
   }
-  p(std::to_string(lat.size()) + " latent mutants: a tool saw " + std::to_string(seen) + ", nothing sees " +
-    std::to_string(unseen) + ", no tool evidence for " + std::to_string(notrun) + ".");
+  p(std::to_string(lat.size()) + " latent mutants: a tool saw " + std::to_string(seen) +
+    ", nothing sees " + std::to_string(unseen) + ", no tool evidence for " +
+    std::to_string(notrun) + ".");
   table({"kernel", "mutant", "site", "tool (seed 000)", "tool result", "explanation"}, lat);
 
   // ---- flaky ----
@@ -469,9 +521,11 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
   for (auto &r : rows) {
     if (!r.judged) continue;
     if (r.site_executed == -1) ++unknown;
-    if (r.site_executed == 0) ne.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, r.detail});
+    if (r.site_executed == 0)
+      ne.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, r.detail});
   }
-  p(std::to_string(unknown) + " judged mutants have no execution evidence (unknown until the watchdog's progress counters "
+  p(std::to_string(unknown) +
+    " judged mutants have no execution evidence (unknown until the watchdog's progress counters "
     "report which sites ran).");
   table({"kernel", "mutant", "site", "observed"}, ne);
 
@@ -480,31 +534,43 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
   std::vector<std::vector<std::string>> bw;
   for (auto &r : rows)
     if (!r.runtime)
-      bw.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note, r.judged ? r.detail : "not judged",
-                    r.static_check == 1 ? "confirmed" : r.static_check == 0 ? "ABSENT" : "-", r.static_why});
+      bw.push_back({r.kernel, r.injector + " #" + std::to_string(r.site), r.note,
+                    r.judged ? r.detail : "not judged",
+                    r.static_check == 1   ? "confirmed"
+                    : r.static_check == 0 ? "ABSENT"
+                                          : "-",
+                    r.static_why});
   table({"kernel", "mutant", "site", "build", "static check", "why"}, bw);
 
   // ---- reductions ----
   h2("Reductions: does the injected edit survive?");
   {
     long n = 0, ok = 0, kept = 0;
-    std::vector<double> share;  // lines after / lines before, of the reductions that ended with a program
+    std::vector<double>
+        share;  // lines after / lines before, of the reductions that ended with a program
     std::vector<std::vector<std::string>> t;
-    Q q(db, "SELECT r.hash, m.kernel, m.injector, m.site, r.ok, r.retained, r.how, r.lines_before, r.lines_after, r.wall_s, "
-            "r.error, r.path FROM reductions r JOIN mutants m ON m.hash = r.hash ORDER BY m.kernel, m.injector, m.site");
+    Q q(db,
+        "SELECT r.hash, m.kernel, m.injector, m.site, r.ok, r.retained, r.how, r.lines_before, "
+        "r.lines_after, r.wall_s, "
+        "r.error, r.path FROM reductions r JOIN mutants m ON m.hash = r.hash ORDER BY m.kernel, "
+        "m.injector, m.site");
     while (q.step()) {
       ++n;
       ok += q.n(4);
       kept += q.n(4) && q.n(5);
       if (q.n(4) && q.n(7) > 0) share.push_back((double)q.n(8) / (double)q.n(7));
-      t.push_back({q.t(1), q.t(2) + " #" + std::to_string(q.n(3)), std::to_string(q.n(7)) + " -> " + std::to_string(q.n(8)),
-                   q.n(4) ? (q.n(5) ? "retained" : "LOST") : "failed", q.n(4) ? q.t(6) : q.t(10), fmt(q.d(9), "%.0f")});
+      t.push_back({q.t(1), q.t(2) + " #" + std::to_string(q.n(3)),
+                   std::to_string(q.n(7)) + " -> " + std::to_string(q.n(8)),
+                   q.n(4) ? (q.n(5) ? "retained" : "LOST") : "failed", q.n(4) ? q.t(6) : q.t(10),
+                   fmt(q.d(9), "%.0f")});
     }
     long budget = 0;
     for (auto &row : t)
       if (row[4].find("stopped at the budget") != std::string::npos) ++budget;
-    p(n ? "Ground-truth retention: " + pct(kept, ok) + " of the reductions that ended with a program (target >= 95%; " +
-              std::to_string(budget) + " of them stopped at --reduce-budget with their best program so far); " +
+    p(n ? "Ground-truth retention: " + pct(kept, ok) +
+              " of the reductions that ended with a program (target >= 95%; " +
+              std::to_string(budget) +
+              " of them stopped at --reduce-budget with their best program so far); " +
               std::to_string(n - ok) + " reductions failed."
         : "No reductions recorded (`--reduce`).");
     if (!share.empty()) {
@@ -513,8 +579,8 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
       std::vector<double> sorted = share;
       std::sort(sorted.begin(), sorted.end());
       long most = std::count_if(share.begin(), share.end(), [](double x) { return x > 0.5; });
-      p("Their median size after reduction: " + fmt(100 * sorted[sorted.size() / 2], "%.0f") + "% of the mutant's lines; " +
-        std::to_string(most) + " of " + std::to_string(share.size()) +
+      p("Their median size after reduction: " + fmt(100 * sorted[sorted.size() / 2], "%.0f") +
+        "% of the mutant's lines; " + std::to_string(most) + " of " + std::to_string(share.size()) +
         " kept more than half of their lines, and their retention says little about the reducer.");
     }
     table({"kernel", "mutant", "lines", "edit", "how", "time (s)"}, t);
@@ -529,9 +595,11 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
     long session_judged = 0, sessions = 0;
     Q q(db, "SELECT wall_s, judged FROM sessions WHERE ended_at IS NOT NULL");
     while (q.step()) session_s += q.d(0), session_judged += q.n(1), ++sessions;
-    p("Judging: " + fmt(wall / 1000.0) + " s of worker time, of which builds " + fmt(build / 1000.0) + " s. " +
-      std::to_string(sessions) + " finished session(s): " + fmt(session_s) + " s wall for " + std::to_string(session_judged) +
-      " mutants" + (session_s > 0 ? " = " + fmt(session_judged / (session_s / 60.0)) + " mutants/minute." : "."));
+    p("Judging: " + fmt(wall / 1000.0) + " s of worker time, of which builds " +
+      fmt(build / 1000.0) + " s. " + std::to_string(sessions) + " finished session(s): " +
+      fmt(session_s) + " s wall for " + std::to_string(session_judged) + " mutants" +
+      (session_s > 0 ? " = " + fmt(session_judged / (session_s / 60.0)) + " mutants/minute."
+                     : "."));
     std::vector<std::vector<std::string>> t;
     Q k(db, "SELECT name, arch, baseline_detail, baseline_run_ms FROM kernels ORDER BY name");
     while (k.step()) t.push_back({k.t(0), k.t(1), k.t(2), fmt(k.d(3), "%.0f")});
@@ -545,7 +613,8 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
   return rt;
 }
 
-bool writeReport(const std::string &dbpath, const std::string &prefix, std::string *err, const std::string &explain_path) {
+bool writeReport(const std::string &dbpath, const std::string &prefix, std::string *err,
+                 const std::string &explain_path) {
   std::vector<Explanation> ex;
   if (!explain_path.empty()) {
     auto t = readFile(explain_path);

@@ -27,16 +27,18 @@ struct Explanation {
 };
 std::vector<Explanation> parseExplanations(const std::string &text);
 
-ReportText buildReport(Store &store, const std::string &title, const std::vector<Explanation> &explanations = {});
+ReportText buildReport(Store &store, const std::string &title,
+                       const std::vector<Explanation> &explanations = {});
 
 // Writes <prefix>.md and <prefix>.html; false with a sentence in *err.
-bool writeReport(const std::string &db, const std::string &prefix, std::string *err, const std::string &explain_path = "");
+bool writeReport(const std::string &db, const std::string &prefix, std::string *err,
+                 const std::string &explain_path = "");
 
 // `wsfuzz compare`: the mutants both databases judged, side by side (Markdown): baselines,
 // agreement by class and detail, per injector, the disagreements, every mutant with the emulator's
 // policy matrix where it has one. False with a sentence in *err.
-bool writeComparison(const std::string &a, const std::string &b, const std::string &label_a, const std::string &label_b,
-                     std::string *markdown, std::string *err);
+bool writeComparison(const std::string &a, const std::string &b, const std::string &label_a,
+                     const std::string &label_b, std::string *markdown, std::string *err);
 
 // What a compute-sanitizer run says: true when the tool reported errors or hazards ("ERROR SUMMARY:
 // N errors" of memcheck/synccheck/initcheck, "RACECHECK SUMMARY: N hazards displayed (E errors, W

@@ -59,12 +59,21 @@ struct Stmt {
       throw std::runtime_error(std::string("sqlite: ") + sqlite3_errmsg(db) + " in: " + sql);
   }
   ~Stmt() { sqlite3_finalize(s); }
-  Stmt &operator<<(const std::string &v) { sqlite3_bind_text(s, ++n, v.c_str(), (int)v.size(), SQLITE_TRANSIENT); return *this; }
+  Stmt &operator<<(const std::string &v) {
+    sqlite3_bind_text(s, ++n, v.c_str(), (int)v.size(), SQLITE_TRANSIENT);
+    return *this;
+  }
   Stmt &operator<<(const char *v) { return *this << std::string(v); }
-  Stmt &operator<<(long long v) { sqlite3_bind_int64(s, ++n, v); return *this; }
+  Stmt &operator<<(long long v) {
+    sqlite3_bind_int64(s, ++n, v);
+    return *this;
+  }
   Stmt &operator<<(int v) { return *this << (long long)v; }
   Stmt &operator<<(bool v) { return *this << (long long)v; }
-  Stmt &operator<<(double v) { sqlite3_bind_double(s, ++n, v); return *this; }
+  Stmt &operator<<(double v) {
+    sqlite3_bind_double(s, ++n, v);
+    return *this;
+  }
   Stmt &operator<<(std::optional<bool> v) {
     if (v) return *this << (long long)*v;
     sqlite3_bind_null(s, ++n);
@@ -83,7 +92,9 @@ struct Stmt {
   long long integer(int i) { return sqlite3_column_int64(s, i); }
   double real(int i) { return sqlite3_column_double(s, i); }
   bool null(int i) { return sqlite3_column_type(s, i) == SQLITE_NULL; }
-  std::optional<bool> optBool(int i) { return null(i) ? std::nullopt : std::optional<bool>(integer(i) != 0); }
+  std::optional<bool> optBool(int i) {
+    return null(i) ? std::nullopt : std::optional<bool>(integer(i) != 0);
+  }
 };
 }  // namespace
 
@@ -131,10 +142,12 @@ void Store::addMutants(const std::vector<MutantRow> &rows) {
   begin();
   try {
     for (auto &m : rows) {
-      Stmt s(db_, "INSERT OR IGNORE INTO mutants(hash, kernel, injector, site, note, line, edits, arch, expected, runtime, created_at, text) "
-                  "VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
-      s << m.hash << m.kernel << m.injector << m.site << m.note << m.line << m.edits_json << m.arch << m.expected_json
-        << m.runtime << nowIso() << m.text;
+      Stmt s(db_,
+             "INSERT OR IGNORE INTO mutants(hash, kernel, injector, site, note, line, edits, arch, "
+             "expected, runtime, created_at, text) "
+             "VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+      s << m.hash << m.kernel << m.injector << m.site << m.note << m.line << m.edits_json << m.arch
+        << m.expected_json << m.runtime << nowIso() << m.text;
       s.step();
     }
     commit();
@@ -161,15 +174,19 @@ static MutantRow readMutant(Stmt &s) {
 }
 
 std::vector<MutantRow> Store::mutants() {
-  Stmt s(db_, "SELECT hash, kernel, injector, site, note, line, edits, arch, expected, runtime, text FROM mutants "
-              "ORDER BY kernel, injector, site");
+  Stmt s(db_,
+         "SELECT hash, kernel, injector, site, note, line, edits, arch, expected, runtime, text "
+         "FROM mutants "
+         "ORDER BY kernel, injector, site");
   std::vector<MutantRow> out;
   while (s.step()) out.push_back(readMutant(s));
   return out;
 }
 
 std::optional<MutantRow> Store::mutant(const std::string &hash) {
-  Stmt s(db_, "SELECT hash, kernel, injector, site, note, line, edits, arch, expected, runtime, text FROM mutants WHERE hash = ?");
+  Stmt s(db_,
+         "SELECT hash, kernel, injector, site, note, line, edits, arch, expected, runtime, text "
+         "FROM mutants WHERE hash = ?");
   s << hash;
   if (!s.step()) return std::nullopt;
   return readMutant(s);
@@ -192,15 +209,22 @@ bool Store::recordVerdict(const VerdictRow &v) {
         return false;
       }
     }
-    Stmt s(db_, "INSERT INTO verdicts(hash, symptom, detail, signature, expected_match, infra, site_executed, static_check, "
-                "static_why, verdict_json, gpu, build_ms, wall_ms, judged_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    s << v.hash << v.symptom << v.detail << v.signature << v.expected_match << v.infra << v.site_executed << v.static_check
-      << v.static_why << v.verdict_json << v.gpu << v.build_ms << v.wall_ms << nowIso();
+    Stmt s(db_,
+           "INSERT INTO verdicts(hash, symptom, detail, signature, expected_match, infra, "
+           "site_executed, static_check, "
+           "static_why, verdict_json, gpu, build_ms, wall_ms, judged_at) "
+           "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    s << v.hash << v.symptom << v.detail << v.signature << v.expected_match << v.infra
+      << v.site_executed << v.static_check << v.static_why << v.verdict_json << v.gpu << v.build_ms
+      << v.wall_ms << nowIso();
     s.step();
     for (auto &r : v.runs) {
-      Stmt q(db_, "INSERT OR REPLACE INTO runs(hash, idx, symptom, detail, signature, exit_code, signal, timed_out, wall_ms) "
-                  "VALUES(?,?,?,?,?,?,?,?,?)");
-      q << v.hash << r.idx << r.symptom << r.detail << r.signature << r.exit_code << r.signal << r.timed_out << r.wall_ms;
+      Stmt q(db_,
+             "INSERT OR REPLACE INTO runs(hash, idx, symptom, detail, signature, exit_code, "
+             "signal, timed_out, wall_ms) "
+             "VALUES(?,?,?,?,?,?,?,?,?)");
+      q << v.hash << r.idx << r.symptom << r.detail << r.signature << r.exit_code << r.signal
+        << r.timed_out << r.wall_ms;
       q.step();
     }
     Stmt l(db_, "INSERT INTO judge_log(hash, pid, judged_at) VALUES(?,?,?)");
@@ -215,8 +239,10 @@ bool Store::recordVerdict(const VerdictRow &v) {
 }
 
 std::optional<VerdictRow> Store::verdict(const std::string &hash) {
-  Stmt s(db_, "SELECT symptom, detail, signature, expected_match, infra, site_executed, static_check, static_why, "
-              "verdict_json, gpu, build_ms, wall_ms FROM verdicts WHERE hash = ?");
+  Stmt s(db_,
+         "SELECT symptom, detail, signature, expected_match, infra, site_executed, static_check, "
+         "static_why, "
+         "verdict_json, gpu, build_ms, wall_ms FROM verdicts WHERE hash = ?");
   s << hash;
   if (!s.step()) return std::nullopt;
   VerdictRow v;
@@ -233,11 +259,13 @@ std::optional<VerdictRow> Store::verdict(const std::string &hash) {
   v.gpu = s.text(9);
   v.build_ms = s.real(10);
   v.wall_ms = s.real(11);
-  Stmt r(db_, "SELECT idx, symptom, detail, signature, exit_code, signal, timed_out, wall_ms FROM runs WHERE hash = ? ORDER BY idx");
+  Stmt r(db_,
+         "SELECT idx, symptom, detail, signature, exit_code, signal, timed_out, wall_ms FROM runs "
+         "WHERE hash = ? ORDER BY idx");
   r << hash;
   while (r.step())
-    v.runs.push_back({(int)r.integer(0), r.text(1), r.text(2), r.text(3), (int)r.integer(4), (int)r.integer(5),
-                      r.integer(6) != 0, r.real(7)});
+    v.runs.push_back({(int)r.integer(0), r.text(1), r.text(2), r.text(3), (int)r.integer(4),
+                      (int)r.integer(5), r.integer(6) != 0, r.real(7)});
   return v;
 }
 
@@ -261,10 +289,13 @@ bool Store::hasBaseline(const std::string &kernel) {
   return s.step();
 }
 
-void Store::recordBaseline(const std::string &kernel, const std::string &path, const std::string &arch,
-                           const std::string &detail, double ms, const std::string &json) {
-  Stmt s(db_, "INSERT OR REPLACE INTO kernels(name, path, arch, baseline_detail, baseline_run_ms, baseline_json, judged_at) "
-              "VALUES(?,?,?,?,?,?,?)");
+void Store::recordBaseline(const std::string &kernel, const std::string &path,
+                           const std::string &arch, const std::string &detail, double ms,
+                           const std::string &json) {
+  Stmt s(db_,
+         "INSERT OR REPLACE INTO kernels(name, path, arch, baseline_detail, baseline_run_ms, "
+         "baseline_json, judged_at) "
+         "VALUES(?,?,?,?,?,?,?)");
   s << kernel << path << arch << detail << ms << json << nowIso();
   s.step();
 }
@@ -283,20 +314,26 @@ bool Store::hasSanitizer(const std::string &hash) {
 }
 
 void Store::recordSanitizer(const SanitizerRow &r) {
-  Stmt s(db_, "INSERT OR REPLACE INTO sanitizer(hash, tool, saw, summary, output, judged_at) VALUES(?,?,?,?,?,?)");
+  Stmt s(db_,
+         "INSERT OR REPLACE INTO sanitizer(hash, tool, saw, summary, output, judged_at) "
+         "VALUES(?,?,?,?,?,?)");
   s << r.hash << r.tool << r.saw << r.summary << r.output << nowIso();
   s.step();
 }
 
-bool Store::signatureInCorpus(const std::string &kernel, const std::string &injector, const std::string &sig) {
+bool Store::signatureInCorpus(const std::string &kernel, const std::string &injector,
+                              const std::string &sig) {
   Stmt s(db_, "SELECT 1 FROM corpus WHERE kernel = ? AND injector = ? AND signature = ?");
   s << kernel << injector << sig;
   return s.step();
 }
 
-void Store::recordCorpus(const std::string &hash, const std::string &kernel, const std::string &injector,
-                         const std::string &sig, const std::string &path) {
-  Stmt s(db_, "INSERT OR REPLACE INTO corpus(hash, kernel, injector, signature, path) VALUES(?,?,?,?,?)");
+void Store::recordCorpus(const std::string &hash, const std::string &kernel,
+                         const std::string &injector, const std::string &sig,
+                         const std::string &path) {
+  Stmt s(
+      db_,
+      "INSERT OR REPLACE INTO corpus(hash, kernel, injector, signature, path) VALUES(?,?,?,?,?)");
   s << hash << kernel << injector << sig << path;
   s.step();
 }
@@ -308,20 +345,24 @@ bool Store::hasReduction(const std::string &hash) {
 }
 
 void Store::recordReduction(const ReductionRow &r) {
-  Stmt s(db_, "INSERT OR REPLACE INTO reductions(hash, ok, retained, how, path, error, lines_before, lines_after, wall_s) "
-              "VALUES(?,?,?,?,?,?,?,?,?)");
-  s << r.hash << r.ok << r.retained << r.how << r.path << r.error << r.lines_before << r.lines_after << r.wall_s;
+  Stmt s(db_,
+         "INSERT OR REPLACE INTO reductions(hash, ok, retained, how, path, error, lines_before, "
+         "lines_after, wall_s) "
+         "VALUES(?,?,?,?,?,?,?,?,?)");
+  s << r.hash << r.ok << r.retained << r.how << r.path << r.error << r.lines_before << r.lines_after
+    << r.wall_s;
   s.step();
 }
 
-bool Store::planned(const std::string &kernel, const std::string &khash, const std::string &injector) {
+bool Store::planned(const std::string &kernel, const std::string &khash,
+                    const std::string &injector) {
   Stmt s(db_, "SELECT 1 FROM plans WHERE kernel = ? AND kernel_hash = ? AND injector = ?");
   s << kernel << khash << injector;
   return s.step();
 }
 
-void Store::recordPlan(const std::string &kernel, const std::string &khash, const std::string &injector,
-                       const std::vector<MutantRow> &rows) {
+void Store::recordPlan(const std::string &kernel, const std::string &khash,
+                       const std::string &injector, const std::vector<MutantRow> &rows) {
   addMutants(rows);
   Stmt s(db_, "INSERT OR REPLACE INTO plans(kernel, kernel_hash, injector, sites) VALUES(?,?,?,?)");
   s << kernel << khash << injector << (int)rows.size();
@@ -329,8 +370,10 @@ void Store::recordPlan(const std::string &kernel, const std::string &khash, cons
 }
 
 std::vector<MutantRow> Store::mutantsOf(const std::string &kernel, const std::string &injector) {
-  Stmt s(db_, "SELECT hash, kernel, injector, site, note, line, edits, arch, expected, runtime, text FROM mutants "
-              "WHERE kernel = ? AND injector = ? ORDER BY site");
+  Stmt s(db_,
+         "SELECT hash, kernel, injector, site, note, line, edits, arch, expected, runtime, text "
+         "FROM mutants "
+         "WHERE kernel = ? AND injector = ? ORDER BY site");
   s << kernel << injector;
   std::vector<MutantRow> out;
   while (s.step()) out.push_back(readMutant(s));
@@ -339,14 +382,16 @@ std::vector<MutantRow> Store::mutantsOf(const std::string &kernel, const std::st
 
 long Store::startSession(const std::string &command, int i, int n) {
   Stmt s(db_, "INSERT INTO sessions(command, pid, shard, started_at) VALUES(?,?,?,?)");
-  s << command << (long long)::getpid() << (std::to_string(i) + "/" + std::to_string(n)) << nowIso();
+  s << command << (long long)::getpid() << (std::to_string(i) + "/" + std::to_string(n))
+    << nowIso();
   s.step();
   return (long)sqlite3_last_insert_rowid(db_);
 }
 
 void Store::endSession(long id, long judged) {
-  Stmt s(db_, "UPDATE sessions SET ended_at = ?, judged = ?, "
-              "wall_s = (julianday(?) - julianday(started_at)) * 86400.0 WHERE id = ?");
+  Stmt s(db_,
+         "UPDATE sessions SET ended_at = ?, judged = ?, "
+         "wall_s = (julianday(?) - julianday(started_at)) * 86400.0 WHERE id = ?");
   std::string now = nowIso();
   s << now << (long long)judged << now << (long long)id;
   s.step();

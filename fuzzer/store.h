@@ -13,17 +13,17 @@ struct sqlite3;
 namespace wsr::fuzz {
 
 struct MutantRow {
-  std::string hash;       // content hash of the mutant text and its build target
-  std::string kernel;     // file name of the reference kernel, e.g. ws_gemm_sm90.cu
+  std::string hash;    // content hash of the mutant text and its build target
+  std::string kernel;  // file name of the reference kernel, e.g. ws_gemm_sm90.cu
   std::string injector;
-  int site = 0;           // index among the injector's sites on that kernel
+  int site = 0;  // index among the injector's sites on that kernel
   std::string note;
   int line = 0;
-  std::string edits_json; // [{"offset":..,"length":..,"replacement":".."}]
-  std::string arch;       // the target the mutant is built for
+  std::string edits_json;     // [{"offset":..,"length":..,"replacement":".."}]
+  std::string arch;           // the target the mutant is built for
   std::string expected_json;  // ["hang/mbarrier", ...]
-  bool runtime = true;    // judged by running (else compile + static check)
-  std::string text;       // the mutant program
+  bool runtime = true;        // judged by running (else compile + static check)
+  std::string text;           // the mutant program
 };
 
 struct RunRow {
@@ -43,7 +43,7 @@ struct VerdictRow {
   std::optional<bool> static_check;   // Blackwell mutants: the defect confirmed in the text
   std::string static_why;
   std::string verdict_json;
-  std::string gpu;                    // the CUDA_VISIBLE_DEVICES slot the runs used
+  std::string gpu;  // the CUDA_VISIBLE_DEVICES slot the runs used
   double build_ms = 0, wall_ms = 0;
   std::vector<RunRow> runs;
 };
@@ -96,7 +96,8 @@ class Store {
 
   bool hasSanitizer(const std::string &hash);
   void recordSanitizer(const SanitizerRow &s);
-  bool signatureInCorpus(const std::string &kernel, const std::string &injector, const std::string &signature);
+  bool signatureInCorpus(const std::string &kernel, const std::string &injector,
+                         const std::string &signature);
   void recordCorpus(const std::string &hash, const std::string &kernel, const std::string &injector,
                     const std::string &signature, const std::string &path);
   bool hasReduction(const std::string &hash);
@@ -104,9 +105,10 @@ class Store {
 
   // The plan of one (kernel, injector): recorded once per kernel content, so a resumed
   // campaign does not parse again.
-  bool planned(const std::string &kernel, const std::string &kernel_hash, const std::string &injector);
-  void recordPlan(const std::string &kernel, const std::string &kernel_hash, const std::string &injector,
-                  const std::vector<MutantRow> &rows);
+  bool planned(const std::string &kernel, const std::string &kernel_hash,
+               const std::string &injector);
+  void recordPlan(const std::string &kernel, const std::string &kernel_hash,
+                  const std::string &injector, const std::vector<MutantRow> &rows);
   std::vector<MutantRow> mutantsOf(const std::string &kernel, const std::string &injector);
 
   long startSession(const std::string &command, int shard_i, int shard_n);

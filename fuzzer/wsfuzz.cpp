@@ -24,41 +24,121 @@ namespace cl = llvm::cl;
 namespace fs = std::filesystem;
 
 static cl::OptionCategory Cat("wsfuzz options");
-static cl::list<std::string> Positional(cl::Positional, cl::desc("[report <campaign.sqlite> | compare <a.sqlite> <b.sqlite>]"), cl::cat(Cat));
-static cl::list<std::string> Kernels("kernels", cl::CommaSeparated, cl::desc("Reference kernels: a directory of .cu files or files"), cl::cat(Cat));
-static cl::list<std::string> Injectors("injectors", cl::CommaSeparated, cl::desc("Injectors to run (default all; see --list-injectors)"), cl::cat(Cat));
+static cl::list<std::string> Positional(
+    cl::Positional, cl::desc("[report <campaign.sqlite> | compare <a.sqlite> <b.sqlite>]"),
+    cl::cat(Cat));
+static cl::list<std::string> Kernels(
+    "kernels", cl::CommaSeparated, cl::desc("Reference kernels: a directory of .cu files or files"),
+    cl::cat(Cat));
+static cl::list<std::string> Injectors(
+    "injectors", cl::CommaSeparated,
+    cl::desc("Injectors to run (default all; see --list-injectors)"), cl::cat(Cat));
 static cl::opt<int> Repeat("repeat", cl::init(3), cl::desc("Fresh runs per mutant"), cl::cat(Cat));
-static cl::opt<unsigned> Jobs("j", cl::init(0), cl::Prefix, cl::desc("Mutants judged at once (default: all cores)"), cl::cat(Cat));
-static cl::opt<std::string> Db("db", cl::init("campaign.sqlite"), cl::desc("The campaign database"), cl::cat(Cat));
-static cl::opt<std::string> Shard("shard", cl::init("0/1"), cl::desc("i/N: judge only the mutants whose hash falls in shard i of N"), cl::cat(Cat));
-static cl::opt<std::string> Gpus("gpus", cl::desc("GPU slots: N (devices 0..N-1) or a list a,b (CUDA_VISIBLE_DEVICES per run)"), cl::cat(Cat));
-static cl::opt<bool> Reduce("reduce", cl::desc("Reduce every detected mutant and record whether the injected edit survived"), cl::cat(Cat));
-static cl::opt<std::string> ReduceBackend("reduce-backend", cl::init(""), cl::desc("Where --reduce judges its candidates: gpu | emu (default: the campaign's --backend); with emu on a GPU campaign each reduced program is judged on the GPU at the end, and a reduction whose program the GPU judges another class counts as failed"), cl::cat(Cat));
-static cl::opt<double> ReduceBudget("reduce-budget", cl::init(0), cl::desc("Seconds of wall clock per reduction (0: none); a reduction stopped by it keeps its best program and is judged for retention as it is"), cl::cat(Cat));
-static cl::opt<unsigned> ReduceJobs("reduce-jobs", cl::init(0), cl::desc("Candidates at once per reduction (default -j / slots)"), cl::cat(Cat));
-static cl::opt<double> Timeout("timeout", cl::init(10), cl::desc("Seconds before a run is killed and called a hang"), cl::cat(Cat));
-static cl::opt<std::string> Corpus("corpus", cl::init("corpus"), cl::desc("Where detected mutants go (<dir>/<kernel>/<injector>/); empty: nowhere"), cl::cat(Cat));
-static cl::opt<bool> RetryInfra("retry-infra", cl::desc("Judge infra-error verdicts again (e.g. a CPU campaign moved to the GPU machine)"), cl::cat(Cat));
-static cl::opt<bool> NoSanitizer("no-sanitizer", cl::desc("Skip the latent mutants' compute-sanitizer second look"), cl::cat(Cat));
-static cl::opt<double> SlowFactor("slow-factor", cl::init(1.5), cl::desc("shallow-pipeline: slower than this x the reference's median run is `slow`"), cl::cat(Cat));
-static cl::opt<long> MaxMutants("max-mutants", cl::init(0), cl::desc("Judge at most this many mutants in this session"), cl::cat(Cat));
-static cl::list<std::string> Defines("D", cl::Prefix, cl::desc("Preprocessor definition for every kernel (e.g. a small shape)"), cl::cat(Cat));
+static cl::opt<unsigned> Jobs("j", cl::init(0), cl::Prefix,
+                              cl::desc("Mutants judged at once (default: all cores)"),
+                              cl::cat(Cat));
+static cl::opt<std::string> Db("db", cl::init("campaign.sqlite"), cl::desc("The campaign database"),
+                               cl::cat(Cat));
+static cl::opt<std::string> Shard(
+    "shard", cl::init("0/1"),
+    cl::desc("i/N: judge only the mutants whose hash falls in shard i of N"), cl::cat(Cat));
+static cl::opt<std::string> Gpus(
+    "gpus", cl::desc("GPU slots: N (devices 0..N-1) or a list a,b (CUDA_VISIBLE_DEVICES per run)"),
+    cl::cat(Cat));
+static cl::opt<bool> Reduce(
+    "reduce",
+    cl::desc("Reduce every detected mutant and record whether the injected edit survived"),
+    cl::cat(Cat));
+static cl::opt<std::string> ReduceBackend(
+    "reduce-backend", cl::init(""),
+    cl::desc("Where --reduce judges its candidates: gpu | emu (default: the campaign's --backend); "
+             "with emu on a GPU campaign each reduced program is judged on the GPU at the end, and "
+             "a reduction whose program the GPU judges another class counts as failed"),
+    cl::cat(Cat));
+static cl::opt<double> ReduceBudget(
+    "reduce-budget", cl::init(0),
+    cl::desc("Seconds of wall clock per reduction (0: none); a reduction stopped by it keeps its "
+             "best program and is judged for retention as it is"),
+    cl::cat(Cat));
+static cl::opt<unsigned> ReduceJobs(
+    "reduce-jobs", cl::init(0), cl::desc("Candidates at once per reduction (default -j / slots)"),
+    cl::cat(Cat));
+static cl::opt<double> Timeout("timeout", cl::init(10),
+                               cl::desc("Seconds before a run is killed and called a hang"),
+                               cl::cat(Cat));
+static cl::opt<std::string> Corpus(
+    "corpus", cl::init("corpus"),
+    cl::desc("Where detected mutants go (<dir>/<kernel>/<injector>/); empty: nowhere"),
+    cl::cat(Cat));
+static cl::opt<bool> RetryInfra(
+    "retry-infra",
+    cl::desc("Judge infra-error verdicts again (e.g. a CPU campaign moved to the GPU machine)"),
+    cl::cat(Cat));
+static cl::opt<bool> NoSanitizer("no-sanitizer",
+                                 cl::desc("Skip the latent mutants' compute-sanitizer second look"),
+                                 cl::cat(Cat));
+static cl::opt<double> SlowFactor(
+    "slow-factor", cl::init(1.5),
+    cl::desc("shallow-pipeline: slower than this x the reference's median run is `slow`"),
+    cl::cat(Cat));
+static cl::opt<long> MaxMutants("max-mutants", cl::init(0),
+                                cl::desc("Judge at most this many mutants in this session"),
+                                cl::cat(Cat));
+static cl::list<std::string> Defines(
+    "D", cl::Prefix, cl::desc("Preprocessor definition for every kernel (e.g. a small shape)"),
+    cl::cat(Cat));
 static cl::list<std::string> Includes("I", cl::Prefix, cl::desc("Include directory"), cl::cat(Cat));
 static cl::opt<std::string> Nvcc("nvcc", cl::desc("Path of nvcc"), cl::cat(Cat));
 static cl::opt<std::string> CacheDir("cache-dir", cl::desc("Build cache directory"), cl::cat(Cat));
-static cl::opt<bool> ListInjectors("list-injectors", cl::desc("Print the injectors with their expectations and exit"), cl::cat(Cat));
-static cl::opt<bool> ListSites("list-sites", cl::desc("Plan only: print every mutant (kernel, injector, site, note) and exit"), cl::cat(Cat));
-static cl::opt<std::string> Backend("backend", cl::init("auto"), cl::desc("gpu | emu (the CPU emulator) | auto (default: the GPU when this machine has one, else the emulator)"), cl::cat(Cat));
-static cl::opt<std::string> Policy("policy", cl::init("eager"), cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or matrix"), cl::cat(Cat));
-static cl::opt<int> MaxConnections("max-connections", cl::init(1), cl::desc("CUDA_DEVICE_MAX_CONNECTIONS for the GPU runs: hardware queues per context (1: a run ends sooner, most of all a hung one; 0: the driver's default, for kernels whose streams must overlap; a value in the environment wins)"), cl::cat(Cat));
-static cl::opt<bool> NoPrestart("no-prestart", cl::desc("Start each GPU run's process at its turn, not ahead of it (its CUDA context then opens while the GPU waits)"), cl::cat(Cat));
-static cl::opt<bool> NoKeepers("no-keepers", cl::desc("Do not hold a CUDA context open on each GPU slot while the campaign runs"), cl::cat(Cat));
-static cl::opt<bool> NoWatchdog("no-watchdog", cl::desc("Do not bound mbarrier waits (hangs then cost the full timeout)"), cl::cat(Cat));
-static cl::opt<double> WatchdogMs("watchdog-ms", cl::init(200), cl::desc("Watchdog bound on a wait without progress, ms"), cl::cat(Cat));
-static cl::opt<bool> NoCalibrate("no-calibrate", cl::desc("Every run gets --timeout instead of 10 x the reference kernel's run (2 s at least)"), cl::cat(Cat));
-static cl::opt<std::string> Explain("explain", cl::desc("report: explanations file (kernel|injector|observed|why per line) for the disagreements"), cl::cat(Cat));
-static cl::opt<std::string> Labels("labels", cl::desc("compare: names of the two databases, e.g. gpu,emu"), cl::cat(Cat));
-static cl::opt<std::string> Output("o", cl::desc("report: output prefix (writes PREFIX.md and PREFIX.html)"), cl::cat(Cat));
+static cl::opt<bool> ListInjectors("list-injectors",
+                                   cl::desc("Print the injectors with their expectations and exit"),
+                                   cl::cat(Cat));
+static cl::opt<bool> ListSites(
+    "list-sites", cl::desc("Plan only: print every mutant (kernel, injector, site, note) and exit"),
+    cl::cat(Cat));
+static cl::opt<std::string> Backend("backend", cl::init("auto"),
+                                    cl::desc("gpu | emu (the CPU emulator) | auto (default: the "
+                                             "GPU when this machine has one, else the emulator)"),
+                                    cl::cat(Cat));
+static cl::opt<std::string> Policy(
+    "policy", cl::init("eager"),
+    cl::desc(
+        "emu: async timing policy eager | reads-late | completions-late, a comma list, or matrix"),
+    cl::cat(Cat));
+static cl::opt<int> MaxConnections(
+    "max-connections", cl::init(1),
+    cl::desc("CUDA_DEVICE_MAX_CONNECTIONS for the GPU runs: hardware queues per context (1: a run "
+             "ends sooner, most of all a hung one; 0: the driver's default, for kernels whose "
+             "streams must overlap; a value in the environment wins)"),
+    cl::cat(Cat));
+static cl::opt<bool> NoPrestart("no-prestart",
+                                cl::desc("Start each GPU run's process at its turn, not ahead of "
+                                         "it (its CUDA context then opens while the GPU waits)"),
+                                cl::cat(Cat));
+static cl::opt<bool> NoKeepers(
+    "no-keepers",
+    cl::desc("Do not hold a CUDA context open on each GPU slot while the campaign runs"),
+    cl::cat(Cat));
+static cl::opt<bool> NoWatchdog(
+    "no-watchdog", cl::desc("Do not bound mbarrier waits (hangs then cost the full timeout)"),
+    cl::cat(Cat));
+static cl::opt<double> WatchdogMs("watchdog-ms", cl::init(200),
+                                  cl::desc("Watchdog bound on a wait without progress, ms"),
+                                  cl::cat(Cat));
+static cl::opt<bool> NoCalibrate(
+    "no-calibrate",
+    cl::desc("Every run gets --timeout instead of 10 x the reference kernel's run (2 s at least)"),
+    cl::cat(Cat));
+static cl::opt<std::string> Explain(
+    "explain",
+    cl::desc(
+        "report: explanations file (kernel|injector|observed|why per line) for the disagreements"),
+    cl::cat(Cat));
+static cl::opt<std::string> Labels("labels",
+                                   cl::desc("compare: names of the two databases, e.g. gpu,emu"),
+                                   cl::cat(Cat));
+static cl::opt<std::string> Output(
+    "o", cl::desc("report: output prefix (writes PREFIX.md and PREFIX.html)"), cl::cat(Cat));
 
 static int fail(const std::string &s, int code = 2) {
   llvm::errs() << "wsfuzz: " << s << "\n";
@@ -72,19 +152,23 @@ static void onSignal(int) {
 
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(Cat);
-  if (!cl::ParseCommandLineOptions(argc, argv, "wsfuzz: inject handoff bugs into reference kernels and check the triage\n", &llvm::errs()))
+  if (!cl::ParseCommandLineOptions(
+          argc, argv, "wsfuzz: inject handoff bugs into reference kernels and check the triage\n",
+          &llvm::errs()))
     return 2;
   if (ListInjectors) {
     for (auto &i : wsr::inject::allInjectors()) {
       std::string exp;
       for (auto &e : i.expected) exp += (exp.empty() ? "" : " | ") + e;
-      llvm::outs() << llvm::format("%-24s %-8s %-12s expects %s\n", i.name, i.arch, *i.sanitizer ? i.sanitizer : "-", exp.c_str())
+      llvm::outs() << llvm::format("%-24s %-8s %-12s expects %s\n", i.name, i.arch,
+                                   *i.sanitizer ? i.sanitizer : "-", exp.c_str())
                    << "    " << i.note << (i.runtime ? "" : " [compile + static check]") << "\n";
     }
     return 0;
   }
   if (!Positional.empty() && Positional[0] == "compare") {
-    if (Positional.size() != 3) return fail("usage: wsfuzz compare <a.sqlite> <b.sqlite> [--labels A,B] [-o FILE.md]");
+    if (Positional.size() != 3)
+      return fail("usage: wsfuzz compare <a.sqlite> <b.sqlite> [--labels A,B] [-o FILE.md]");
     for (int i = 1; i <= 2; ++i) {
       std::error_code ec;
       if (!fs::exists(Positional[i], ec)) return fail(Positional[i] + " does not exist");
@@ -97,21 +181,32 @@ int main(int argc, char **argv) {
       lb = Labels.substr(c + 1);
     }
     std::string md, err;
-    if (!wsr::fuzz::writeComparison(Positional[1], Positional[2], la, lb, &md, &err)) return fail(err);
-    if (Output.empty()) llvm::outs() << md;
-    else if (!wsr::writeFileAtomic(Output, md, &err)) return fail(err);
-    else llvm::outs() << "wsfuzz: comparison " << Output << "\n";
+    if (!wsr::fuzz::writeComparison(Positional[1], Positional[2], la, lb, &md, &err))
+      return fail(err);
+    if (Output.empty())
+      llvm::outs() << md;
+    else if (!wsr::writeFileAtomic(Output, md, &err))
+      return fail(err);
+    else
+      llvm::outs() << "wsfuzz: comparison " << Output << "\n";
     return 0;
   }
   if (!Positional.empty()) {
-    if (Positional[0] != "report") return fail("unknown command '" + Positional[0] + "' (the commands are `report <campaign.sqlite>` and `compare <a.sqlite> <b.sqlite>`)");
+    if (Positional[0] != "report")
+      return fail(
+          "unknown command '" + Positional[0] +
+          "' (the commands are `report <campaign.sqlite>` and `compare <a.sqlite> <b.sqlite>`)");
     if (Positional.size() != 2) return fail("usage: wsfuzz report <campaign.sqlite> [-o PREFIX]");
     std::string db = Positional[1];
     std::error_code ec;
     if (!fs::exists(db, ec)) return fail(db + " does not exist");
-    std::string prefix = Output.empty() ? (fs::path(db).parent_path() / (fs::path(db).stem().string() + "-report")).string() : Output.getValue();
+    std::string prefix =
+        Output.empty()
+            ? (fs::path(db).parent_path() / (fs::path(db).stem().string() + "-report")).string()
+            : Output.getValue();
     std::string err;
-    if (!Explain.empty() && !fs::exists(Explain.getValue())) return fail("--explain " + Explain + " does not exist");
+    if (!Explain.empty() && !fs::exists(Explain.getValue()))
+      return fail("--explain " + Explain + " does not exist");
     if (!wsr::fuzz::writeReport(db, prefix, &err, Explain)) return fail(err);
     llvm::outs() << "wsfuzz: report " << prefix << ".md and " << prefix << ".html\n";
     return 0;
@@ -120,19 +215,22 @@ int main(int argc, char **argv) {
   auto shard = wsr::fuzz::parseShard(Shard);
   if (!shard) return fail("--shard must be i/N with 0 <= i < N, e.g. --shard 0/4");
   if (Repeat < 1) return fail("--repeat must be at least 1");
-  if (ReduceBudget < 0) return fail("--reduce-budget must be a number of seconds, 0 or more (0: no budget)");
+  if (ReduceBudget < 0)
+    return fail("--reduce-budget must be a number of seconds, 0 or more (0: no budget)");
   wsr::fuzz::CampaignOptions o;
   o.kernels.assign(Kernels.begin(), Kernels.end());
   o.injectors.assign(Injectors.begin(), Injectors.end());
   for (auto &n : o.injectors)
-    if (n != "all" && !wsr::inject::findInjector(n)) return fail("unknown injector '" + n + "' (wsfuzz --list-injectors lists them)");
+    if (n != "all" && !wsr::inject::findInjector(n))
+      return fail("unknown injector '" + n + "' (wsfuzz --list-injectors lists them)");
   o.repeat = Repeat;
   o.jobs = Jobs ? (int)Jobs : (int)std::max(1u, std::thread::hardware_concurrency());
   o.db = Db;
   o.shard_i = shard->first;
   o.shard_n = shard->second;
   o.gpus = wsr::fuzz::parseGpus(Gpus);
-  if (!Gpus.empty() && o.gpus.empty()) return fail("--gpus must be a count or a comma-separated device list");
+  if (!Gpus.empty() && o.gpus.empty())
+    return fail("--gpus must be a count or a comma-separated device list");
   if (Gpus.empty() && wsr::gpuPresent()) o.gpus = {"0"};
   o.reduce = Reduce;
   o.reduce_jobs = (int)ReduceJobs;
@@ -147,13 +245,16 @@ int main(int argc, char **argv) {
   o.cache_dir = CacheDir.empty() ? wsr::defaultCacheDir() : CacheDir.getValue();
   o.slow_factor = SlowFactor;
   o.max_mutants = MaxMutants;
-  if (Backend != "auto" && Backend != "gpu" && Backend != "emu") return fail("--backend must be gpu, emu or auto");
+  if (Backend != "auto" && Backend != "gpu" && Backend != "emu")
+    return fail("--backend must be gpu, emu or auto");
   if (!ReduceBackend.empty() && ReduceBackend != "gpu" && ReduceBackend != "emu")
     return fail("--reduce-backend must be gpu or emu");
   o.reduce_backend = ReduceBackend;
 #ifndef WSR_HAVE_EMU
   if (Backend == "emu" || ReduceBackend == "emu")
-    return fail("the emulation backend (--backend emu, --reduce-backend emu) is not built into this wsfuzz; use gpu");
+    return fail(
+        "the emulation backend (--backend emu, --reduce-backend emu) is not built into this "
+        "wsfuzz; use gpu");
 #else
   o.emu_build = wsr::emu::emuBuilder();
 #endif
@@ -167,7 +268,8 @@ int main(int argc, char **argv) {
   o.keepers = !NoKeepers;
   o.prestart = !NoPrestart;
   if (MaxConnections < 0 || MaxConnections > 32)
-    return fail("--max-connections must be between 0 (the driver's default) and 32, not " + std::to_string(MaxConnections));
+    return fail("--max-connections must be between 0 (the driver's default) and 32, not " +
+                std::to_string(MaxConnections));
   o.max_connections = MaxConnections;
   o.watchdog_ms = WatchdogMs;
   {
@@ -190,8 +292,8 @@ int main(int argc, char **argv) {
       auto ms = wsr::fuzz::plan(store, o, log, &err);
       if (!err.empty()) return fail(err);
       for (auto &m : ms)
-        llvm::outs() << m.kernel << "\t" << m.injector << "\t#" << m.site << "\t" << m.arch << "\t" << m.hash.substr(0, 12)
-                     << "\t" << m.note << "\n";
+        llvm::outs() << m.kernel << "\t" << m.injector << "\t#" << m.site << "\t" << m.arch << "\t"
+                     << m.hash.substr(0, 12) << "\t" << m.note << "\n";
       return 0;
     } catch (const std::exception &e) {
       return fail(e.what());
@@ -200,7 +302,10 @@ int main(int argc, char **argv) {
   wsr::OracleOptions probe;
   probe.backend = o.backend;
   probe.emu_build = o.emu_build;
-  if ((wsr::resolveBackend(probe) == "gpu" || !o.nvcc.empty()) && wsr::findNvcc(o.nvcc).empty()) return fail("nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass --nvcc");
+  if ((wsr::resolveBackend(probe) == "gpu" || !o.nvcc.empty()) && wsr::findNvcc(o.nvcc).empty())
+    return fail(
+        "nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass "
+        "--nvcc");
   std::string err;
   if (!wsr::prepareCacheDir(o.cache_dir, &err)) return fail(err);
   std::signal(SIGINT, onSignal);

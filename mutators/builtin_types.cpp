@@ -31,18 +31,22 @@ std::vector<PassSite> builtinTypeSites(const ParsedSource &src) {
     if (it == spelled.end()) continue;
     unsigned b = toks[i].begin;
     if (i >= 1 && toks[i - 1].kind == clang::tok::coloncolon) {
-      if (i >= 2 && toks[i - 2].id == "std") b = toks[i - 2].begin;  // std::uint32_t: the qualifier goes too
-      else return {};                                                // ::uint32_t, ns::uint32_t: left alone
+      if (i >= 2 && toks[i - 2].id == "std")
+        b = toks[i - 2].begin;  // std::uint32_t: the qualifier goes too
+      else
+        return {};  // ::uint32_t, ns::uint32_t: left alone
     }
     bool two_words = it->second.find(' ') != std::string::npos;
-    if (two_words && i + 1 < toks.size() && (toks[i + 1].kind == clang::tok::l_paren || toks[i + 1].kind == clang::tok::l_brace))
+    if (two_words && i + 1 < toks.size() &&
+        (toks[i + 1].kind == clang::tok::l_paren || toks[i + 1].kind == clang::tok::l_brace))
       return {};
     site.edits.push_back(Edit{b, toks[i].end - b, it->second});
     ++count[it->first];
   }
   if (site.edits.empty()) return {};
   std::string what;
-  for (auto &[name, n] : count) what += (what.empty() ? "" : ", ") + name + " -> " + spelled.at(name);
+  for (auto &[name, n] : count)
+    what += (what.empty() ? "" : ", ") + name + " -> " + spelled.at(name);
   site.note = "spell " + what;
   if (!sealSite(site, src.text)) return {};
   return {site};

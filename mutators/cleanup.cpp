@@ -13,13 +13,18 @@ std::vector<PassSite> cleanupSites(const ParsedSource &src) {
   // Blank lines before the first line of text.
   while (i < t.size() && std::isspace((unsigned char)t[i])) ++i;
   while (i > 0 && t[i - 1] != '\n') --i;
-  if (i > 0) sites.push_back(replaceSite("cleanup", src, Range{0, (unsigned)i}, "", "remove leading blank lines"));
+  if (i > 0)
+    sites.push_back(
+        replaceSite("cleanup", src, Range{0, (unsigned)i}, "", "remove leading blank lines"));
   while (i < t.size()) {
     char c = t[i];
     if (c == '"' || c == '\'') {  // skip literals: "//" inside a string is not a comment
       char q = c;
       ++i;
-      while (i < t.size() && t[i] != q && t[i] != '\n') { if (t[i] == '\\') ++i; ++i; }
+      while (i < t.size() && t[i] != q && t[i] != '\n') {
+        if (t[i] == '\\') ++i;
+        ++i;
+      }
       ++i;
       continue;
     }
@@ -29,8 +34,9 @@ std::vector<PassSite> cleanupSites(const ParsedSource &src) {
       Range r{(unsigned)i, (unsigned)e}, w = widenToLines(t, r);
       // A block comment inside a line leaves a blank (`a/**/b` must not become `ab`).
       bool inLine = w.begin == r.begin && w.end == r.end;
-      sites.push_back(replaceSite("cleanup", src, w, t[i + 1] == '*' && inLine ? " " : "",
-                                  "remove comment at line " + std::to_string(lineOf(t, (unsigned)i))));
+      sites.push_back(
+          replaceSite("cleanup", src, w, t[i + 1] == '*' && inLine ? " " : "",
+                      "remove comment at line " + std::to_string(lineOf(t, (unsigned)i))));
       i = e;
       continue;
     }
@@ -39,10 +45,16 @@ std::vector<PassSite> cleanupSites(const ParsedSource &src) {
       while (j < t.size()) {
         size_t k = j;
         while (k < t.size() && (t[k] == ' ' || t[k] == '\t')) ++k;
-        if (k < t.size() && t[k] == '\n') { ++blanks; last = k; j = k + 1; } else break;
+        if (k < t.size() && t[k] == '\n') {
+          ++blanks;
+          last = k;
+          j = k + 1;
+        } else
+          break;
       }
       if (blanks >= 2)
-        sites.push_back(replaceSite("cleanup", src, Range{(unsigned)i + 1, (unsigned)last}, "", "collapse blank lines"));
+        sites.push_back(replaceSite("cleanup", src, Range{(unsigned)i + 1, (unsigned)last}, "",
+                                    "collapse blank lines"));
       i = j;
       continue;
     }

@@ -48,7 +48,8 @@ struct Uses : clang::RecursiveASTVisitor<Uses> {
   bool VisitUnaryOperator(clang::UnaryOperator *u) {
     if (u->getOpcode() == clang::UO_AddrOf)
       if (auto *d = llvm::dyn_cast<clang::DeclRefExpr>(u->getSubExpr()->IgnoreParens()))
-        if (auto *v = llvm::dyn_cast<clang::VarDecl>(d->getDecl())) bad.insert(v->getCanonicalDecl());
+        if (auto *v = llvm::dyn_cast<clang::VarDecl>(d->getDecl()))
+          bad.insert(v->getCanonicalDecl());
     return true;
   }
   bool VisitDeclRefExpr(clang::DeclRefExpr *e) {
@@ -73,7 +74,8 @@ struct Uses : clang::RecursiveASTVisitor<Uses> {
 void variables(clang::ASTContext &ctx, const ParsedSource &src, std::map<unsigned, Constant> &out) {
   Uses u(ctx);
   std::vector<clang::VarDecl *> vars;
-  std::map<const clang::VarDecl *, const clang::DeclStmt *> stmtOf;  // a local's declaration statement
+  std::map<const clang::VarDecl *, const clang::DeclStmt *>
+      stmtOf;  // a local's declaration statement
   struct Vars : clang::RecursiveASTVisitor<Vars> {
     std::vector<clang::VarDecl *> *out;
     std::map<const clang::VarDecl *, const clang::DeclStmt *> *stmtOf;
@@ -94,9 +96,15 @@ void variables(clang::ASTContext &ctx, const ParsedSource &src, std::map<unsigne
     u.TraverseDecl(d);
   });
   for (auto *v : vars) {
-    if (llvm::isa<clang::ParmVarDecl>(v) || v->isInvalidDecl() || !v->getInit() || v->hasExternalStorage()) continue;
-    if (!v->getType().isConstQualified() || !v->getType()->isIntegerType() || v->getType()->isDependentType()) continue;
-    if (v->getPreviousDecl() || u.bad.count(v->getCanonicalDecl()) || v->getInit()->isValueDependent()) continue;
+    if (llvm::isa<clang::ParmVarDecl>(v) || v->isInvalidDecl() || !v->getInit() ||
+        v->hasExternalStorage())
+      continue;
+    if (!v->getType().isConstQualified() || !v->getType()->isIntegerType() ||
+        v->getType()->isDependentType())
+      continue;
+    if (v->getPreviousDecl() || u.bad.count(v->getCanonicalDecl()) ||
+        v->getInit()->isValueDependent())
+      continue;
     const clang::APValue *val = v->evaluateValue();
     if (!val || !val->isInt()) continue;
     std::string lit = integerLiteralOf(v->getType(), val->getInt());
@@ -115,7 +123,8 @@ void variables(clang::ASTContext &ctx, const ParsedSource &src, std::map<unsigne
       // a comma outside the initializer may declare a second name: look closer
       auto ir = mainFileRange(ctx, v->getInit()->getSourceRange());
       if (!ir) continue;
-      std::string outside = src.text.substr(r->begin, ir->begin - r->begin) + src.text.substr(ir->end, r->end - ir->end);
+      std::string outside = src.text.substr(r->begin, ir->begin - r->begin) +
+                            src.text.substr(ir->end, r->end - ir->end);
       if (outside.find(',') != std::string::npos) continue;
     }
     Constant c;
@@ -145,8 +154,10 @@ void macros(clang::ASTUnit &ast, const ParsedSource &src, std::map<unsigned, Con
     unsigned off = sm.getFileOffset(tok.getLocation());
     if (off + tok.getLength() > t.size()) continue;
     std::string value = t.substr(off, tok.getLength());
-    if (value.find_first_of(".eEpP") != std::string::npos && value.rfind("0x", 0) != 0) continue;  // a float
-    unsigned b = sm.getFileOffset(mi->getDefinitionLoc()), e = sm.getFileOffset(mi->getDefinitionEndLoc());
+    if (value.find_first_of(".eEpP") != std::string::npos && value.rfind("0x", 0) != 0)
+      continue;  // a float
+    unsigned b = sm.getFileOffset(mi->getDefinitionLoc()),
+             e = sm.getFileOffset(mi->getDefinitionEndLoc());
     while (b > 0 && t[b - 1] != '\n') --b;
     while (e < t.size() && t[e] != '\n') ++e;
     if (e < t.size()) ++e;
@@ -187,7 +198,8 @@ void macros(clang::ASTUnit &ast, const ParsedSource &src, std::map<unsigned, Con
       if (id == "defined") directive = "defined";
       continue;
     }
-    if (directive == "ifdef" || directive == "ifndef" || directive == "undef" || directive == "defined") {
+    if (directive == "ifdef" || directive == "ifndef" || directive == "undef" ||
+        directive == "defined") {
       refused.insert(id);
       continue;
     }
@@ -217,7 +229,8 @@ std::vector<PassSite> foldConstantSites(const ParsedSource &src) {
     }
     for (auto it = agreed.begin(); it != agreed.end();) {
       auto m = mine.find(it->first);
-      if (m == mine.end() || m->second.value != it->second.value || m->second.decl.end != it->second.decl.end) {
+      if (m == mine.end() || m->second.value != it->second.value ||
+          m->second.decl.end != it->second.decl.end) {
         it = agreed.erase(it);
         continue;
       }
@@ -225,8 +238,11 @@ std::vector<PassSite> foldConstantSites(const ParsedSource &src) {
       ++it;
     }
   }
-  if (one) macros(*one->ast, src, agreed);  // a macro's uses are the text's: the same for every side
-  auto inside = [](std::pair<unsigned, unsigned> u, Range r) { return u.first >= r.begin && u.second <= r.end; };
+  if (one)
+    macros(*one->ast, src, agreed);  // a macro's uses are the text's: the same for every side
+  auto inside = [](std::pair<unsigned, unsigned> u, Range r) {
+    return u.first >= r.begin && u.second <= r.end;
+  };
   std::vector<PassSite> sites;
   auto siteOf = [&](const std::vector<const Constant *> &cs, std::string note, int level) {
     PassSite s;
@@ -243,13 +259,18 @@ std::vector<PassSite> foldConstantSites(const ParsedSource &src) {
         s.edits.push_back(Edit{u.first, u.second - u.first, c->value});
       }
     }
-    if (sealSite(s, src.text)) sites.push_back(std::move(s));  // not: a use inside a deleted line of another kind
+    if (sealSite(s, src.text))
+      sites.push_back(std::move(s));  // not: a use inside a deleted line of another kind
   };
   std::vector<const Constant *> all;
   for (auto &[b, c] : agreed) all.push_back(&c);
-  if (all.size() > 1) siteOf(all, "fold the " + std::to_string(all.size()) + " constants into their uses", 0);
+  if (all.size() > 1)
+    siteOf(all, "fold the " + std::to_string(all.size()) + " constants into their uses", 0);
   for (auto *c : all)
-    siteOf({c}, "fold " + c->name + " (" + c->value + ") into its " + std::to_string(c->uses.size()) + " use(s)", all.size() > 1);
+    siteOf({c},
+           "fold " + c->name + " (" + c->value + ") into its " + std::to_string(c->uses.size()) +
+               " use(s)",
+           all.size() > 1);
   dedupeAndOrder(sites);
   return sites;
 }

@@ -33,20 +33,22 @@ namespace {
 
 struct Refs : clang::RecursiveASTVisitor<Refs> {
   std::map<const clang::FunctionDecl *, std::vector<const clang::Expr *>> refs;  // every mention
-  std::map<const clang::Expr *, const clang::CallExpr *> callOf;                // callee -> its call
-  std::set<const clang::CallExpr *> statements;                                  // calls that are a statement
+  std::map<const clang::Expr *, const clang::CallExpr *> callOf;  // callee -> its call
+  std::set<const clang::CallExpr *> statements;                   // calls that are a statement
 
   bool VisitCallExpr(clang::CallExpr *c) {
     if (auto *callee = c->getCallee()) callOf[callee->IgnoreParenImpCasts()] = c;
     return true;
   }
   bool VisitDeclRefExpr(clang::DeclRefExpr *e) {
-    if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(e->getDecl())) refs[fd->getCanonicalDecl()].push_back(e);
+    if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(e->getDecl()))
+      refs[fd->getCanonicalDecl()].push_back(e);
     return true;
   }
   bool VisitUnresolvedLookupExpr(clang::UnresolvedLookupExpr *e) {
     for (auto *d : e->decls())
-      if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(d)) refs[fd->getCanonicalDecl()].push_back(e);
+      if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(d))
+        refs[fd->getCanonicalDecl()].push_back(e);
     return true;
   }
   void statement(clang::Stmt *st) {
@@ -85,7 +87,8 @@ struct ParamUses : clang::RecursiveASTVisitor<ParamUses> {
     return true;
   }
   bool VisitGCCAsmStmt(clang::GCCAsmStmt *a) {
-    for (unsigned i = 0; i < a->getNumInputs(); ++i) bare.insert(a->getInputExpr(i)->IgnoreImpCasts());
+    for (unsigned i = 0; i < a->getNumInputs(); ++i)
+      bare.insert(a->getInputExpr(i)->IgnoreImpCasts());
     return true;
   }
   bool VisitImplicitCastExpr(clang::ImplicitCastExpr *c) {
@@ -121,16 +124,18 @@ struct Names : clang::RecursiveASTVisitor<Names> {
 bool balancedInside(const std::string &t) {
   int depth = 0;
   for (size_t i = 0; i < t.size(); ++i) {
-    if (t[i] == '(') ++depth;
-    else if (t[i] == ')' && --depth == 0 && i + 1 != t.size()) return false;
+    if (t[i] == '(')
+      ++depth;
+    else if (t[i] == ')' && --depth == 0 && i + 1 != t.size())
+      return false;
   }
   return depth == 0;
 }
 
 bool isSimple(const clang::Expr *e) {
   e = e->IgnoreParenImpCasts();
-  return llvm::isa<clang::DeclRefExpr, clang::IntegerLiteral, clang::FloatingLiteral, clang::CXXBoolLiteralExpr,
-                   clang::CharacterLiteral>(e);
+  return llvm::isa<clang::DeclRefExpr, clang::IntegerLiteral, clang::FloatingLiteral,
+                   clang::CXXBoolLiteralExpr, clang::CharacterLiteral>(e);
 }
 
 std::string printed(clang::ASTContext &ctx, clang::QualType t) {
@@ -141,22 +146,25 @@ std::string printed(clang::ASTContext &ctx, clang::QualType t) {
 }
 
 // The text of argument `i` in place of parameter `p` (nullopt: not without changing the meaning).
-std::optional<std::string> argFor(clang::ASTContext &ctx, const clang::ParmVarDecl *p, const clang::Expr *a,
-                                  const std::string &text, unsigned uses) {
+std::optional<std::string> argFor(clang::ASTContext &ctx, const clang::ParmVarDecl *p,
+                                  const clang::Expr *a, const std::string &text, unsigned uses) {
   if (a->HasSideEffects(ctx) && uses != 1) return std::nullopt;
   clang::QualType pt = p->getType().getNonReferenceType();
   clang::QualType at = a->IgnoreParenImpCasts()->getType();
-  if (p->getType()->isReferenceType() || ctx.hasSameUnqualifiedType(pt, at)) return isSimple(a) ? text : "(" + text + ")";
-  if (auto *lit = llvm::dyn_cast<clang::IntegerLiteral>(a->IgnoreParenImpCasts()); lit && pt->isIntegerType()) {
+  if (p->getType()->isReferenceType() || ctx.hasSameUnqualifiedType(pt, at))
+    return isSimple(a) ? text : "(" + text + ")";
+  if (auto *lit = llvm::dyn_cast<clang::IntegerLiteral>(a->IgnoreParenImpCasts());
+      lit && pt->isIntegerType()) {
     llvm::APSInt v(lit->getValue(), pt->isUnsignedIntegerType());
-    if (std::string l = integerLiteralOf(pt, v); !l.empty()) return l;  // `128` into a uint32_t: `128u`
+    if (std::string l = integerLiteralOf(pt, v); !l.empty())
+      return l;  // `128` into a uint32_t: `128u`
   }
   if (pt->isScalarType() && at->isScalarType()) return "((" + printed(ctx, pt) + ")(" + text + "))";
   return std::nullopt;
 }
 
-void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::FunctionDecl *fd, const Refs &refs,
-              std::vector<PassSite> &out) {
+void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::FunctionDecl *fd,
+              const Refs &refs, std::vector<PassSite> &out) {
   auto rit = refs.refs.find(fd->getCanonicalDecl());
   if (rit == refs.refs.end() || rit->second.empty()) return;
   auto *body = llvm::dyn_cast_or_null<clang::CompoundStmt>(fd->getBody());
@@ -172,7 +180,8 @@ void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::Func
     auto cit = refs.callOf.find(ref);
     if (cit == refs.callOf.end()) return;
     const clang::CallExpr *call = cit->second;
-    if (llvm::isa<clang::CUDAKernelCallExpr>(call) || call->getNumArgs() != fd->getNumParams()) return;
+    if (llvm::isa<clang::CUDAKernelCallExpr>(call) || call->getNumArgs() != fd->getNumParams())
+      return;
     auto callR = mainFileRange(ctx, call->getSourceRange());
     if (!callR) return;
     if (callR->begin >= whole->begin && callR->end <= whole->end) return;  // recursive
@@ -201,7 +210,9 @@ void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::Func
       if (!r) return std::nullopt;
       std::string t = textFor(p);
       // `f(p)` with p -> `(&full[s])`: `f(&full[s])`
-      if (pu.bare.count(e) && t.size() > 2 && t.front() == '(' && t.back() == ')' && balancedInside(t)) t = t.substr(1, t.size() - 2);
+      if (pu.bare.count(e) && t.size() > 2 && t.front() == '(' && t.back() == ')' &&
+          balancedInside(t))
+        t = t.substr(1, t.size() - 2);
       edits.push_back(Edit{r->begin, r->size(), t});
     }
     return edits;
@@ -214,13 +225,16 @@ void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::Func
       const clang::Expr *a = call->getArg(i);
       auto ar = mainFileRange(ctx, a->getSourceRange());
       if (!ar) return std::nullopt;
-      if (p->getType()->isReferenceType() && !llvm::isa<clang::DeclRefExpr>(a->IgnoreParenImpCasts())) return std::nullopt;
+      if (p->getType()->isReferenceType() &&
+          !llvm::isa<clang::DeclRefExpr>(a->IgnoreParenImpCasts()))
+        return std::nullopt;
       if (!p->getType()->isReferenceType() && !pu.onlyRead(p)) return std::nullopt;
       auto w = argFor(ctx, p, a, src.text.substr(ar->begin, ar->size()), useCount(p));
       if (!w) return std::nullopt;
       with[i] = *w;
     }
-    auto edits = useEdits([&](const clang::ParmVarDecl *p) { return with[p->getFunctionScopeIndex()]; });
+    auto edits =
+        useEdits([&](const clang::ParmVarDecl *p) { return with[p->getFunctionScopeIndex()]; });
     if (!edits) return std::nullopt;
     return rewritten(src.text, r, *edits);
   };
@@ -228,7 +242,8 @@ void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::Func
   PassSite site;
   site.pass = "inline-call";
   std::string name = fd->getNameAsString();
-  std::string count = calls.size() == 1 ? "the one call" : "the " + std::to_string(calls.size()) + " calls";
+  std::string count =
+      calls.size() == 1 ? "the one call" : "the " + std::to_string(calls.size()) + " calls";
   const clang::Stmt *only = body->size() == 1 ? body->body_front() : nullptr;
   auto *ret = llvm::dyn_cast_or_null<clang::ReturnStmt>(only);
   if (ret && ret->getRetValue()) {
@@ -254,7 +269,9 @@ void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::Func
     auto sr = mainFileRangeWithSemi(ctx, only->getSourceRange());
     if (!sr) return;
     std::string stmtText = src.text.substr(sr->begin, sr->size());
-    auto linesOf = [](const std::string &t) { return (long)std::count(t.begin(), t.end(), '\n') + 1; };
+    auto linesOf = [](const std::string &t) {
+      return (long)std::count(t.begin(), t.end(), '\n') + 1;
+    };
     long fnLines = linesOf(src.text.substr(removeFn.begin, removeFn.size()) + "x") - 1;
     if ((long)calls.size() * (linesOf(stmtText) - 1) >= fnLines) return;
     for (size_t c = 0; c < calls.size(); ++c) {
@@ -277,7 +294,9 @@ void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::Func
       if (!ar) return;
       argText.push_back(src.text.substr(ar->begin, ar->size()));
       const clang::ParmVarDecl *p = fd->getParamDecl(i);
-      if (p->getType()->isReferenceType() && !llvm::isa<clang::DeclRefExpr>(a->IgnoreParenImpCasts())) return;
+      if (p->getType()->isReferenceType() &&
+          !llvm::isa<clang::DeclRefExpr>(a->IgnoreParenImpCasts()))
+        return;
     }
     const clang::ReturnStmt *last = nullptr;
     if (!pu.returns.empty()) {
@@ -299,11 +318,14 @@ void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::Func
       auto pr = mainFileRange(ctx, p->getSourceRange());
       if (!pr) return;
       declared.insert(p->getNameAsString());
-      decls += src.text.substr(pr->begin, pr->size()) + " = " + (isSimple(call->getArg(i)) ? argText[i] : "(" + argText[i] + ")") + "; ";
+      decls += src.text.substr(pr->begin, pr->size()) + " = " +
+               (isSimple(call->getArg(i)) ? argText[i] : "(" + argText[i] + ")") + "; ";
     }
     for (auto &n : argNames.names)
-      if (declared.count(n)) return;  // the argument would see the new local, not the caller's variable
-    auto lb = mainFileOffset(ctx, body->getLBracLoc()), rb = mainFileOffset(ctx, body->getRBracLoc());
+      if (declared.count(n))
+        return;  // the argument would see the new local, not the caller's variable
+    auto lb = mainFileOffset(ctx, body->getLBracLoc()),
+         rb = mainFileOffset(ctx, body->getRBracLoc());
     if (!lb || !rb) return;
     Range inner{*lb + 1, *rb};
     std::vector<Edit> edits;
@@ -320,7 +342,8 @@ void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::Func
     }
     auto stmtR = mainFileRangeWithSemi(ctx, call->getSourceRange());
     if (!stmtR) return;
-    site.edits.push_back(Edit{stmtR->begin, stmtR->size(), "{ " + decls + rewritten(src.text, inner, edits) + "}"});
+    site.edits.push_back(
+        Edit{stmtR->begin, stmtR->size(), "{ " + decls + rewritten(src.text, inner, edits) + "}"});
     site.note = "inline the one call of " + name + " (its body as a block)";
   }
   site.edits.push_back(Edit{removeFn.begin, removeFn.size(), ""});
@@ -342,9 +365,15 @@ std::vector<PassSite> inlineCallSites(const ParsedSource &src) {
         return;
       }
       auto *fd = llvm::dyn_cast<clang::FunctionDecl>(d);
-      if (!fd || !fd->doesThisDeclarationHaveABody() || fd->isMain() || fd->isVariadic() || fd->isImplicit()) return;
-      if (llvm::isa<clang::CXXMethodDecl>(fd) || fd->getTemplatedKind() != clang::FunctionDecl::TK_NonTemplate) return;
-      if (fd->hasAttr<clang::CUDAGlobalAttr>() || fd->getPreviousDecl() || fd->getMostRecentDecl() != fd) return;
+      if (!fd || !fd->doesThisDeclarationHaveABody() || fd->isMain() || fd->isVariadic() ||
+          fd->isImplicit())
+        return;
+      if (llvm::isa<clang::CXXMethodDecl>(fd) ||
+          fd->getTemplatedKind() != clang::FunctionDecl::TK_NonTemplate)
+        return;
+      if (fd->hasAttr<clang::CUDAGlobalAttr>() || fd->getPreviousDecl() ||
+          fd->getMostRecentDecl() != fd)
+        return;
       defs.push_back(fd);
     };
     forEachMainFileDecl(ctx, [&](clang::Decl *d) {

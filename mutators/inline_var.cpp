@@ -47,12 +47,14 @@ struct Scan : clang::RecursiveASTVisitor<Scan> {
     return true;
   }
   bool VisitImplicitCastExpr(clang::ImplicitCastExpr *c) {
-    if (c->getCastKind() == clang::CK_LValueToRValue || c->getCastKind() == clang::CK_ArrayToPointerDecay)
+    if (c->getCastKind() == clang::CK_LValueToRValue ||
+        c->getCastKind() == clang::CK_ArrayToPointerDecay)
       reads.insert(c->getSubExpr()->IgnoreParens());
     return true;
   }
   bool VisitMemberExpr(clang::MemberExpr *m) {  // `threadIdx.x`: a read of a const object's member
-    if (!m->isArrow() && m->getBase()->getType().isConstQualified()) reads.insert(m->getBase()->IgnoreParens());
+    if (!m->isArrow() && m->getBase()->getType().isConstQualified())
+      reads.insert(m->getBase()->IgnoreParens());
     return true;
   }
   bool VisitDeclRefExpr(clang::DeclRefExpr *e) {
@@ -116,7 +118,8 @@ std::vector<PassSite> inlineVarSites(const ParsedSource &src) {
       const clang::VarDecl *v;
       Range decl, init;
       std::vector<Range> uses;
-      std::vector<std::pair<Range, const clang::VarDecl *>> inner;  // candidate locals the init reads
+      std::vector<std::pair<Range, const clang::VarDecl *>>
+          inner;  // candidate locals the init reads
       bool cast = false;
       std::string type;
     };
@@ -130,7 +133,9 @@ std::vector<PassSite> inlineVarSites(const ParsedSource &src) {
     for (auto *v : scan.locals) {
       if (v->isStaticLocal() || !v->getInit() || v->getType().isVolatileQualified()) continue;
       clang::QualType t = v->getType();
-      if (!(t->isIntegerType() || t->isRealFloatingType() || t->isPointerType()) || t->isReferenceType()) continue;
+      if (!(t->isIntegerType() || t->isRealFloatingType() || t->isPointerType()) ||
+          t->isReferenceType())
+        continue;
       if (!scan.onlyRead(v)) continue;
       auto it = scan.uses.find(v);
       if (it == scan.uses.end() || it->second.empty()) continue;  // unused: remove-decl's
@@ -154,8 +159,10 @@ std::vector<PassSite> inlineVarSites(const ParsedSource &src) {
           if (!stable(w)) ok = false;
           if (w->isLocalVarDecl()) {
             auto rr = mainFileRange(ctx, r->getSourceRange());
-            if (!rr) ok = false;
-            else c.inner.push_back({*rr, w});
+            if (!rr)
+              ok = false;
+            else
+              c.inner.push_back({*rr, w});
           }
         }
       }
@@ -165,13 +172,17 @@ std::vector<PassSite> inlineVarSites(const ParsedSource &src) {
       if (n > 1 && (sideEffects(init) || countTokens(initText) > 16)) continue;
       for (auto *e : it->second) {
         auto ur = mainFileRange(ctx, e->getSourceRange());
-        if (!ur) { ok = false; break; }
+        if (!ur) {
+          ok = false;
+          break;
+        }
         c.uses.push_back(*ur);
       }
       if (!ok) continue;
       clang::QualType it2 = init->getType();
       if (!ctx.hasSameUnqualifiedType(t, it2)) {
-        bool sameInt = t->isIntegerType() && it2->isIntegerType() && ctx.getTypeSize(t) == ctx.getTypeSize(it2);
+        bool sameInt = t->isIntegerType() && it2->isIntegerType() &&
+                       ctx.getTypeSize(t) == ctx.getTypeSize(it2);
         if (!sameInt) {
           c.cast = true;
           std::string s;
@@ -192,8 +203,10 @@ std::vector<PassSite> inlineVarSites(const ParsedSource &src) {
       return true;
     };
     // The text a use gets: the initializer, with the chosen locals it reads replaced in turn.
-    std::function<std::optional<std::string>(const clang::VarDecl *, const std::set<const clang::VarDecl *> &, int)> textOf =
-        [&](const clang::VarDecl *v, const std::set<const clang::VarDecl *> &chosen, int depth) -> std::optional<std::string> {
+    std::function<std::optional<std::string>(const clang::VarDecl *,
+                                             const std::set<const clang::VarDecl *> &, int)>
+        textOf = [&](const clang::VarDecl *v, const std::set<const clang::VarDecl *> &chosen,
+                     int depth) -> std::optional<std::string> {
       if (depth > 16) return std::nullopt;
       const Cand &c = cands.at(v);
       std::vector<Edit> edits;
@@ -231,9 +244,14 @@ std::vector<PassSite> inlineVarSites(const ParsedSource &src) {
     };
     std::set<const clang::VarDecl *> all;
     for (auto &[v, c] : cands) all.insert(v);
-    if (all.size() > 1) siteOf(all, "inline the " + std::to_string(all.size()) + " read-only locals into their uses", 0);
+    if (all.size() > 1)
+      siteOf(all, "inline the " + std::to_string(all.size()) + " read-only locals into their uses",
+             0);
     for (auto &[v, c] : cands)
-      siteOf({v}, "inline " + v->getNameAsString() + " into its " + std::to_string(c.uses.size()) + " use(s)", all.size() > 1);
+      siteOf({v},
+             "inline " + v->getNameAsString() + " into its " + std::to_string(c.uses.size()) +
+                 " use(s)",
+             all.size() > 1);
   });
   dedupeAndOrder(sites);
   return sites;

@@ -25,13 +25,17 @@ struct Substitute : clang::RecursiveASTVisitor<Substitute> {
   const std::map<const clang::NamedDecl *, std::string> &with;
   std::vector<Edit> edits;
   bool ok = true;
-  Substitute(clang::ASTContext &c, const std::map<const clang::NamedDecl *, std::string> &w) : ctx(c), with(w) {}
+  Substitute(clang::ASTContext &c, const std::map<const clang::NamedDecl *, std::string> &w)
+      : ctx(c), with(w) {}
 
   void replace(const clang::NamedDecl *d, clang::SourceRange r) {
     auto it = with.find(d);
     if (it == with.end()) return;
     auto fr = mainFileRange(ctx, r);
-    if (!fr) { ok = false; return; }
+    if (!fr) {
+      ok = false;
+      return;
+    }
     edits.push_back(Edit{fr->begin, fr->size(), it->second});
   }
   bool VisitDeclRefExpr(clang::DeclRefExpr *e) {
@@ -54,8 +58,10 @@ struct Uses : clang::RecursiveASTVisitor<Uses> {
   bool VisitDeclRefExpr(clang::DeclRefExpr *e) {
     if (e->getDecl() != spec || !e->hasExplicitTemplateArgs()) return true;
     auto r = mainFileRange(ctx, clang::SourceRange(e->getLAngleLoc(), e->getRAngleLoc()));
-    if (!r) ok = false;
-    else edits.push_back(Edit{r->begin, r->size(), ""});
+    if (!r)
+      ok = false;
+    else
+      edits.push_back(Edit{r->begin, r->size(), ""});
     return true;
   }
 };
@@ -68,7 +74,8 @@ std::optional<std::string> printArg(clang::ASTContext &ctx, const clang::Templat
       auto policy = ctx.getPrintingPolicy();
       policy.SuppressUnwrittenScope = true;
       a.getAsType().print(os, policy);
-      if (os.str().find("(lambda") != std::string::npos || os.str().find("(unnamed") != std::string::npos)
+      if (os.str().find("(lambda") != std::string::npos ||
+          os.str().find("(unnamed") != std::string::npos)
         return std::nullopt;
       return os.str();
     }
@@ -84,9 +91,13 @@ std::optional<std::string> printArg(clang::ASTContext &ctx, const clang::Templat
 void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, clang::FunctionTemplateDecl *ft,
               const std::vector<clang::Decl *> &mainDecls, std::vector<PassSite> &out) {
   clang::FunctionDecl *fd = ft->getTemplatedDecl();
-  if (!fd->doesThisDeclarationHaveABody() || ft->getPreviousDecl() || ft->getMostRecentDecl() != ft) return;
-  std::vector<clang::FunctionDecl *> specs(ft->specializations().begin(), ft->specializations().end());
-  if (specs.size() != 1 || specs[0]->getTemplateSpecializationKind() != clang::TSK_ImplicitInstantiation) return;
+  if (!fd->doesThisDeclarationHaveABody() || ft->getPreviousDecl() || ft->getMostRecentDecl() != ft)
+    return;
+  std::vector<clang::FunctionDecl *> specs(ft->specializations().begin(),
+                                           ft->specializations().end());
+  if (specs.size() != 1 ||
+      specs[0]->getTemplateSpecializationKind() != clang::TSK_ImplicitInstantiation)
+    return;
   const clang::FunctionDecl *spec = specs[0];
   const clang::TemplateArgumentList *args = spec->getTemplateSpecializationArgs();
   const clang::TemplateParameterList *params = ft->getTemplateParameters();
@@ -105,7 +116,8 @@ void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, clang::FunctionTe
   PassSite site;
   site.pass = "instantiate-template";
   // The header, with the blanks after it up to and including one line break.
-  auto head = mainFileRange(ctx, clang::SourceRange(params->getTemplateLoc(), params->getRAngleLoc()));
+  auto head =
+      mainFileRange(ctx, clang::SourceRange(params->getTemplateLoc(), params->getRAngleLoc()));
   if (!head) return;
   unsigned e = head->end;
   while (e < src.text.size() && (src.text[e] == ' ' || src.text[e] == '\t')) ++e;

@@ -10,12 +10,16 @@ std::vector<PassSite> lineSites(const ParsedSource &src) {
   unsigned b = 0;
   while (b < t.size()) {
     unsigned e = (unsigned)t.find('\n', b);
-    if (e == (unsigned)std::string::npos) e = (unsigned)t.size();
-    else ++e;
+    if (e == (unsigned)std::string::npos)
+      e = (unsigned)t.size();
+    else
+      ++e;
     bool blank = true;
     for (unsigned i = b; i < e; ++i)
       if (!std::isspace((unsigned char)t[i])) blank = false;
-    if (!blank) sites.push_back(replaceSite("lines", src, Range{b, e}, "", "remove line " + std::to_string(lineOf(t, b))));
+    if (!blank)
+      sites.push_back(replaceSite("lines", src, Range{b, e}, "",
+                                  "remove line " + std::to_string(lineOf(t, b))));
     b = e;
   }
   return sites;

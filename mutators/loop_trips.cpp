@@ -1,13 +1,13 @@
 // loop-trips: a `for` loop whose bound is a constant expression that is not a plain
 // literal (`k < K_TILES - 1`, `s < STAGES`, `i < N / 2`) runs fewer times: the bound
 // becomes 1, 2 or half its value. Literal bounds (`i < 8`, or `i < TILE` for a
-// `#define TILE 16`) are shape's knobs, so each edit is offered once. Phase Shape: a trip count is part of the minimum failing shape
-// (seed step 1), and fewer trips make every later candidate cheaper to run.
-// A bound that names a constant another loop's bound in the same function also names (the
-// producer's `t < NUM_TILES` and the consumer's) is left to shape: in a warp-specialized kernel
-// those loops are the two sides of a handoff, and lowering one of them alone is a new bug (the
-// producer makes fewer tiles than the consumer waits for). On the H200 (session 9) a reduction of
-// a producer loop one tile short, `(NUM_TILES) - 1`, lowered that bound to 1: the same hang, the
+// `#define TILE 16`) are shape's knobs, so each edit is offered once. Phase Shape: a trip count is
+// part of the minimum failing shape (seed step 1), and fewer trips make every later candidate
+// cheaper to run. A bound that names a constant another loop's bound in the same function also
+// names (the producer's `t < NUM_TILES` and the consumer's) is left to shape: in a warp-specialized
+// kernel those loops are the two sides of a handoff, and lowering one of them alone is a new bug
+// (the producer makes fewer tiles than the consumer waits for). On the H200 (session 9) a reduction
+// of a producer loop one tile short, `(NUM_TILES) - 1`, lowered that bound to 1: the same hang, the
 // injected bug replaced by a look-alike. Lowering the constant itself keeps the roles in step.
 #include "visit.h"
 
@@ -72,9 +72,17 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     if (!b) return true;
     const clang::Expr *bound = nullptr;
     switch (b->getOpcode()) {
-      case clang::BO_LT: case clang::BO_LE: case clang::BO_NE: bound = b->getRHS(); break;
-      case clang::BO_GT: case clang::BO_GE: bound = b->getLHS(); break;
-      default: return true;
+      case clang::BO_LT:
+      case clang::BO_LE:
+      case clang::BO_NE:
+        bound = b->getRHS();
+        break;
+      case clang::BO_GT:
+      case clang::BO_GE:
+        bound = b->getLHS();
+        break;
+      default:
+        return true;
     }
     auto r = mainFileRange(ctx, bound->getSourceRange());
     if (!r || r->size() == 0) return true;
@@ -86,7 +94,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     if (llvm::isa<clang::IntegerLiteral>(bare) && b->isRelationalOp() && bound == b->getRHS() &&
         mainFileRange(ctx, bare->getSourceRange()))
       return true;
-    if (bare->isValueDependent() || bare->isTypeDependent() || !bare->getType()->isIntegerType()) return true;
+    if (bare->isValueDependent() || bare->isTypeDependent() || !bare->getType()->isIntegerType())
+      return true;
     clang::Expr::EvalResult er;
     if (!bare->EvaluateAsInt(er, ctx)) return true;
     long long v = er.Val.getInt().getExtValue();
@@ -95,10 +104,10 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     int group = places(*r);
     for (long long a : alts) {
       if (a >= v || a < 1) continue;
-      bounds.back().sites.push_back(replaceSite("loop-trips", src, *r, std::to_string(a),
-                                                "loop bound " + spelled + " (" + std::to_string(v) + ") -> " +
-                                                    std::to_string(a),
-                                                0, group));
+      bounds.back().sites.push_back(replaceSite(
+          "loop-trips", src, *r, std::to_string(a),
+          "loop bound " + spelled + " (" + std::to_string(v) + ") -> " + std::to_string(a), 0,
+          group));
     }
     return true;
   }
@@ -111,7 +120,10 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
       for (size_t j = 0; j < bounds.size() && !shared; ++j)
         if (j != i && bounds[j].fn == bounds[i].fn)
           for (auto &n : bounds[i].names)
-            if (bounds[j].names.count(n)) { shared = true; break; }
+            if (bounds[j].names.count(n)) {
+              shared = true;
+              break;
+            }
       if (!shared) out.insert(out.end(), bounds[i].sites.begin(), bounds[i].sites.end());
     }
     bounds.clear();

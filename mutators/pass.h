@@ -66,7 +66,8 @@ const PassInfo *findPass(std::string_view name);
 // left (the program a reduction finishes with; a round whose result does not parse is dropped).
 // `acceptable`, when given, judges each round's text (the reducer's kept regions): when the whole
 // round is not, its sites are taken one by one, each only if the text stays acceptable.
-std::string tidyProgram(const std::string &text, const std::string &path, const ParseOptions &opt, int rounds = 8,
+std::string tidyProgram(const std::string &text, const std::string &path, const ParseOptions &opt,
+                        int rounds = 8,
                         const std::function<bool(const std::string &)> &acceptable = {});
 
 // Helpers shared by passes -----------------------------------------------------------
@@ -77,8 +78,9 @@ void forEachSide(const ParsedSource &src, const std::function<void(clang::ASTCon
 // The sites every parsed side offers, each once, in the order of their edits: one side's parse may
 // see code the other's does not (under __CUDA_ARCH__), and a site only one side offers could break
 // the other. `fn` lists one side's sites (remove-decl's unused declarations, tidy's unused locals).
-std::vector<PassSite> sitesEverySideOffers(const ParsedSource &src,
-                                           const std::function<void(const ParsedSide &, std::vector<PassSite> &)> &fn);
+std::vector<PassSite> sitesEverySideOffers(
+    const ParsedSource &src,
+    const std::function<void(const ParsedSide &, std::vector<PassSite> &)> &fn);
 
 // Drops sites whose edits are identical to an earlier one (the host and the device
 // parse see the same text), then sorts by (level, first offset), stable otherwise.
@@ -135,7 +137,9 @@ std::string integerLiteralOf(const clang::QualType &t, const llvm::APSInt &v);
 // share one.
 class PlaceIds {
  public:
-  int operator()(Range r) { return ids_.try_emplace({r.begin, r.end}, (int)ids_.size()).first->second; }
+  int operator()(Range r) {
+    return ids_.try_emplace({r.begin, r.end}, (int)ids_.size()).first->second;
+  }
 
  private:
   std::map<std::pair<unsigned, unsigned>, int> ids_;

@@ -40,7 +40,8 @@ bool sealSite(PassSite &s, const std::string &text) {
 
 std::vector<RawToken> rawTokens(const std::string &text, const clang::ASTContext &ctx) {
   clang::LangOptions lo = ctx.getLangOpts();
-  clang::Lexer lex(clang::SourceLocation(), lo, text.data(), text.data(), text.data() + text.size());
+  clang::Lexer lex(clang::SourceLocation(), lo, text.data(), text.data(),
+                   text.data() + text.size());
   std::vector<RawToken> out;
   clang::Token tok;
   for (;;) {
@@ -71,13 +72,26 @@ std::string integerLiteralOf(const clang::QualType &t, const llvm::APSInt &v) {
   if (!bt) return "";
   const char *suffix = nullptr;
   switch (bt->getKind()) {
-    case clang::BuiltinType::Int: suffix = ""; break;
-    case clang::BuiltinType::UInt: suffix = "u"; break;
-    case clang::BuiltinType::Long: suffix = "l"; break;
-    case clang::BuiltinType::ULong: suffix = "ul"; break;
-    case clang::BuiltinType::LongLong: suffix = "ll"; break;
-    case clang::BuiltinType::ULongLong: suffix = "ull"; break;
-    default: return "";
+    case clang::BuiltinType::Int:
+      suffix = "";
+      break;
+    case clang::BuiltinType::UInt:
+      suffix = "u";
+      break;
+    case clang::BuiltinType::Long:
+      suffix = "l";
+      break;
+    case clang::BuiltinType::ULong:
+      suffix = "ul";
+      break;
+    case clang::BuiltinType::LongLong:
+      suffix = "ll";
+      break;
+    case clang::BuiltinType::ULongLong:
+      suffix = "ull";
+      break;
+    default:
+      return "";
   }
   if (v.isSigned() && v.isNegative()) {
     if (v.isMinSignedValue()) return "";  // -2^31 has no literal of its own type
@@ -88,11 +102,16 @@ std::string integerLiteralOf(const clang::QualType &t, const llvm::APSInt &v) {
 
 const char *phaseName(Phase p) {
   switch (p) {
-    case Phase::Shape: return "shape";
-    case Phase::Structure: return "structure";
-    case Phase::Expression: return "expression";
-    case Phase::Fallback: return "fallback";
-    case Phase::Cosmetic: return "cosmetic";
+    case Phase::Shape:
+      return "shape";
+    case Phase::Structure:
+      return "structure";
+    case Phase::Expression:
+      return "expression";
+    case Phase::Fallback:
+      return "fallback";
+    case Phase::Cosmetic:
+      return "cosmetic";
   }
   return "?";
 }
@@ -112,14 +131,17 @@ const PassInfo *findPass(std::string_view name) {
   return nullptr;
 }
 
-void forEachSide(const ParsedSource &src, const std::function<void(clang::ASTContext &, bool)> &fn) {
+void forEachSide(const ParsedSource &src,
+                 const std::function<void(clang::ASTContext &, bool)> &fn) {
   for (auto &s : src.sides)
     if (s.ast) fn(s.ast->getASTContext(), s.device);
 }
 
-std::vector<PassSite> sitesEverySideOffers(const ParsedSource &src,
-                                           const std::function<void(const ParsedSide &, std::vector<PassSite> &)> &fn) {
-  std::map<std::vector<Edit>, std::pair<PassSite, int>> offered;  // edits -> (site, sides offering it)
+std::vector<PassSite> sitesEverySideOffers(
+    const ParsedSource &src,
+    const std::function<void(const ParsedSide &, std::vector<PassSite> &)> &fn) {
+  std::map<std::vector<Edit>, std::pair<PassSite, int>>
+      offered;  // edits -> (site, sides offering it)
   int sides = 0;
   for (auto &side : src.sides) {
     if (!side.ast) continue;

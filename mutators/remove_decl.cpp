@@ -89,15 +89,21 @@ struct Collector : clang::RecursiveASTVisitor<Collector> {
     std::vector<clang::Decl *> ds(dc->decls_begin(), dc->decls_end());
     for (size_t i = 0; i < ds.size(); ++i) {
       clang::Decl *d = ds[i];
-      if (auto *ns = llvm::dyn_cast<clang::NamespaceDecl>(d)) { scopeDecls(ns); continue; }
+      if (auto *ns = llvm::dyn_cast<clang::NamespaceDecl>(d)) {
+        scopeDecls(ns);
+        continue;
+      }
       if (d->isImplicit() || !isMainFileLoc(ctx, d->getBeginLoc())) continue;
-      auto shares = [&](size_t j) { return j < ds.size() && ds[j]->getBeginLoc() == d->getBeginLoc(); };
+      auto shares = [&](size_t j) {
+        return j < ds.size() && ds[j]->getBeginLoc() == d->getBeginLoc();
+      };
       if (shares(i + 1) || (i > 0 && shares(i - 1))) continue;
       const char *what = nullptr;
       if (auto *v = llvm::dyn_cast<clang::VarDecl>(d)) {
         if (!llvm::isa<clang::ParmVarDecl>(v) && !v->getDescribedVarTemplate()) what = "global";
       } else if (auto *t = llvm::dyn_cast<clang::TagDecl>(d)) {
-        if (!(llvm::isa<clang::CXXRecordDecl>(t) && llvm::cast<clang::CXXRecordDecl>(t)->getDescribedClassTemplate()))
+        if (!(llvm::isa<clang::CXXRecordDecl>(t) &&
+              llvm::cast<clang::CXXRecordDecl>(t)->getDescribedClassTemplate()))
           what = llvm::isa<clang::EnumDecl>(t) ? "enum" : "type";
       } else if (llvm::isa<clang::TypedefNameDecl>(d)) {
         what = "type alias";
@@ -105,8 +111,9 @@ struct Collector : clang::RecursiveASTVisitor<Collector> {
         // A check, not code: it only keeps the shape pass inside the kernel's valid shapes (it
         // runs first, with them) and then holds the constants it names.
         if (auto r = declRange(d))
-          out.push_back(replaceSite("remove-decl", src, *r, "",
-                                    "remove static_assert at line " + std::to_string(lineOf(src.text, r->begin))));
+          out.push_back(replaceSite(
+              "remove-decl", src, *r, "",
+              "remove static_assert at line " + std::to_string(lineOf(src.text, r->begin))));
         continue;
       }
       if (!what || !unused(d)) continue;
@@ -120,7 +127,8 @@ struct Collector : clang::RecursiveASTVisitor<Collector> {
       if (!ds || !ds->isSingleDecl()) continue;
       auto *v = llvm::dyn_cast<clang::VarDecl>(ds->getSingleDecl());
       if (!v || llvm::isa<clang::DecompositionDecl>(v) || !unused(v)) continue;
-      if (auto r = mainFileRange(ctx, ds->getSourceRange())) offer(v, widenToLines(src.text, *r), "variable");
+      if (auto r = mainFileRange(ctx, ds->getSourceRange()))
+        offer(v, widenToLines(src.text, *r), "variable");
     }
     return true;
   }
@@ -132,10 +140,16 @@ void macroSites(clang::ASTUnit &ast, const ParsedSource &src, std::vector<PassSi
   auto &pp = ast.getPreprocessor();
   auto &sm = ast.getSourceManager();
   const std::string &t = src.text;
-  auto lineStart = [&](unsigned o) { while (o > 0 && t[o - 1] != '\n') --o; return o; };
+  auto lineStart = [&](unsigned o) {
+    while (o > 0 && t[o - 1] != '\n') --o;
+    return o;
+  };
   auto lineEnd = [&](unsigned o) {  // just past the '\n', over backslash continuations
     while (o < t.size() && t[o] != '\n') ++o;
-    while (o < t.size() && o > 0 && t[o - 1] == '\\' && t[o] == '\n') { ++o; while (o < t.size() && t[o] != '\n') ++o; }
+    while (o < t.size() && o > 0 && t[o - 1] == '\\' && t[o] == '\n') {
+      ++o;
+      while (o < t.size() && t[o] != '\n') ++o;
+    }
     return o < t.size() ? o + 1 : o;
   };
   auto lineText = [&](unsigned b) {
@@ -146,8 +160,10 @@ void macroSites(clang::ASTUnit &ast, const ParsedSource &src, std::vector<PassSi
     if (c != std::string::npos) s.resize(c);
     std::string n;  // blanks squeezed: "# ifndef  X" reads "#ifndef X"
     for (char ch : s)
-      if (ch != ' ' && ch != '\t') n += ch;
-      else if (!n.empty() && n.back() != ' ' && n != "#") n += ' ';
+      if (ch != ' ' && ch != '\t')
+        n += ch;
+      else if (!n.empty() && n.back() != ' ' && n != "#")
+        n += ' ';
     while (!n.empty() && n.back() == ' ') n.pop_back();
     return n;
   };
@@ -168,8 +184,9 @@ void macroSites(clang::ASTUnit &ast, const ParsedSource &src, std::vector<PassSi
         e = lineEnd(e);
       }
     }
-    out.push_back(replaceSite("remove-decl", src, Range{b, e}, "",
-                              "remove unused macro " + name + " at line " + std::to_string(lineOf(t, b))));
+    out.push_back(
+        replaceSite("remove-decl", src, Range{b, e}, "",
+                    "remove unused macro " + name + " at line " + std::to_string(lineOf(t, b))));
   }
 }
 
@@ -187,23 +204,42 @@ struct IncludeUses : clang::RecursiveASTVisitor<IncludeUses> {
       clang::SourceLocation inc = sm.getIncludeLoc(fid);
       if (inc.isInvalid()) return;
       inc = sm.getExpansionLoc(inc);
-      if (sm.getFileID(inc) == sm.getMainFileID() || isPreambleCopyOfMainFile(sm, sm.getFileID(inc))) {
+      if (sm.getFileID(inc) == sm.getMainFileID() ||
+          isPreambleCopyOfMainFile(sm, sm.getFileID(inc))) {
         used.insert(sm.getFileOffset(inc));
         return;
       }
       fid = sm.getFileID(inc);
     }
   }
-  bool VisitDeclRefExpr(clang::DeclRefExpr *e) { from(e->getDecl()); return true; }
-  bool VisitMemberExpr(clang::MemberExpr *e) { from(e->getMemberDecl()); return true; }
-  bool VisitCXXConstructExpr(clang::CXXConstructExpr *e) { from(e->getConstructor()); return true; }
+  bool VisitDeclRefExpr(clang::DeclRefExpr *e) {
+    from(e->getDecl());
+    return true;
+  }
+  bool VisitMemberExpr(clang::MemberExpr *e) {
+    from(e->getMemberDecl());
+    return true;
+  }
+  bool VisitCXXConstructExpr(clang::CXXConstructExpr *e) {
+    from(e->getConstructor());
+    return true;
+  }
   bool VisitOverloadExpr(clang::OverloadExpr *e) {
     for (auto *d : e->decls()) from(d);
     return true;
   }
-  bool VisitTagTypeLoc(clang::TagTypeLoc tl) { from(tl.getDecl()); return true; }
-  bool VisitTypedefTypeLoc(clang::TypedefTypeLoc tl) { from(tl.getDecl()); return true; }
-  bool VisitUsingTypeLoc(clang::UsingTypeLoc tl) { from(tl.getDecl()); return true; }
+  bool VisitTagTypeLoc(clang::TagTypeLoc tl) {
+    from(tl.getDecl());
+    return true;
+  }
+  bool VisitTypedefTypeLoc(clang::TypedefTypeLoc tl) {
+    from(tl.getDecl());
+    return true;
+  }
+  bool VisitUsingTypeLoc(clang::UsingTypeLoc tl) {
+    from(tl.getDecl());
+    return true;
+  }
   bool VisitTemplateSpecializationTypeLoc(clang::TemplateSpecializationTypeLoc tl) {
     if (auto *td = tl.getTypePtr()->getTemplateName().getAsTemplateDecl()) from(td);
     return true;
@@ -240,7 +276,10 @@ void includeSites(clang::ASTUnit &ast, const ParsedSource &src, const std::set<u
   for (;;) {
     lex.LexFromRawLexer(tok);
     if (tok.is(clang::tok::eof)) break;
-    if (tok.is(clang::tok::hash) && tok.isAtStartOfLine()) { hash = true; continue; }
+    if (tok.is(clang::tok::hash) && tok.isAtStartOfLine()) {
+      hash = true;
+      continue;
+    }
     if (hash && tok.is(clang::tok::raw_identifier) &&
         (tok.getRawIdentifier() == "include" || tok.getRawIdentifier() == "include_next")) {
       unsigned o = sm.getFileOffset(tok.getLocation());
@@ -250,8 +289,14 @@ void includeSites(clang::ASTUnit &ast, const ParsedSource &src, const std::set<u
       if (e < src.text.size()) ++e;
       std::string line = src.text.substr(b, e - b);
       while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-      if (auto u = used.lower_bound(b); u != used.end() && *u < e) { hash = false; continue; }
-      if (namesFixedWidthTypes(src.text) && isStdintHeader(line)) { hash = false; continue; }
+      if (auto u = used.lower_bound(b); u != used.end() && *u < e) {
+        hash = false;
+        continue;
+      }
+      if (namesFixedWidthTypes(src.text) && isStdintHeader(line)) {
+        hash = false;
+        continue;
+      }
       out.push_back(replaceSite("remove-decl", src, Range{b, e}, "", "remove `" + line + "`"));
     }
     hash = false;
@@ -262,19 +307,23 @@ void includeSites(clang::ASTUnit &ast, const ParsedSource &src, const std::set<u
 
 std::vector<PassSite> removeDeclSites(const ParsedSource &src) {
   std::set<unsigned> includes_used;  // by either side
-  std::vector<PassSite> sites = sitesEverySideOffers(src, [&](const ParsedSide &side, std::vector<PassSite> &mine) {
-    auto &ctx = side.ast->getASTContext();
-    TypeUses uses;
-    forEachMainFileDecl(ctx, [&](clang::Decl *d) { uses.TraverseDecl(d); });
-    IncludeUses iu(ctx, includes_used);
-    forEachMainFileDecl(ctx, [&](clang::Decl *d) { iu.TraverseDecl(d); });
-    Collector c(ctx, src, uses.used, mine);
-    c.scopeDecls(ctx.getTranslationUnitDecl());
-    forEachMainFileDecl(ctx, [&](clang::Decl *d) { c.TraverseDecl(d); });
-    macroSites(*side.ast, src, mine);
-  });
+  std::vector<PassSite> sites =
+      sitesEverySideOffers(src, [&](const ParsedSide &side, std::vector<PassSite> &mine) {
+        auto &ctx = side.ast->getASTContext();
+        TypeUses uses;
+        forEachMainFileDecl(ctx, [&](clang::Decl *d) { uses.TraverseDecl(d); });
+        IncludeUses iu(ctx, includes_used);
+        forEachMainFileDecl(ctx, [&](clang::Decl *d) { iu.TraverseDecl(d); });
+        Collector c(ctx, src, uses.used, mine);
+        c.scopeDecls(ctx.getTranslationUnitDecl());
+        forEachMainFileDecl(ctx, [&](clang::Decl *d) { c.TraverseDecl(d); });
+        macroSites(*side.ast, src, mine);
+      });
   for (auto &side : src.sides)
-    if (side.ast) { includeSites(*side.ast, src, includes_used, sites); break; }
+    if (side.ast) {
+      includeSites(*side.ast, src, includes_used, sites);
+      break;
+    }
   dedupeAndOrder(sites);
   return sites;
 }

@@ -18,7 +18,10 @@ std::vector<PassSite> removeFunctionSites(const ParsedSource &src) {
     UseIndex uses(ctx, src);
     std::function<void(clang::DeclContext *)> walk = [&](clang::DeclContext *dc) {
       for (auto *d : dc->decls()) {
-        if (auto *ns = llvm::dyn_cast<clang::NamespaceDecl>(d)) { walk(ns); continue; }
+        if (auto *ns = llvm::dyn_cast<clang::NamespaceDecl>(d)) {
+          walk(ns);
+          continue;
+        }
         clang::FunctionDecl *fd = llvm::dyn_cast<clang::FunctionDecl>(d);
         clang::Decl *whole = d;
         if (auto *ft = llvm::dyn_cast<clang::FunctionTemplateDecl>(d)) fd = ft->getTemplatedDecl();
@@ -31,7 +34,10 @@ std::vector<PassSite> removeFunctionSites(const ParsedSource &src) {
         for (auto *rd : fd->redecls()) {  // prototypes
           if (rd == fd) continue;
           auto pr = mainFileRangeWithSemi(ctx, rd->getSourceRange());
-          if (!pr) { edits.clear(); break; }
+          if (!pr) {
+            edits.clear();
+            break;
+          }
           Range w = widenToLines(src.text, *pr);
           edits.push_back(Edit{w.begin, w.size(), ""});
         }
@@ -45,7 +51,8 @@ std::vector<PassSite> removeFunctionSites(const ParsedSource &src) {
           p.note = "remove function " + fd->getNameAsString() + " and the statements using it";
           sites.push_back(std::move(p));
         } else {
-          sites.push_back(replaceSite("remove-function", src, whole_r, "", "remove function " + fd->getNameAsString()));
+          sites.push_back(replaceSite("remove-function", src, whole_r, "",
+                                      "remove function " + fd->getNameAsString()));
         }
       }
     };

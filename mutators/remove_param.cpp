@@ -38,13 +38,16 @@ struct Uses : clang::RecursiveASTVisitor<Uses> {
     auto *callee = c->getCallee() ? c->getCallee()->IgnoreParenImpCasts() : nullptr;
     // A kernel handed to the runtime (cudaFuncSetAttribute(kernel, ...), cudaOccupancy...) is not
     // called through a pointer of its type: its parameters can still go.
-    if (auto *rt = c->getDirectCallee(); rt && llvm::StringRef(rt->getNameAsString()).starts_with("cuda"))
+    if (auto *rt = c->getDirectCallee();
+        rt && llvm::StringRef(rt->getNameAsString()).starts_with("cuda"))
       for (auto *a : c->arguments()) {
         const clang::Expr *e = a->IgnoreParenImpCasts();
-        if (auto *u = llvm::dyn_cast<clang::UnaryOperator>(e); u && u->getOpcode() == clang::UO_AddrOf)
+        if (auto *u = llvm::dyn_cast<clang::UnaryOperator>(e);
+            u && u->getOpcode() == clang::UO_AddrOf)
           e = u->getSubExpr()->IgnoreParenImpCasts();
         if (auto *dre = llvm::dyn_cast<clang::DeclRefExpr>(e))
-          if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(dre->getDecl()); fd && fd->hasAttr<clang::CUDAGlobalAttr>())
+          if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(dre->getDecl());
+              fd && fd->hasAttr<clang::CUDAGlobalAttr>())
             callees.insert(dre);
       }
     if (auto *dre = llvm::dyn_cast_or_null<clang::DeclRefExpr>(callee)) {
@@ -56,11 +59,15 @@ struct Uses : clang::RecursiveASTVisitor<Uses> {
       callees.insert(ule);
       std::vector<const clang::FunctionDecl *> fds;
       for (auto *d : ule->decls()) {
-        if (auto *ft = llvm::dyn_cast<clang::FunctionTemplateDecl>(d)) fds.push_back(keyOf(ft->getTemplatedDecl()));
-        else if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(d)) fds.push_back(keyOf(fd));
+        if (auto *ft = llvm::dyn_cast<clang::FunctionTemplateDecl>(d))
+          fds.push_back(keyOf(ft->getTemplatedDecl()));
+        else if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(d))
+          fds.push_back(keyOf(fd));
       }
-      if (fds.size() == 1) calls[fds[0]].push_back(c);
-      else unsafe.insert(fds.begin(), fds.end());
+      if (fds.size() == 1)
+        calls[fds[0]].push_back(c);
+      else
+        unsafe.insert(fds.begin(), fds.end());
     }
     return true;
   }
@@ -72,8 +79,10 @@ struct Uses : clang::RecursiveASTVisitor<Uses> {
   bool VisitUnresolvedLookupExpr(clang::UnresolvedLookupExpr *e) {
     if (callees.count(e)) return true;
     for (auto *d : e->decls()) {
-      if (auto *ft = llvm::dyn_cast<clang::FunctionTemplateDecl>(d)) unsafe.insert(keyOf(ft->getTemplatedDecl()));
-      else if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(d)) unsafe.insert(keyOf(fd));
+      if (auto *ft = llvm::dyn_cast<clang::FunctionTemplateDecl>(d))
+        unsafe.insert(keyOf(ft->getTemplatedDecl()));
+      else if (auto *fd = llvm::dyn_cast<clang::FunctionDecl>(d))
+        unsafe.insert(keyOf(fd));
     }
     return true;
   }
@@ -94,8 +103,8 @@ std::optional<Range> listItemRemoval(const std::vector<std::optional<Range>> &it
   return items[i];
 }
 
-void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::FunctionDecl *def, const Uses &uses,
-              std::vector<PassSite> &out) {
+void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::FunctionDecl *def,
+              const Uses &uses, std::vector<PassSite> &out) {
   const clang::FunctionDecl *key = def->getCanonicalDecl();
   auto found = uses.calls.find(key);
   static const std::vector<const clang::CallExpr *> none;
@@ -111,16 +120,21 @@ void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::Func
       std::vector<std::optional<Range>> items;
       for (auto *p : rd->parameters()) items.push_back(mainFileRange(ctx, p->getSourceRange()));
       auto r = items.size() == n ? listItemRemoval(items, i) : std::nullopt;
-      if (!r) { ok = false; break; }
+      if (!r) {
+        ok = false;
+        break;
+      }
       site.edits.push_back(Edit{r->begin, r->size(), ""});
     }
     // A parameter the body still uses stays as a local, value-initialised.
-    std::string what = "remove parameter " + pvd->getNameAsString() + " of " + def->getNameAsString();
+    std::string what =
+        "remove parameter " + pvd->getNameAsString() + " of " + def->getNameAsString();
     if (ok && pvd->isReferenced()) {
       auto *body = llvm::dyn_cast_or_null<clang::CompoundStmt>(def->getBody());
       auto at = body ? mainFileOffset(ctx, body->getLBracLoc()) : std::nullopt;
       clang::QualType t = pvd->getType();
-      if (!at || t->isReferenceType() || pvd->getName().empty()) ok = false;
+      if (!at || t->isReferenceType() || pvd->getName().empty())
+        ok = false;
       else {
         std::string decl;
         llvm::raw_string_ostream os(decl);
@@ -134,9 +148,13 @@ void sitesFor(clang::ASTContext &ctx, const ParsedSource &src, const clang::Func
       if (c->getNumArgs() <= i || llvm::isa<clang::CXXDefaultArgExpr>(c->getArg(i))) continue;
       std::vector<std::optional<Range>> items;
       for (auto *a : c->arguments())
-        if (!llvm::isa<clang::CXXDefaultArgExpr>(a)) items.push_back(mainFileRange(ctx, a->getSourceRange()));
+        if (!llvm::isa<clang::CXXDefaultArgExpr>(a))
+          items.push_back(mainFileRange(ctx, a->getSourceRange()));
       auto r = listItemRemoval(items, i);
-      if (!r) { ok = false; break; }
+      if (!r) {
+        ok = false;
+        break;
+      }
       site.edits.push_back(Edit{r->begin, r->size(), ""});
     }
     if (!ok || site.edits.empty()) continue;
@@ -178,7 +196,8 @@ std::vector<PassSite> removeParamSites(const ParsedSource &src) {
       }
       const clang::FunctionDecl *fd = llvm::dyn_cast<clang::FunctionDecl>(d);
       if (auto *ft = llvm::dyn_cast<clang::FunctionTemplateDecl>(d)) fd = ft->getTemplatedDecl();
-      if (!fd || !fd->doesThisDeclarationHaveABody() || fd->isVariadic() || fd->getNumParams() == 0) return;
+      if (!fd || !fd->doesThisDeclarationHaveABody() || fd->isVariadic() || fd->getNumParams() == 0)
+        return;
       if (fd->isMain()) {
         mains.push_back(fd);
         return;

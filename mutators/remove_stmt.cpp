@@ -4,7 +4,8 @@
 // declares (transitively, uses.h): alone it could only fail the parse check.
 // A loop's or branch's body of at most one statement loses its braces (`{ }` -> `;`,
 // `{ s; }` -> `s;`): the statements of a body can go, its braces only so. On the CPU benchmark's
-// host hang, wsreduce ended at `int main() { while (1) { } }`, 12 tokens to C-Vise's 11 (session 15).
+// host hang, wsreduce ended at `int main() { while (1) { } }`, 12 tokens to C-Vise's 11 (session
+// 15).
 #include "pass.h"
 #include "uses.h"
 
@@ -20,7 +21,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   std::vector<PassSite> &out;
   UseIndex uses;
   int depth = 0;
-  Visitor(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o) : ctx(c), src(s), out(o), uses(c, s) {}
+  Visitor(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o)
+      : ctx(c), src(s), out(o), uses(c, s) {}
 
   // `body` (a loop's or an if's sub-statement): a site that drops its braces, when it is a block
   // of no statement or of one simple statement. A nested if, loop or declaration keeps them (an
@@ -33,8 +35,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     std::string with = ";";
     if (cs->size() == 1) {
       clang::Stmt *st = cs->body_front();
-      if (!llvm::isa<clang::Expr, clang::ReturnStmt, clang::BreakStmt, clang::ContinueStmt, clang::NullStmt,
-                     clang::AsmStmt>(st))
+      if (!llvm::isa<clang::Expr, clang::ReturnStmt, clang::BreakStmt, clang::ContinueStmt,
+                     clang::NullStmt, clang::AsmStmt>(st))
         return;
       auto sr = mainFileRangeWithSemi(ctx, st->getSourceRange());
       if (!sr || sr->begin <= r->begin || sr->end >= r->end) return;
@@ -47,7 +49,9 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   }
   bool VisitWhileStmt(clang::WhileStmt *s) { return unbrace(s->getBody(), "while"), true; }
   bool VisitForStmt(clang::ForStmt *s) { return unbrace(s->getBody(), "for"), true; }
-  bool VisitCXXForRangeStmt(clang::CXXForRangeStmt *s) { return unbrace(s->getBody(), "for"), true; }
+  bool VisitCXXForRangeStmt(clang::CXXForRangeStmt *s) {
+    return unbrace(s->getBody(), "for"), true;
+  }
   bool VisitDoStmt(clang::DoStmt *s) { return unbrace(s->getBody(), "do"), true; }
   bool VisitIfStmt(clang::IfStmt *s) {
     unbrace(s->getThen(), "if");
@@ -58,7 +62,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   bool TraverseCompoundStmt(clang::CompoundStmt *cs) {
     for (auto *st : cs->body()) {
       if (llvm::isa<clang::NullStmt>(st)) continue;
-      if (isFinalReturn(ctx, cs, st)) continue;  // the function would fall off its end: the parse check refuses it
+      if (isFinalReturn(ctx, cs, st))
+        continue;  // the function would fall off its end: the parse check refuses it
       auto r = mainFileRangeWithSemi(ctx, st->getSourceRange());
       size_t n = llvm::isa<clang::DeclStmt>(st) ? uses.dependentsCount(st) : 0;
       if (r && r->size() > 0 && n > 1) {
@@ -69,11 +74,12 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
           p.edits = std::move(edits);
           p.line = lineOf(src.text, p.edits.front().offset);
           p.level = depth;
-          p.note = "remove the declaration at line " + std::to_string(p.line) + " and the " + std::to_string(n - 1) +
-                   " statement" + (n > 2 ? "s" : "") + " using it";
+          p.note = "remove the declaration at line " + std::to_string(p.line) + " and the " +
+                   std::to_string(n - 1) + " statement" + (n > 2 ? "s" : "") + " using it";
           out.push_back(std::move(p));
         }
-        continue;  // its users cannot all go (one is the function's final return): alone it cannot parse
+        continue;  // its users cannot all go (one is the function's final return): alone it cannot
+                   // parse
       }
       if (r && r->size() > 0)
         out.push_back(replaceSite("remove-stmt", src, widenToLines(src.text, *r), "",

@@ -4,9 +4,9 @@
 // never completes. So delta debugging over single statements keeps every load, and with them the
 // tensor maps and the host code that makes them: the GEMM hang's reduction on the H200 stopped at
 // 137 lines, a third of them that (issue 4, session 10). As one site the pair can go.
-// The loads and the expect_tx uses come from the injectors' index (inject/index.cpp): wrapper
-// calls and raw PTX alike.
-#include "inject.h"
+// The loads and the expect_tx uses come from the injectors' index (frontend/kernel_index.h):
+// wrapper calls and raw PTX alike.
+#include "kernel_index.h"
 #include "pass.h"
 
 #include <algorithm>
@@ -16,7 +16,7 @@ namespace wsr {
 
 std::vector<PassSite> removeTmaLoadSites(const ParsedSource &src) {
   std::vector<PassSite> out;
-  inject::KernelIndex idx = inject::buildIndex(src);
+  KernelIndex idx = buildIndex(src);
   if (!idx.parsed) return out;
   struct Parts {
     std::vector<Edit> loads, bytes;
@@ -38,7 +38,8 @@ std::vector<PassSite> removeTmaLoadSites(const ParsedSource &src) {
   size_t fns = 0;
   for (auto &[fn, p] : per_fn) {
     std::erase_if(p.bytes, [&](const Edit &b) {  // inside a load's statement: it goes with it
-      return std::any_of(p.loads.begin(), p.loads.end(), [&](const Edit &l) { return overlaps(l, b); });
+      return std::any_of(p.loads.begin(), p.loads.end(),
+                         [&](const Edit &l) { return overlaps(l, b); });
     });
     if (p.loads.empty() || p.bytes.empty()) continue;
     ++fns;
@@ -49,8 +50,8 @@ std::vector<PassSite> removeTmaLoadSites(const ParsedSource &src) {
     all.insert(all.end(), s.edits.begin(), s.edits.end());
     std::sort(s.edits.begin(), s.edits.end());
     s.line = p.line;
-    s.note = "remove the " + std::to_string(p.loads.size()) + " TMA load(s) of " + fn + " and set its " +
-             std::to_string(p.bytes.size()) + " expect_tx byte count(s) to 0";
+    s.note = "remove the " + std::to_string(p.loads.size()) + " TMA load(s) of " + fn +
+             " and set its " + std::to_string(p.bytes.size()) + " expect_tx byte count(s) to 0";
     out.push_back(std::move(s));
   }
   // Each function's site after the all-functions one (level 1) when there are several; one

@@ -22,7 +22,7 @@ namespace {
 
 struct Knob {
   std::string name;
-  Range where;      // the literal's bytes
+  Range where;  // the literal's bytes
   long long value;
 };
 
@@ -63,9 +63,11 @@ struct Collector : clang::RecursiveASTVisitor<Collector> {
     // Each dimension arrives as a dim3 built from the literal: look through the construction.
     for (unsigned i = 0; i < 2 && i < cfg->getNumArgs(); ++i) {
       const clang::Expr *dim = cfg->getArg(i)->IgnoreImplicit();
-      if (auto *fc = llvm::dyn_cast<clang::CXXFunctionalCastExpr>(dim)) dim = fc->getSubExpr()->IgnoreImplicit();
+      if (auto *fc = llvm::dyn_cast<clang::CXXFunctionalCastExpr>(dim))
+        dim = fc->getSubExpr()->IgnoreImplicit();
       if (auto *ce = llvm::dyn_cast<clang::CXXConstructExpr>(dim))
-        dim = ce->getNumArgs() == 1 || (ce->getNumArgs() > 1 && llvm::isa<clang::CXXDefaultArgExpr>(ce->getArg(1)))
+        dim = ce->getNumArgs() == 1 ||
+                      (ce->getNumArgs() > 1 && llvm::isa<clang::CXXDefaultArgExpr>(ce->getArg(1)))
                   ? ce->getArg(0)
                   : nullptr;
       literal(dim, i ? "block size" : "grid size");
@@ -108,7 +110,8 @@ std::vector<PassSite> shapeSites(const ParsedSource &src) {
   }
 
   // In text order: the macro table's order is a hash map's, and differs with a preamble.
-  std::stable_sort(knobs.begin(), knobs.end(), [](const Knob &a, const Knob &b) { return a.where.begin < b.where.begin; });
+  std::stable_sort(knobs.begin(), knobs.end(),
+                   [](const Knob &a, const Knob &b) { return a.where.begin < b.where.begin; });
   std::set<long long> values;
   for (auto &k : knobs) values.insert(k.value);
   std::vector<PassSite> sites;
@@ -128,8 +131,9 @@ std::vector<PassSite> shapeSites(const ParsedSource &src) {
     alts.erase(std::unique(alts.begin(), alts.end()), alts.end());
     if (alts.size() > 12) alts.erase(alts.begin() + 6, alts.end() - 6);  // keep both ends
     for (long long a : alts) {
-      sites.push_back(replaceSite("shape", src, k.where, std::to_string(a),
-                                  k.name + " " + std::to_string(k.value) + " -> " + std::to_string(a), 0, group));
+      sites.push_back(replaceSite(
+          "shape", src, k.where, std::to_string(a),
+          k.name + " " + std::to_string(k.value) + " -> " + std::to_string(a), 0, group));
       sites.back().place = k.name + "@" + std::to_string(lineOf(src.text, k.where.begin));
     }
     ++group;

@@ -21,22 +21,23 @@ namespace {
 // Expressions that never need parentheses where another expression stood.
 bool isPrimary(const clang::Expr *e) {
   e = e->IgnoreImpCasts();
-  return llvm::isa<clang::DeclRefExpr, clang::IntegerLiteral, clang::FloatingLiteral, clang::CXXBoolLiteralExpr,
-                   clang::CharacterLiteral, clang::ParenExpr, clang::CallExpr, clang::MemberExpr,
-                   clang::ArraySubscriptExpr, clang::CXXNamedCastExpr, clang::CXXFunctionalCastExpr,
-                   clang::UnaryExprOrTypeTraitExpr, clang::CXXNullPtrLiteralExpr, clang::CXXThisExpr>(e);
+  return llvm::isa<
+      clang::DeclRefExpr, clang::IntegerLiteral, clang::FloatingLiteral, clang::CXXBoolLiteralExpr,
+      clang::CharacterLiteral, clang::ParenExpr, clang::CallExpr, clang::MemberExpr,
+      clang::ArraySubscriptExpr, clang::CXXNamedCastExpr, clang::CXXFunctionalCastExpr,
+      clang::UnaryExprOrTypeTraitExpr, clang::CXXNullPtrLiteralExpr, clang::CXXThisExpr>(e);
 }
 
 // Nodes with no text of their own: they neither offer sites nor count as a level.
 bool isInvisible(const clang::Expr *e) {
-  return llvm::isa<clang::ImplicitCastExpr, clang::ParenExpr, clang::FullExpr, clang::MaterializeTemporaryExpr,
-                   clang::CXXBindTemporaryExpr, clang::OpaqueValueExpr, clang::CXXDefaultArgExpr,
-                   clang::CXXDefaultInitExpr>(e);
+  return llvm::isa<clang::ImplicitCastExpr, clang::ParenExpr, clang::FullExpr,
+                   clang::MaterializeTemporaryExpr, clang::CXXBindTemporaryExpr,
+                   clang::OpaqueValueExpr, clang::CXXDefaultArgExpr, clang::CXXDefaultInitExpr>(e);
 }
 
 bool isLiteral(const clang::Expr *e) {
-  return llvm::isa<clang::IntegerLiteral, clang::FloatingLiteral, clang::CXXBoolLiteralExpr, clang::CharacterLiteral,
-                   clang::StringLiteral, clang::CXXNullPtrLiteralExpr>(e);
+  return llvm::isa<clang::IntegerLiteral, clang::FloatingLiteral, clang::CXXBoolLiteralExpr,
+                   clang::CharacterLiteral, clang::StringLiteral, clang::CXXNullPtrLiteralExpr>(e);
 }
 
 struct Visitor : clang::RecursiveASTVisitor<Visitor> {
@@ -54,7 +55,9 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   bool compatible(const clang::Expr *e, const clang::Expr *o, bool exact) {
     clang::QualType te = e->getType(), to = o->IgnoreImpCasts()->getType();
     if (te->isDependentType() || to->isDependentType()) return false;
-    if (!exact && te->isArithmeticType() && !te->isEnumeralType() && to->isArithmeticType() && !to->isEnumeralType()) return true;
+    if (!exact && te->isArithmeticType() && !te->isEnumeralType() && to->isArithmeticType() &&
+        !to->isEnumeralType())
+      return true;
     return ctx.hasSameUnqualifiedType(te, to);
   }
 
@@ -64,7 +67,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     if (t.isNull() || t->isDependentType() || t->isEnumeralType()) return;
     bool arith = t->isArithmeticType(), ptr = t->isAnyPointerType();
     if (!arith && !ptr) return;
-    if (!e->isPRValue() && !reads.count(e)) return;  // an lvalue that is written, bound or addressed
+    if (!e->isPRValue() && !reads.count(e))
+      return;  // an lvalue that is written, bound or addressed
     auto r = mainFileRange(ctx, e->getSourceRange());
     if (!r || r->size() == 0) return;
     std::string whole = src.text.substr(r->begin, r->size());
@@ -83,10 +87,14 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
       ops.push_back({c->getFalseExpr(), "false arm"});
     } else if (auto *u = llvm::dyn_cast<clang::UnaryOperator>(e)) {
       switch (u->getOpcode()) {
-        case clang::UO_Minus: case clang::UO_Plus: case clang::UO_Not: case clang::UO_LNot:
+        case clang::UO_Minus:
+        case clang::UO_Plus:
+        case clang::UO_Not:
+        case clang::UO_LNot:
           ops.push_back({u->getSubExpr(), "operand"});
           break;
-        default: break;
+        default:
+          break;
       }
     } else if (auto *k = llvm::dyn_cast<clang::ExplicitCastExpr>(e)) {
       ops.push_back({k->getSubExpr(), "cast operand"});
@@ -95,7 +103,9 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     }
     bool tight = llvm::isa<clang::BinaryOperator, clang::UnaryOperator, clang::ExplicitCastExpr>(e);
     for (auto &[o, what] : ops) {
-      if (!o || llvm::isa<clang::CXXDefaultArgExpr>(o) || !compatible(e, o, llvm::isa<clang::CallExpr>(e))) continue;
+      if (!o || llvm::isa<clang::CXXDefaultArgExpr>(o) ||
+          !compatible(e, o, llvm::isa<clang::CallExpr>(e)))
+        continue;
       auto orr = mainFileRange(ctx, o->getSourceRange());
       if (!orr || orr->size() == 0) continue;
       std::string text = src.text.substr(orr->begin, orr->size());
@@ -108,15 +118,17 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     for (auto &[with, what] : alts) {
       // Only what shrinks the text: `n` -> `0` is no simpler, and each site costs a test.
       if (with.size() >= r->size() || !seen.insert(with).second) continue;
-      out.push_back(replaceSite("simplify-expr", src, *r, with,
-                                "`" + whole + "` -> " + what + " at line " + std::to_string(lineOf(src.text, r->begin)),
-                                depth, group));
+      out.push_back(replaceSite(
+          "simplify-expr", src, *r, with,
+          "`" + whole + "` -> " + what + " at line " + std::to_string(lineOf(src.text, r->begin)),
+          depth, group));
     }
   }
 
   bool TraverseStmt(clang::Stmt *s, DataRecursionQueue * = nullptr) {
     if (!s) return true;
-    if (auto *a = llvm::dyn_cast<clang::GCCAsmStmt>(s)) {  // only the input operands are expressions to shrink
+    if (auto *a = llvm::dyn_cast<clang::GCCAsmStmt>(
+            s)) {  // only the input operands are expressions to shrink
       for (unsigned i = 0; i < a->getNumInputs(); ++i)
         if (!TraverseStmt(a->getInputExpr(i))) return false;
       return true;
@@ -130,7 +142,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
       return ok;
     }
     if (auto *ic = llvm::dyn_cast<clang::ImplicitCastExpr>(e))
-      if (ic->getCastKind() == clang::CK_LValueToRValue) reads.insert(ic->getSubExpr()->IgnoreParens());
+      if (ic->getCastKind() == clang::CK_LValueToRValue)
+        reads.insert(ic->getSubExpr()->IgnoreParens());
     bool counts = !isInvisible(e);
     if (counts) offer(e);
     depth += counts;
@@ -142,6 +155,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
 
 }  // namespace
 
-std::vector<PassSite> simplifyExprSites(const ParsedSource &src) { return visitorSites<Visitor>(src); }
+std::vector<PassSite> simplifyExprSites(const ParsedSource &src) {
+  return visitorSites<Visitor>(src);
+}
 
 }  // namespace wsr

@@ -27,7 +27,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   clang::ASTContext &ctx;
   const ParsedSource &src;
   std::vector<PassSite> &out;
-  Visitor(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o, PlaceIds &) : ctx(c), src(s), out(o) {}
+  Visitor(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o, PlaceIds &)
+      : ctx(c), src(s), out(o) {}
 
   bool VisitCallExpr(clang::CallExpr *call) {
     const clang::FunctionDecl *fd = call->getDirectCallee();

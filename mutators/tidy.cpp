@@ -7,7 +7,8 @@
 //    call's argument, an asm operand, an initializer, a subscript, a return value, a condition);
 //  - parentheses between two prefix operators or casts (`(T)(&x)` -> `(T)&x`);
 //  - `e + 0`, `e - 0`, `e | 0`, `e ^ 0`, `e << 0`, `e >> 0`, `e * 1`, `e / 1`, `0 + e`, `0 | e`,
-//    `1 * e` -> `e`, when `e` has the operator's type itself (`0u + 3` stays); `&p[0]` -> `p` for a pointer p;
+//    `1 * e` -> `e`, when `e` has the operator's type itself (`0u + 3` stays); `&p[0]` -> `p` for a
+//    pointer p;
 //  - a pointer cast dropped where the argument goes to a `void *` or `const void *` parameter;
 //  - a pointer cast to an integer (or another pointer) and back to its own type -> the pointer;
 //    of two pointer casts in a row, the inner one goes; a cast to the type its operand has goes;
@@ -42,11 +43,13 @@ namespace {
 
 bool isPrimary(const clang::Expr *e) {
   e = e->IgnoreImpCasts();
-  if (auto *d = llvm::dyn_cast<clang::DeclRefExpr>(e)) return !d->hasQualifier();  // &(C::m) is not &C::m
-  return llvm::isa<clang::IntegerLiteral, clang::FloatingLiteral, clang::CXXBoolLiteralExpr, clang::CharacterLiteral,
-                   clang::StringLiteral, clang::ParenExpr, clang::CallExpr, clang::MemberExpr,
-                   clang::ArraySubscriptExpr, clang::CXXNamedCastExpr, clang::CXXNullPtrLiteralExpr,
-                   clang::CXXThisExpr, clang::PseudoObjectExpr, clang::MSPropertyRefExpr>(e);  // threadIdx.x
+  if (auto *d = llvm::dyn_cast<clang::DeclRefExpr>(e))
+    return !d->hasQualifier();  // &(C::m) is not &C::m
+  return llvm::isa<clang::IntegerLiteral, clang::FloatingLiteral, clang::CXXBoolLiteralExpr,
+                   clang::CharacterLiteral, clang::StringLiteral, clang::ParenExpr, clang::CallExpr,
+                   clang::MemberExpr, clang::ArraySubscriptExpr, clang::CXXNamedCastExpr,
+                   clang::CXXNullPtrLiteralExpr, clang::CXXThisExpr, clang::PseudoObjectExpr,
+                   clang::MSPropertyRefExpr>(e);  // threadIdx.x
 }
 
 // A prefix operator or a C-style cast: one of them stands after another as it stood in
@@ -69,7 +72,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   clang::ASTContext &ctx;
   const ParsedSource &src;
   std::vector<PassSite> &out;
-  Visitor(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o, PlaceIds &) : ctx(c), src(s), out(o) {}
+  Visitor(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o, PlaceIds &)
+      : ctx(c), src(s), out(o) {}
 
   bool shouldVisitTemplateInstantiations() const { return false; }
 
@@ -93,7 +97,9 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     if (parent.get<clang::VarDecl>()) return true;
     const clang::Stmt *par = parent.get<clang::Stmt>();
     const clang::Stmt *self = p;
-    while (par && llvm::isa<clang::ImplicitCastExpr, clang::FullExpr, clang::MaterializeTemporaryExpr>(par)) {
+    while (
+        par &&
+        llvm::isa<clang::ImplicitCastExpr, clang::FullExpr, clang::MaterializeTemporaryExpr>(par)) {
       self = par;
       auto up = ctx.getParents(*par);
       if (up.empty()) return false;
@@ -101,14 +107,18 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
       par = up[0].get<clang::Stmt>();
     }
     if (!par) return false;
-    if (auto *c = llvm::dyn_cast<clang::CallExpr>(par)) return c->getCallee() != self && !llvm::isa<clang::CXXOperatorCallExpr>(c);
+    if (auto *c = llvm::dyn_cast<clang::CallExpr>(par))
+      return c->getCallee() != self && !llvm::isa<clang::CXXOperatorCallExpr>(c);
     if (auto *a = llvm::dyn_cast<clang::ArraySubscriptExpr>(par)) return a->getIdx() == self;
-    if (llvm::isa<clang::GCCAsmStmt, clang::ReturnStmt, clang::InitListExpr, clang::CXXConstructExpr>(par)) return true;
+    if (llvm::isa<clang::GCCAsmStmt, clang::ReturnStmt, clang::InitListExpr,
+                  clang::CXXConstructExpr>(par))
+      return true;
     if (auto *i = llvm::dyn_cast<clang::IfStmt>(par)) return i->getCond() == self;
     if (auto *w = llvm::dyn_cast<clang::WhileStmt>(par)) return w->getCond() == self;
     if (auto *d = llvm::dyn_cast<clang::DoStmt>(par)) return d->getCond() == self;
     if (auto *s = llvm::dyn_cast<clang::SwitchStmt>(par)) return s->getCond() == self;
-    if (auto *f = llvm::dyn_cast<clang::ForStmt>(par)) return f->getCond() == self || f->getInc() == self;
+    if (auto *f = llvm::dyn_cast<clang::ForStmt>(par))
+      return f->getCond() == self || f->getInc() == self;
     if (llvm::isa<clang::CompoundStmt>(par)) return true;  // an expression statement
     return false;
   }
@@ -123,7 +133,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     if (ps[0].get<clang::UnaryExprOrTypeTraitExpr>()) return true;
     const clang::Expr *sub = p->getSubExpr();
     if (auto *b = llvm::dyn_cast<clang::BinaryOperator>(sub->IgnoreImpCasts()))
-      if (b->isCommaOp() || b->isAssignmentOp()) return true;  // `f((a, b))`, `if ((x = y))` mean what they say
+      if (b->isCommaOp() || b->isAssignmentOp())
+        return true;  // `f((a, b))`, `if ((x = y))` mean what they say
     bool underPrefix = false;
     if (auto *pe = ps[0].get<clang::Expr>()) underPrefix = isPrefix(pe) && isPrefix(sub);
     if (!isPrimary(sub) && !underPrefix && !delimited(p, ps[0])) return true;
@@ -144,7 +155,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   // templates (the argument's type chooses there).
   bool VisitCallExpr(clang::CallExpr *c) {
     const clang::FunctionDecl *f = c->getDirectCallee();
-    if (!f || f->isVariadic() || f->getPrimaryTemplate() || f->isTemplateInstantiation()) return true;
+    if (!f || f->isVariadic() || f->getPrimaryTemplate() || f->isTemplateInstantiation())
+      return true;
     if (!f->getDeclName().isIdentifier()) return true;  // operators, conversions
     auto found = f->getDeclContext()->getRedeclContext()->lookup(f->getDeclName());
     if (std::distance(found.begin(), found.end()) != 1) return true;
@@ -152,7 +164,9 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
       clang::QualType pt = f->getParamDecl(i)->getType();
       if (!pt->isVoidPointerType()) continue;
       auto *cast = llvm::dyn_cast<clang::ExplicitCastExpr>(c->getArg(i)->IgnoreImpCasts());
-      if (!cast || !llvm::isa<clang::CStyleCastExpr, clang::CXXStaticCastExpr, clang::CXXReinterpretCastExpr>(cast)) continue;
+      if (!cast || !llvm::isa<clang::CStyleCastExpr, clang::CXXStaticCastExpr,
+                              clang::CXXReinterpretCastExpr>(cast))
+        continue;
       // The operand as written: a C-style cast that drops a const holds an implicit no-op cast
       // to the unqualified type, which is not what the argument would convert from.
       const clang::Expr *op = cast->getSubExpr()->IgnoreParenImpCasts();
@@ -160,7 +174,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
       if (ot->isArrayType()) ot = ctx.getArrayDecayedType(ot);
       if (!ot->isPointerType() || !ct->isPointerType()) continue;
       clang::QualType op_pointee = ot->getPointeeType(), c_pointee = ct->getPointeeType();
-      if (op_pointee->isRecordType() || c_pointee->isRecordType() || op_pointee->isFunctionType()) continue;
+      if (op_pointee->isRecordType() || c_pointee->isRecordType() || op_pointee->isFunctionType())
+        continue;
       if (op_pointee.isVolatileQualified()) continue;
       if (op_pointee.isConstQualified() && !pt->getPointeeType().isConstQualified()) continue;
       auto whole = mainFileRange(ctx, cast->getSourceRange());
@@ -169,8 +184,9 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
       std::string text = src.text.substr(part->begin, part->size());
       if (auto *b = llvm::dyn_cast<clang::BinaryOperator>(op); b && b->isCommaOp()) continue;
       out.push_back(replaceSite("tidy", src, *whole, text,
-                                "the cast of the argument `" + text.substr(0, 40) + "` to " + f->getNameAsString() +
-                                    " at line " + std::to_string(lineOf(src.text, whole->begin))));
+                                "the cast of the argument `" + text.substr(0, 40) + "` to " +
+                                    f->getNameAsString() + " at line " +
+                                    std::to_string(lineOf(src.text, whole->begin))));
     }
     return true;
   }
@@ -193,7 +209,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     bool wide = mid->isIntegerType() && !mid->isEnumeralType() && !mid->isBooleanType() &&
                 ctx.getTypeSize(mid) >= ctx.getTypeSize(t);
     if (!wide && !mid->isPointerType()) return true;
-    if (mid->isPointerType() && (mid->getPointeeType()->isRecordType() || t->getPointeeType()->isRecordType()))
+    if (mid->isPointerType() &&
+        (mid->getPointeeType()->isRecordType() || t->getPointeeType()->isRecordType()))
       return true;  // a cast between classes may move the address
     const clang::Expr *op = in->getSubExpr()->IgnoreParenImpCasts();
     clang::QualType ot = op->getType();
@@ -209,7 +226,9 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   // A cast of a scalar to the type it has already (`reinterpret_cast<char *>(smem_raw)` for a
   // char array, `(int)n` for an int): the operand, where only its value counts.
   bool identityCast(const clang::ExplicitCastExpr *o) {
-    if (!llvm::isa<clang::CStyleCastExpr, clang::CXXStaticCastExpr, clang::CXXReinterpretCastExpr>(o)) return false;
+    if (!llvm::isa<clang::CStyleCastExpr, clang::CXXStaticCastExpr, clang::CXXReinterpretCastExpr>(
+            o))
+      return false;
     clang::QualType t = o->getType();
     if (!t->isScalarType() || t.isVolatileQualified()) return false;
     const clang::Expr *op = o->getSubExpr()->IgnoreParenImpCasts();
@@ -224,7 +243,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   bool initializes(const clang::Expr *e) {
     const clang::Stmt *self = e;
     auto *v = valueParent(self).get<clang::VarDecl>();
-    return v && v->getInit() && !v->getType()->isReferenceType() && !v->getType()->getContainedAutoType();
+    return v && v->getInit() && !v->getType()->isReferenceType() &&
+           !v->getType()->getContainedAutoType();
   }
 
   // The first parent of `self` that is neither parentheses nor an implicit cast (an empty node
@@ -239,16 +259,19 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     }
   }
 
-  // `reinterpret_cast<T *>(reinterpret_cast<unsigned long>(p) + n)` -> `reinterpret_cast<T *>(p + n)`
-  // for a pointer p to bytes (char, signed or unsigned): the same address, counted by the pointer.
+  // `reinterpret_cast<T *>(reinterpret_cast<unsigned long>(p) + n)` -> `reinterpret_cast<T *>(p +
+  // n)` for a pointer p to bytes (char, signed or unsigned): the same address, counted by the
+  // pointer.
   bool byteAddressSum(const clang::ExplicitCastExpr *o) {
     auto *sum = llvm::dyn_cast<clang::BinaryOperator>(o->getSubExpr()->IgnoreParenImpCasts());
-    if (!sum || (sum->getOpcode() != clang::BO_Add && sum->getOpcode() != clang::BO_Sub)) return false;
+    if (!sum || (sum->getOpcode() != clang::BO_Add && sum->getOpcode() != clang::BO_Sub))
+      return false;
     auto *in = llvm::dyn_cast<clang::ExplicitCastExpr>(sum->getLHS()->IgnoreParenImpCasts());
     if (!in || !llvm::isa<clang::CStyleCastExpr, clang::CXXReinterpretCastExpr>(in)) return false;
     clang::QualType mid = in->getType();
     if (!mid->isIntegerType() || mid->isEnumeralType() || mid->isBooleanType() ||
-        ctx.getTypeSize(mid) < ctx.getTypeSize(o->getType()) || !sum->getRHS()->getType()->isIntegerType())
+        ctx.getTypeSize(mid) < ctx.getTypeSize(o->getType()) ||
+        !sum->getRHS()->getType()->isIntegerType())
       return false;
     const clang::Expr *op = in->getSubExpr()->IgnoreParenImpCasts();
     clang::QualType ot = op->getType();
@@ -262,16 +285,22 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   // a reinterpret_cast keeps its const, so the operand's must not be more than the outer's).
   bool castOfACast(const clang::ExplicitCastExpr *o, const clang::ExplicitCastExpr *in) {
     if (!llvm::isa<clang::CStyleCastExpr, clang::CXXReinterpretCastExpr>(o)) return false;
-    if (!llvm::isa<clang::CStyleCastExpr, clang::CXXReinterpretCastExpr, clang::CXXStaticCastExpr>(in)) return false;
+    if (!llvm::isa<clang::CStyleCastExpr, clang::CXXReinterpretCastExpr, clang::CXXStaticCastExpr>(
+            in))
+      return false;
     if (!in->getType()->isPointerType()) return false;
     const clang::Expr *op = in->getSubExpr()->IgnoreParenImpCasts();
     clang::QualType ot = op->getType();
     if (ot->isArrayType()) ot = ctx.getArrayDecayedType(ot);
-    if (!ot->isPointerType() || ctx.hasSameType(ot, o->getType())) return false;  // the same type: the round trip's
+    if (!ot->isPointerType() || ctx.hasSameType(ot, o->getType()))
+      return false;  // the same type: the round trip's
     clang::QualType op_pointee = ot->getPointeeType(), to = o->getType()->getPointeeType();
-    if (op_pointee->isRecordType() || to->isRecordType() || in->getType()->getPointeeType()->isRecordType()) return false;
+    if (op_pointee->isRecordType() || to->isRecordType() ||
+        in->getType()->getPointeeType()->isRecordType())
+      return false;
     if (op_pointee->isFunctionType() || to->isFunctionType()) return false;
-    if (llvm::isa<clang::CXXReinterpretCastExpr>(o) && !to.isAtLeastAsQualifiedAs(op_pointee, ctx)) return false;
+    if (llvm::isa<clang::CXXReinterpretCastExpr>(o) && !to.isAtLeastAsQualifiedAs(op_pointee, ctx))
+      return false;
     return replaceByOperand(in, op, "the inner of two pointer casts around `%s`");
   }
 
@@ -279,7 +308,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   // is the note, with `%s` for the beginning of that text. False when either has no place in the
   // user's text.
   bool replaceByOperand(const clang::Expr *e, const clang::Expr *op, const char *what) {
-    auto whole = mainFileRange(ctx, e->getSourceRange()), part = mainFileRange(ctx, op->getSourceRange());
+    auto whole = mainFileRange(ctx, e->getSourceRange()),
+         part = mainFileRange(ctx, op->getSourceRange());
     if (!whole || !part || part->size() == 0) return false;
     std::string text = src.text.substr(part->begin, part->size());
     if (!isPrimary(op)) text = "(" + text + ")";
@@ -294,12 +324,13 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     const clang::Stmt *self = e;
     const clang::Stmt *par = valueParent(self).get<clang::Stmt>();
     if (!par) return false;
-    if (auto *b = llvm::dyn_cast<clang::BinaryOperator>(par)) return b->isAdditiveOp() || b->isComparisonOp();
+    if (auto *b = llvm::dyn_cast<clang::BinaryOperator>(par))
+      return b->isAdditiveOp() || b->isComparisonOp();
     if (auto *a = llvm::dyn_cast<clang::ArraySubscriptExpr>(par)) return a->getBase() == self;
     if (auto *c = llvm::dyn_cast<clang::CallExpr>(par)) {
       const clang::FunctionDecl *f = c->getDirectCallee();
-      return f && c->getCallee() != self && !f->getPrimaryTemplate() && !f->isTemplateInstantiation() &&
-             !llvm::isa<clang::CXXOperatorCallExpr>(c);
+      return f && c->getCallee() != self && !f->getPrimaryTemplate() &&
+             !f->isTemplateInstantiation() && !llvm::isa<clang::CXXOperatorCallExpr>(c);
     }
     return llvm::isa<clang::ExplicitCastExpr, clang::GCCAsmStmt>(par);
   }
@@ -313,12 +344,15 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     const clang::Expr *base = sub->getBase();
     if (auto *ic = llvm::dyn_cast<clang::ImplicitCastExpr>(base))
       if (ic->getCastKind() == clang::CK_ArrayToPointerDecay) return true;
-    if (!base->getType()->isPointerType() || !ctx.hasSameType(base->getType(), u->getType())) return true;
-    auto whole = mainFileRange(ctx, u->getSourceRange()), part = mainFileRange(ctx, base->getSourceRange());
+    if (!base->getType()->isPointerType() || !ctx.hasSameType(base->getType(), u->getType()))
+      return true;
+    auto whole = mainFileRange(ctx, u->getSourceRange()),
+         part = mainFileRange(ctx, base->getSourceRange());
     if (!whole || !part || part->size() == 0) return true;
     std::string text = src.text.substr(part->begin, part->size());
     out.push_back(replaceSite("tidy", src, *whole, text,
-                              "`&...[0]` -> `" + text.substr(0, 40) + "` at line " + std::to_string(lineOf(src.text, whole->begin))));
+                              "`&...[0]` -> `" + text.substr(0, 40) + "` at line " +
+                                  std::to_string(lineOf(src.text, whole->begin))));
     return true;
   }
 
@@ -332,10 +366,14 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     const clang::Expr *keep = nullptr;
     const clang::Expr *L = b->getLHS(), *R = b->getRHS();
     switch (b->getOpcode()) {
-      case BO::BO_Add: case BO::BO_Or: case BO::BO_Xor:
+      case BO::BO_Add:
+      case BO::BO_Or:
+      case BO::BO_Xor:
         keep = isInt(R, 0) ? L : isInt(L, 0) ? R : nullptr;
         break;
-      case BO::BO_Sub: case BO::BO_Shl: case BO::BO_Shr:
+      case BO::BO_Sub:
+      case BO::BO_Shl:
+      case BO::BO_Shr:
         keep = isInt(R, 0) ? L : nullptr;
         break;
       case BO::BO_Mul:
@@ -344,7 +382,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
       case BO::BO_Div:
         keep = isInt(R, 1) ? L : nullptr;
         break;
-      default: break;
+      default:
+        break;
     }
     if (!keep || b->getType()->isDependentType()) return true;
     // The operand's own type, before the conversions the operator gave it (`0u + 3` is no `3`);
@@ -362,19 +401,22 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     auto part = mainFileRange(ctx, keep->getSourceRange());
     if (!whole || !part || part->size() == 0) return true;
     std::string text = src.text.substr(part->begin, part->size());
-    out.push_back(replaceSite("tidy", src, *whole, text,
-                              "`" + src.text.substr(whole->begin, std::min<unsigned>(whole->size(), 40)) + "` -> `" +
-                                  text.substr(0, 40) + "` at line " + std::to_string(lineOf(src.text, whole->begin))));
+    out.push_back(replaceSite(
+        "tidy", src, *whole, text,
+        "`" + src.text.substr(whole->begin, std::min<unsigned>(whole->size(), 40)) + "` -> `" +
+            text.substr(0, 40) + "` at line " + std::to_string(lineOf(src.text, whole->begin))));
     return true;
   }
 
   // Whether `s` names one of `vars` (and, with `calls`, whether it calls anything or names
   // anything else: an increment that only steps the loop's own counter).
-  static void scan(const clang::Stmt *s, const std::set<const clang::Decl *> &vars, bool &named, bool &other) {
+  static void scan(const clang::Stmt *s, const std::set<const clang::Decl *> &vars, bool &named,
+                   bool &other) {
     struct Refs : clang::RecursiveASTVisitor<Refs> {
       const std::set<const clang::Decl *> &vars;
       bool &named, &other;
-      Refs(const std::set<const clang::Decl *> &v, bool &n, bool &o) : vars(v), named(n), other(o) {}
+      Refs(const std::set<const clang::Decl *> &v, bool &n, bool &o)
+          : vars(v), named(n), other(o) {}
       bool VisitDeclRefExpr(clang::DeclRefExpr *d) {
         (vars.count(d->getDecl()) ? named : other) = true;
         return true;
@@ -395,29 +437,42 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   // on the lines right before the loop goes with it.
   bool singleTrip(clang::ForStmt *f) {
     auto *init = llvm::dyn_cast_or_null<clang::DeclStmt>(f->getInit());
-    if (!init || !init->isSingleDecl() || !f->getCond() || !f->getInc() || !f->getBody()) return false;
+    if (!init || !init->isSingleDecl() || !f->getCond() || !f->getInc() || !f->getBody())
+      return false;
     auto *v = llvm::dyn_cast<clang::VarDecl>(init->getSingleDecl());
-    if (!v || !v->getInit() || !v->getType()->isIntegerType() || v->getType()->isDependentType()) return false;
+    if (!v || !v->getInit() || !v->getType()->isIntegerType() || v->getType()->isDependentType())
+      return false;
     clang::Expr::EvalResult start, bound;
     if (!v->getInit()->EvaluateAsInt(start, ctx)) return false;
     auto *cond = llvm::dyn_cast<clang::BinaryOperator>(f->getCond()->IgnoreParenImpCasts());
-    if (!cond || !refersTo(cond->getLHS(), v) || !cond->getRHS()->EvaluateAsInt(bound, ctx)) return false;
+    if (!cond || !refersTo(cond->getLHS(), v) || !cond->getRHS()->EvaluateAsInt(bound, ctx))
+      return false;
     const clang::Expr *inc = f->getInc()->IgnoreParens();
     bool stepOne = false;
-    if (auto *u = llvm::dyn_cast<clang::UnaryOperator>(inc)) stepOne = u->isIncrementOp() && refersTo(u->getSubExpr(), v);
+    if (auto *u = llvm::dyn_cast<clang::UnaryOperator>(inc))
+      stepOne = u->isIncrementOp() && refersTo(u->getSubExpr(), v);
     if (auto *a = llvm::dyn_cast<clang::CompoundAssignOperator>(inc))
-      stepOne = a->getOpcode() == clang::BO_AddAssign && refersTo(a->getLHS(), v) && isInt(a->getRHS(), 1);
+      stepOne = a->getOpcode() == clang::BO_AddAssign && refersTo(a->getLHS(), v) &&
+                isInt(a->getRHS(), 1);
     if (!stepOne) return false;
     const llvm::APSInt &a = start.Val.getInt(), &b = bound.Val.getInt();
     if (!a.isRepresentableByInt64() || !b.isRepresentableByInt64()) return false;
     int64_t lo = a.getExtValue(), hi = b.getExtValue();
-    if (lo < -(1LL << 40) || lo > (1LL << 40) || hi < -(1LL << 40) || hi > (1LL << 40)) return false;
+    if (lo < -(1LL << 40) || lo > (1LL << 40) || hi < -(1LL << 40) || hi > (1LL << 40))
+      return false;
     int trips;
     switch (cond->getOpcode()) {
-      case clang::BO_LT: trips = lo < hi ? (lo + 1 == hi ? 1 : 2) : 0; break;
-      case clang::BO_LE: trips = lo <= hi ? (lo == hi ? 1 : 2) : 0; break;
-      case clang::BO_NE: trips = lo + 1 == hi ? 1 : 2; break;
-      default: return false;
+      case clang::BO_LT:
+        trips = lo < hi ? (lo + 1 == hi ? 1 : 2) : 0;
+        break;
+      case clang::BO_LE:
+        trips = lo <= hi ? (lo == hi ? 1 : 2) : 0;
+        break;
+      case clang::BO_NE:
+        trips = lo + 1 == hi ? 1 : 2;
+        break;
+      default:
+        return false;
     }
     if (trips > 1) return false;
     // The body: no jump out of it, and the counter only read.
@@ -462,12 +517,15 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
       while (ps > 0 && t[ps - 1] != '\n') --ps;
       std::string prev = t.substr(ps, pe - ps);
       size_t a = prev.find_first_not_of(" \t");
-      if (a == std::string::npos || prev.compare(a, 7, "#pragma") != 0 || prev.find("unroll") == std::string::npos) break;
+      if (a == std::string::npos || prev.compare(a, 7, "#pragma") != 0 ||
+          prev.find("unroll") == std::string::npos)
+        break;
       r.begin = ps + (unsigned)a;
     }
     if (trips == 0) {
-      out.push_back(replaceSite("tidy", src, widenToLines(t, r), "", "the loop that never runs at line " +
-                                                                        std::to_string(lineOf(t, *forAt))));
+      out.push_back(
+          replaceSite("tidy", src, widenToLines(t, r), "",
+                      "the loop that never runs at line " + std::to_string(lineOf(t, *forAt))));
       return true;
     }
     // The body's text with its reads of the counter replaced; a block's braces go when it
@@ -482,11 +540,14 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     if (auto *cs = llvm::dyn_cast<clang::CompoundStmt>(f->getBody())) {
       bool declares = false;
       for (auto *st : cs->body()) declares = declares || llvm::isa<clang::DeclStmt>(st);
-      if (!declares && text.size() >= 2 && text.front() == '{' && text.back() == '}') text = text.substr(1, text.size() - 2);
+      if (!declares && text.size() >= 2 && text.front() == '{' && text.back() == '}')
+        text = text.substr(1, text.size() - 2);
     } else if (llvm::isa<clang::DeclStmt>(f->getBody())) {
       return false;
     }
-    out.push_back(replaceSite("tidy", src, r, text, "the loop that runs once at line " + std::to_string(lineOf(t, *forAt))));
+    out.push_back(
+        replaceSite("tidy", src, r, text,
+                    "the loop that runs once at line " + std::to_string(lineOf(t, *forAt))));
     return true;
   }
 
@@ -510,7 +571,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     scan(f->getBody(), vars, inBody, ignored);
     if (inBody) return true;
     scan(f->getInc(), vars, inInc, incOther);
-    auto forAt = offsetOf(f->getForLoc()), lp = offsetOf(f->getLParenLoc()), rp = offsetOf(f->getRParenLoc());
+    auto forAt = offsetOf(f->getForLoc()), lp = offsetOf(f->getLParenLoc()),
+         rp = offsetOf(f->getRParenLoc());
     auto initEnd = offsetOf(init->getEndLoc());
     if (!forAt || !lp || !rp || !initEnd || *rp <= *lp) return true;
     const std::string line = " at line " + std::to_string(lineOf(src.text, *forAt));
@@ -521,8 +583,9 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
         if (!cr) return true;
         header = "while (" + src.text.substr(cr->begin, cr->size()) + ")";
       }
-      out.push_back(replaceSite("tidy", src, Range{*forAt, *rp + 1}, header,
-                                "`" + src.text.substr(*forAt, *rp + 1 - *forAt) + "` -> `" + header + "`" + line));
+      out.push_back(replaceSite(
+          "tidy", src, Range{*forAt, *rp + 1}, header,
+          "`" + src.text.substr(*forAt, *rp + 1 - *forAt) + "` -> `" + header + "`" + line));
       return true;
     }
     if (inInc) return true;  // `for (int t = 0;; ++t, ++i)`: the counter is stepped; leave it
@@ -549,7 +612,8 @@ struct Unused : clang::RecursiveASTVisitor<Unused> {
   clang::ASTContext &ctx;
   const ParsedSource &src;
   std::vector<PassSite> &out;
-  Unused(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o) : ctx(c), src(s), out(o) {}
+  Unused(clang::ASTContext &c, const ParsedSource &s, std::vector<PassSite> &o)
+      : ctx(c), src(s), out(o) {}
 
   bool shouldVisitTemplateInstantiations() const { return false; }
 
@@ -569,7 +633,10 @@ struct Unused : clang::RecursiveASTVisitor<Unused> {
       std::vector<const clang::VarDecl *> vars;
       for (auto *d : ds->decls()) {
         auto *v = llvm::dyn_cast<clang::VarDecl>(d);
-        if (!v) { vars.clear(); break; }  // `struct S {} s;`: a type declared with it
+        if (!v) {
+          vars.clear();
+          break;
+        }  // `struct S {} s;`: a type declared with it
         vars.push_back(v);
       }
       if (vars.empty()) continue;
@@ -580,7 +647,10 @@ struct Unused : clang::RecursiveASTVisitor<Unused> {
       std::vector<unsigned> ends;
       for (auto *v : vars) {
         auto r = mainFileRange(ctx, v->getSourceRange());
-        if (!r || r->end > whole->end || (!ends.empty() && r->end <= ends.back())) { ends.clear(); break; }
+        if (!r || r->end > whole->end || (!ends.empty() && r->end <= ends.back())) {
+          ends.clear();
+          break;
+        }
         ends.push_back(r->end);
       }
       if (ends.size() != vars.size()) continue;
@@ -608,12 +678,14 @@ struct Unused : clang::RecursiveASTVisitor<Unused> {
           out.push_back(replaceSite("tidy", src, *r, "", "the unused variable " + name + line));
           continue;
         }
-        if (vars.size() != 1 || v->getInitStyle() != clang::VarDecl::CInit || !v->getType()->isScalarType()) continue;
+        if (vars.size() != 1 || v->getInitStyle() != clang::VarDecl::CInit ||
+            !v->getType()->isScalarType())
+          continue;
         auto ir = mainFileRange(ctx, init->getSourceRange());
         if (!ir || ir->begin <= whole->begin || ir->end > whole->end) continue;
         out.push_back(replaceSite("tidy", src, Range{whole->begin, ir->begin}, "",
-                                  "`" + src.text.substr(whole->begin, ir->begin - whole->begin) + "` dropped: " + name +
-                                      " is never read" + line));
+                                  "`" + src.text.substr(whole->begin, ir->begin - whole->begin) +
+                                      "` dropped: " + name + " is never read" + line));
       }
     }
     return true;
@@ -627,8 +699,8 @@ struct Unused : clang::RecursiveASTVisitor<Unused> {
     unsigned b = at->begin;
     while (b > 0 && std::strchr(" \t*&", src.text[b - 1])) --b;
     while (b < at->begin && std::isspace((unsigned char)src.text[b])) ++b;
-    if (b == 0 || !(std::isalnum((unsigned char)src.text[b - 1]) || src.text[b - 1] == '_' || src.text[b - 1] == ' ' ||
-                    src.text[b - 1] == '>'))
+    if (b == 0 || !(std::isalnum((unsigned char)src.text[b - 1]) || src.text[b - 1] == '_' ||
+                    src.text[b - 1] == ' ' || src.text[b - 1] == '>'))
       return std::nullopt;
     return b;
   }
@@ -649,9 +721,10 @@ std::vector<PassSite> tidySites(const ParsedSource &src) {
 
 // The rounds of tidyProgram and tidyProgramJudged. A round's sites all at once first; when the
 // text is not acceptable, one by one (a cheap check) or by halves (a judge that builds and runs).
-static std::string tidyRounds(const std::string &text, const std::string &path, const ParseOptions &opt, int rounds,
-                              const std::function<bool(const std::string &)> &acceptable, bool by_halves,
-                              int *left_out) {
+static std::string tidyRounds(const std::string &text, const std::string &path,
+                              const ParseOptions &opt, int rounds,
+                              const std::function<bool(const std::string &)> &acceptable,
+                              bool by_halves, int *left_out) {
   std::string cur = text, prev = text;
   if (left_out) *left_out = 0;
   for (int i = 0; i <= rounds; ++i) {
@@ -665,7 +738,8 @@ static std::string tidyRounds(const std::string &text, const std::string &path, 
     for (auto &s : sites) all.push_back(&s);
     std::string next = applySites(cur, all);
     if (acceptable && next != cur && !acceptable(next)) {
-      std::vector<const Site *> taken;  // kept in the sites' order: applySites resolves overlaps by it
+      std::vector<const Site *>
+          taken;  // kept in the sites' order: applySites resolves overlaps by it
       int refused = 0;
       if (!by_halves) {
         for (auto *s : all) {
@@ -687,8 +761,10 @@ static std::string tidyRounds(const std::string &text, const std::string &path, 
             trial.insert(trial.end(), half.begin(), half.end());
             std::string t = applySites(cur, trial);
             if (t == applySites(cur, taken)) continue;  // overlaps a site taken before: next round
-            if (acceptable(t)) taken = std::move(trial);
-            else split(std::move(half));
+            if (acceptable(t))
+              taken = std::move(trial);
+            else
+              split(std::move(half));
           }
         };
         split(all);
@@ -703,13 +779,15 @@ static std::string tidyRounds(const std::string &text, const std::string &path, 
   return cur;
 }
 
-std::string tidyProgram(const std::string &text, const std::string &path, const ParseOptions &opt, int rounds,
-                        const std::function<bool(const std::string &)> &acceptable) {
+std::string tidyProgram(const std::string &text, const std::string &path, const ParseOptions &opt,
+                        int rounds, const std::function<bool(const std::string &)> &acceptable) {
   return tidyRounds(text, path, opt, rounds, acceptable, false, nullptr);
 }
 
-std::string tidyProgramJudged(const std::string &text, const std::string &path, const ParseOptions &opt, int rounds,
-                              const std::function<bool(const std::string &)> &judge, int *left_out) {
+std::string tidyProgramJudged(const std::string &text, const std::string &path,
+                              const ParseOptions &opt, int rounds,
+                              const std::function<bool(const std::string &)> &judge,
+                              int *left_out) {
   return tidyRounds(text, path, opt, rounds, judge, true, left_out);
 }
 

@@ -14,7 +14,9 @@ namespace wsr {
 
 // As tidyProgram, with `judge` in place of `acceptable`. `left_out`, when given, gets how many of
 // the last refused round's sites were left out (0 when the judge accepted every round whole).
-std::string tidyProgramJudged(const std::string &text, const std::string &path, const ParseOptions &opt, int rounds,
-                              const std::function<bool(const std::string &)> &judge, int *left_out = nullptr);
+std::string tidyProgramJudged(const std::string &text, const std::string &path,
+                              const ParseOptions &opt, int rounds,
+                              const std::function<bool(const std::string &)> &judge,
+                              int *left_out = nullptr);
 
 }  // namespace wsr

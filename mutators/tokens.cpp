@@ -21,7 +21,10 @@ namespace wsr {
 std::vector<PassSite> tokenSites(const ParsedSource &src) {
   const ParsedSide *side = nullptr;
   for (auto &s : src.sides)
-    if (s.ast) { side = &s; break; }
+    if (s.ast) {
+      side = &s;
+      break;
+    }
   if (!side) return {};
   std::vector<RawToken> toks;
   bool directive = false;
@@ -63,17 +66,21 @@ std::vector<PassSite> tokenSites(const ParsedSource &src) {
   for (size_t i = 0; i < toks.size(); ++i) {
     if (kept(i)) continue;
     auto k = toks[i].kind;
-    bool opening = k == clang::tok::l_paren || k == clang::tok::l_square || k == clang::tok::l_brace;
-    bool closing = k == clang::tok::r_paren || k == clang::tok::r_square || k == clang::tok::r_brace;
+    bool opening =
+        k == clang::tok::l_paren || k == clang::tok::l_square || k == clang::tok::l_brace;
+    bool closing =
+        k == clang::tok::r_paren || k == clang::tok::r_square || k == clang::tok::r_brace;
     if (closing || (opening && match[i] < 0)) continue;
     Range r{toks[i].begin, opening ? toks[(size_t)match[i]].end : toks[i].end};
     // Two tokens that would touch once this one is gone keep a blank between them.
     bool before = r.begin > 0 && !std::isspace((unsigned char)text[r.begin - 1]);
     bool after = r.end < text.size() && !std::isspace((unsigned char)text[r.end]);
-    std::string what = opening ? "remove group " + text.substr(r.begin, 1) + "..." + text.substr(r.end - 1, 1)
-                               : "remove token `" + text.substr(r.begin, r.size()) + "`";
+    std::string what =
+        opening ? "remove group " + text.substr(r.begin, 1) + "..." + text.substr(r.end - 1, 1)
+                : "remove token `" + text.substr(r.begin, r.size()) + "`";
     sites.push_back(replaceSite("tokens", src, r, before && after ? " " : "",
-                                what + " at line " + std::to_string(lineOf(text, r.begin)), depth[i]));
+                                what + " at line " + std::to_string(lineOf(text, r.begin)),
+                                depth[i]));
   }
   dedupeAndOrder(sites);
   return sites;

@@ -34,7 +34,9 @@ struct VarUses : clang::RecursiveASTVisitor<VarUses> {
     return true;
   }
   bool VisitUnaryOperator(clang::UnaryOperator *u) {
-    if ((u->isIncrementDecrementOp() || u->getOpcode() == clang::UO_AddrOf) && names(u->getSubExpr())) written = true;
+    if ((u->isIncrementDecrementOp() || u->getOpcode() == clang::UO_AddrOf) &&
+        names(u->getSubExpr()))
+      written = true;
     return true;
   }
   bool VisitBinaryOperator(clang::BinaryOperator *b) {
@@ -65,17 +67,20 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     for (auto &[with, note] : alts) {
       if (with.find('\x01') != std::string::npos) continue;
       out.push_back(replaceSite("unwrap-branch", src, *r, with,
-                                note + " at line " + std::to_string(lineOf(src.text, r->begin)), depth, group));
+                                note + " at line " + std::to_string(lineOf(src.text, r->begin)),
+                                depth, group));
     }
   }
   // The statement `s` is a statement of (not the body of a loop or an if).
   bool inBlock(const clang::Stmt *s) const {
-    return stack.size() >= 2 && stack.back() == s && llvm::isa<clang::CompoundStmt>(stack[stack.size() - 2]);
+    return stack.size() >= 2 && stack.back() == s &&
+           llvm::isa<clang::CompoundStmt>(stack[stack.size() - 2]);
   }
   // The text an arm or a body leaves in place of `whole`: a block's statements without the braces
   // when `whole` is a statement of a block and the block declares nothing at its top (its names
   // would join the outer scope); the arm as it is otherwise. `edits` (inside `arm`) are applied.
-  std::string armText(const clang::Stmt *whole, const clang::Stmt *arm, std::vector<Edit> edits = {}) {
+  std::string armText(const clang::Stmt *whole, const clang::Stmt *arm,
+                      std::vector<Edit> edits = {}) {
     if (!arm) return "";
     auto *c = llvm::dyn_cast<clang::CompoundStmt>(arm);
     bool splice = c && inBlock(whole);
@@ -98,7 +103,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     auto *v = llvm::dyn_cast<clang::VarDecl>(ds->getSingleDecl());
     if (!v || !v->getInit() || !v->getType()->isIntegerType()) return std::nullopt;
     clang::Expr::EvalResult first;
-    if (v->getInit()->isValueDependent() || !v->getInit()->EvaluateAsInt(first, ctx)) return std::nullopt;
+    if (v->getInit()->isValueDependent() || !v->getInit()->EvaluateAsInt(first, ctx))
+      return std::nullopt;
     std::string lit = integerLiteralOf(v->getType(), first.Val.getInt());
     if (lit.empty()) return std::nullopt;
     VarUses uses(v);
@@ -116,8 +122,10 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     if (!s->isConsteval() && !s->hasInitStorage() && !s->hasVarStorage()) {
       std::vector<std::pair<std::string, std::string>> alts;
       alts.push_back({armText(s, s->getThen()), "if -> then arm"});
-      if (s->getElse()) alts.push_back({armText(s, s->getElse()), "if -> else arm"});
-      else alts.push_back({"", "remove if"});
+      if (s->getElse())
+        alts.push_back({armText(s, s->getElse()), "if -> else arm"});
+      else
+        alts.push_back({"", "remove if"});
       offer(s, alts);
     }
     ++depth;
@@ -125,7 +133,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     --depth;
     return ok;
   }
-  bool loop(clang::Stmt *s, clang::Stmt *body, clang::Stmt *init, std::optional<std::string> substituted = std::nullopt) {
+  bool loop(clang::Stmt *s, clang::Stmt *body, clang::Stmt *init,
+            std::optional<std::string> substituted = std::nullopt) {
     std::string once;
     if (substituted) {
       once = *substituted;
@@ -166,13 +175,15 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
   bool TraverseStmt(clang::Stmt *s) {
     if (!s) return true;
     const clang::Stmt *parent = stack.empty() ? nullptr : stack.back();
-    if (auto *c = llvm::dyn_cast<clang::CompoundStmt>(s); c && parent && llvm::isa<clang::CompoundStmt>(parent)) {
+    if (auto *c = llvm::dyn_cast<clang::CompoundStmt>(s);
+        c && parent && llvm::isa<clang::CompoundStmt>(parent)) {
       auto whole = mainFileRange(ctx, c->getSourceRange());
       auto lb = mainFileOffset(ctx, c->getLBracLoc()), rb = mainFileOffset(ctx, c->getRBracLoc());
       if (whole && lb && rb && *lb + 1 <= *rb)
-        out.push_back(replaceSite("unwrap-branch", src, *whole, src.text.substr(*lb + 1, *rb - *lb - 1),
-                                  "block -> its statements at line " + std::to_string(lineOf(src.text, whole->begin)),
-                                  depth, places(*whole)));
+        out.push_back(replaceSite(
+            "unwrap-branch", src, *whole, src.text.substr(*lb + 1, *rb - *lb - 1),
+            "block -> its statements at line " + std::to_string(lineOf(src.text, whole->begin)),
+            depth, places(*whole)));
     }
     stack.push_back(s);
     bool ok = clang::RecursiveASTVisitor<Visitor>::TraverseStmt(s);
@@ -182,6 +193,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
 };
 }  // namespace
 
-std::vector<PassSite> unwrapBranchSites(const ParsedSource &src) { return visitorSites<Visitor>(src); }
+std::vector<PassSite> unwrapBranchSites(const ParsedSource &src) {
+  return visitorSites<Visitor>(src);
+}
 
 }  // namespace wsr

@@ -30,7 +30,8 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
 
   // The argument spelling of `loc` when it is a macro argument expanded into a function-like
   // macro's body (the outermost such macro); the invocation's range in the file as well.
-  bool argOf(clang::SourceLocation loc, clang::SourceLocation &spelled, clang::CharSourceRange &call) {
+  bool argOf(clang::SourceLocation loc, clang::SourceLocation &spelled,
+             clang::CharSourceRange &call) {
     auto &sm = ctx.getSourceManager();
     if (!loc.isMacroID() || !sm.isMacroArgExpansion(loc)) return false;
     spelled = sm.getSpellingLoc(loc);
@@ -46,18 +47,22 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
     if (call.getBegin() != call2.getBegin()) return;
     // The expression's own text (token range), and the whole invocation's.
     unsigned eb = sm.getFileOffset(b);
-    unsigned ee = sm.getFileOffset(en) + clang::Lexer::MeasureTokenLength(en, sm, ctx.getLangOpts());
+    unsigned ee =
+        sm.getFileOffset(en) + clang::Lexer::MeasureTokenLength(en, sm, ctx.getLangOpts());
     unsigned cb = sm.getFileOffset(call.getBegin());
     unsigned ce = sm.getFileOffset(call.getEnd());
-    if (call.isTokenRange()) ce += clang::Lexer::MeasureTokenLength(call.getEnd(), sm, ctx.getLangOpts());
+    if (call.isTokenRange())
+      ce += clang::Lexer::MeasureTokenLength(call.getEnd(), sm, ctx.getLangOpts());
     if (!(cb <= eb && eb < ee && ee <= ce) || ce > src.text.size()) return;
     std::string with = src.text.substr(eb, ee - eb);
-    std::string name = src.text.substr(cb, std::min<unsigned>(ce - cb, src.text.find('(', cb) - cb));
+    std::string name =
+        src.text.substr(cb, std::min<unsigned>(ce - cb, src.text.find('(', cb) - cb));
     // The toolchain's own (__launch_bounds__, __align__): attributes, not calls to unwrap.
     if (name.rfind("__", 0) == 0) return;
-    out.push_back(replaceSite("unwrap-macro", src, Range{cb, ce}, with,
-                              name + "(...) -> its argument at line " + std::to_string(lineOf(src.text, cb)), 0,
-                              places(Range{cb, ce})));
+    out.push_back(
+        replaceSite("unwrap-macro", src, Range{cb, ce}, with,
+                    name + "(...) -> its argument at line " + std::to_string(lineOf(src.text, cb)),
+                    0, places(Range{cb, ce})));
   }
 
   bool TraverseStmt(clang::Stmt *s) {
@@ -67,7 +72,9 @@ struct Visitor : clang::RecursiveASTVisitor<Visitor> {
       // (Implicit nodes share their child's location: the first explicit ancestor decides.)
       bool outer = true;
       for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
-        if (llvm::isa<clang::ImplicitCastExpr, clang::FullExpr, clang::MaterializeTemporaryExpr>(*it)) continue;
+        if (llvm::isa<clang::ImplicitCastExpr, clang::FullExpr, clang::MaterializeTemporaryExpr>(
+                *it))
+          continue;
         auto &sm = ctx.getSourceManager();
         auto pb = (*it)->getBeginLoc();
         if (pb.isMacroID() && sm.isMacroArgExpansion(pb)) outer = false;
@@ -97,18 +104,22 @@ void launchBoundsSites(const ParsedSource &src, std::vector<PassSite> &out) {
     int depth = 0;
     size_t e = i;
     for (; e < t.size(); ++e) {
-      if (t[e] == '(') ++depth;
-      else if (t[e] == ')' && --depth == 0) break;
+      if (t[e] == '(')
+        ++depth;
+      else if (t[e] == ')' && --depth == 0)
+        break;
     }
     if (e >= t.size() || t[e] != ')') continue;
     size_t end = e + 1;
     while (end < t.size() && (t[end] == ' ' || t[end] == '\t' || t[end] == '\n')) ++end;
     // a comment or a #define spelling it is not a use: only where a kernel's declaration is
     size_t ls = t.rfind('\n', at);
-    std::string line = t.substr(ls == std::string::npos ? 0 : ls + 1, at - (ls == std::string::npos ? 0 : ls + 1));
+    std::string line =
+        t.substr(ls == std::string::npos ? 0 : ls + 1, at - (ls == std::string::npos ? 0 : ls + 1));
     if (line.find("//") != std::string::npos || line.find('#') != std::string::npos) continue;
-    out.push_back(replaceSite("unwrap-macro", src, Range{(unsigned)at, (unsigned)end}, "",
-                              "remove __launch_bounds__(...) at line " + std::to_string(lineOf(t, (unsigned)at))));
+    out.push_back(replaceSite(
+        "unwrap-macro", src, Range{(unsigned)at, (unsigned)end}, "",
+        "remove __launch_bounds__(...) at line " + std::to_string(lineOf(t, (unsigned)at))));
   }
 }
 

@@ -24,7 +24,10 @@ std::vector<Directive> directives(const std::string &t) {
     unsigned b = i, e = i;
     for (;;) {  // the logical line
       while (e < t.size() && t[e] != '\n') ++e;
-      if (e > b && e < t.size() && t[e - 1] == '\\') { ++e; continue; }
+      if (e > b && e < t.size() && t[e - 1] == '\\') {
+        ++e;
+        continue;
+      }
       break;
     }
     unsigned end = e < t.size() ? e + 1 : e;
@@ -36,8 +39,8 @@ std::vector<Directive> directives(const std::string &t) {
       unsigned w = p;
       while (w < e && std::isalpha((unsigned char)t[w])) ++w;
       std::string word = t.substr(p, w - p);
-      if (word == "if" || word == "ifdef" || word == "ifndef" || word == "elif" || word == "elifdef" ||
-          word == "elifndef" || word == "else" || word == "endif")
+      if (word == "if" || word == "ifdef" || word == "ifndef" || word == "elif" ||
+          word == "elifdef" || word == "elifndef" || word == "else" || word == "endif")
         out.push_back({b, end, word});
     }
     i = end;
@@ -67,16 +70,19 @@ std::vector<PassSite> unwrapPpSites(const ParsedSource &src) {
       int level = (int)open.size();
       unsigned line = lineOf(t, whole.begin);
       std::string place;  // unkeyed: the conditional is looked at again in any new form
-      auto first = t.substr(ds[parts.front()].begin, ds[parts.front()].end - ds[parts.front()].begin);
+      auto first =
+          t.substr(ds[parts.front()].begin, ds[parts.front()].end - ds[parts.front()].begin);
       while (!first.empty() && (first.back() == '\n' || first.back() == ' ')) first.pop_back();
       // Alternatives, most aggressive first: nothing, then each arm in order.
-      sites.push_back(replaceSite("unwrap-pp", src, whole, "", "remove `" + first + "` block at line " + std::to_string(line),
+      sites.push_back(replaceSite("unwrap-pp", src, whole, "",
+                                  "remove `" + first + "` block at line " + std::to_string(line),
                                   level, group));
       for (size_t a = 0; a + 1 < parts.size(); ++a) {
         unsigned b = ds[parts[a]].end, e = ds[parts[a + 1]].begin;
-        sites.push_back(replaceSite("unwrap-pp", src, whole, t.substr(b, e - b),
-                                    "`" + first + "` -> arm " + std::to_string(a + 1) + " at line " + std::to_string(line),
-                                    level, group));
+        sites.push_back(replaceSite(
+            "unwrap-pp", src, whole, t.substr(b, e - b),
+            "`" + first + "` -> arm " + std::to_string(a + 1) + " at line " + std::to_string(line),
+            level, group));
       }
       ++group;
     } else {  // elif, else

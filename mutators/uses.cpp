@@ -24,7 +24,8 @@ bool isFinalReturn(clang::ASTContext &ctx, const clang::CompoundStmt *body, cons
   auto *ret = llvm::dyn_cast<clang::ReturnStmt>(st);
   if (!ret || !ret->getRetValue() || body->body_empty() || body->body_back() != st) return false;
   for (auto &parent : ctx.getParents(*body)) {
-    if (auto *fd = parent.get<clang::FunctionDecl>()) return !fd->getReturnType()->isVoidType() && !fd->isMain();  // main returns 0 at its end
+    if (auto *fd = parent.get<clang::FunctionDecl>())
+      return !fd->getReturnType()->isVoidType() && !fd->isMain();  // main returns 0 at its end
     if (parent.get<clang::LambdaExpr>()) return true;
   }
   return false;
@@ -59,11 +60,17 @@ struct UseVisitor : clang::RecursiveASTVisitor<UseVisitor> {
   }
   void use(const clang::Decl *d) {
     auto k = UseIndex::key(d);
-    if (stack.empty()) { idx.unplaced_.insert(k); return; }
+    if (stack.empty()) {
+      idx.unplaced_.insert(k);
+      return;
+    }
     for (auto [b, i] : stack) idx.blocks_[b][i].uses.insert(k);
     idx.users_[k].insert(stack.back());
   }
-  bool VisitDeclRefExpr(clang::DeclRefExpr *e) { use(e->getDecl()); return true; }
+  bool VisitDeclRefExpr(clang::DeclRefExpr *e) {
+    use(e->getDecl());
+    return true;
+  }
   bool VisitOverloadExpr(clang::OverloadExpr *e) {  // a call inside a template, not yet resolved
     for (auto *d : e->decls()) use(d);
     return true;
@@ -82,7 +89,10 @@ std::set<size_t> UseIndex::closure(size_t block, size_t index) const {
   for (size_t j = index + 1; j < kids.size() && !gone.empty(); ++j) {
     bool uses = false;
     for (auto *d : kids[j].uses)
-      if (gone.count(d)) { uses = true; break; }
+      if (gone.count(d)) {
+        uses = true;
+        break;
+      }
     if (!uses) continue;
     c.insert(j);
     gone.insert(kids[j].declares.begin(), kids[j].declares.end());
@@ -104,7 +114,10 @@ static void normalize(std::vector<Edit> &edits) {
 void UseIndex::addEdits(size_t block, const std::set<size_t> &idx, std::vector<Edit> &out) const {
   for (size_t i : idx) {
     const auto &r = blocks_[block][i].range;
-    if (!r || blocks_[block][i].final_return) { out.clear(); return; }
+    if (!r || blocks_[block][i].final_return) {
+      out.clear();
+      return;
+    }
     out.push_back(Edit{r->begin, r->size(), ""});
   }
 }

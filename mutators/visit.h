@@ -16,7 +16,8 @@ std::vector<PassSite> visitorSites(const ParsedSource &src) {
   forEachSide(src, [&](clang::ASTContext &ctx, bool) {
     V v(ctx, src, sites, places);
     forEachMainFileDecl(ctx, [&](clang::Decl *d) { v.TraverseDecl(d); });
-    if constexpr (requires { v.flush(); }) v.flush();  // a visitor that decides once it has seen all
+    if constexpr (requires { v.flush(); })
+      v.flush();  // a visitor that decides once it has seen all
   });
   dedupeAndOrder(sites);
   return sites;

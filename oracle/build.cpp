@@ -55,7 +55,9 @@ bool prepareCacheDir(const std::string &dir, std::string *err) {
   std::error_code ec;
   fs::create_directories(fs::path(dir) / "build", ec);
   if (ec || ::access((fs::path(dir) / "build").c_str(), W_OK) != 0) {
-    if (err) *err = "the cache directory " + dir + " cannot be created or written (set WSREDUCE_CACHE or --cache-dir)";
+    if (err)
+      *err = "the cache directory " + dir +
+             " cannot be created or written (set WSREDUCE_CACHE or --cache-dir)";
     return false;
   }
   return true;
@@ -97,10 +99,13 @@ std::string compilerVersion(const std::string &nvcc, const std::string &cache_di
   auto size = fs::file_size(nvcc, ec);
   auto mtime = fs::last_write_time(nvcc, ec).time_since_epoch().count();
   std::string stamp = nvcc + "|" + std::to_string(size) + "|" + std::to_string(mtime);
-  auto digest = llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(stamp.data()), stamp.size()));
-  std::string file = cache_dir + "/nvcc-version-" + std::to_string(digest[0]) + "-" + std::to_string(digest[1]) + "-" +
-                     std::to_string(digest[2]) + "-" + std::to_string(digest[3]);
-  if (auto t = readFile(file); t && t->rfind(stamp + "\n", 0) == 0) return memo[nvcc] = t->substr(stamp.size() + 1);
+  auto digest = llvm::SHA256::hash(
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(stamp.data()), stamp.size()));
+  std::string file = cache_dir + "/nvcc-version-" + std::to_string(digest[0]) + "-" +
+                     std::to_string(digest[1]) + "-" + std::to_string(digest[2]) + "-" +
+                     std::to_string(digest[3]);
+  if (auto t = readFile(file); t && t->rfind(stamp + "\n", 0) == 0)
+    return memo[nvcc] = t->substr(stamp.size() + 1);
   RunOptions ro;
   ro.timeout_s = 60;
   auto r = runProcess({nvcc, "--version"}, ro);
@@ -137,13 +142,17 @@ void localIncludes(const fs::path &file, const std::vector<std::string> &dirs,
 std::string hex(llvm::ArrayRef<uint8_t> bytes) {
   static const char *d = "0123456789abcdef";
   std::string s;
-  for (auto b : bytes) { s += d[b >> 4]; s += d[b & 15]; }
+  for (auto b : bytes) {
+    s += d[b >> 4];
+    s += d[b & 15];
+  }
   return s;
 }
 
 void saveRecord(const fs::path &dir, const BuildRecord &b) {
-  llvm::json::Object o{{"ok", b.ok}, {"exit_code", b.exit_code}, {"signal", b.signal},
-                       {"timed_out", b.timed_out}, {"log", b.log}, {"wall_ms", b.wall_ms}};
+  llvm::json::Object o{{"ok", b.ok},         {"exit_code", b.exit_code},
+                       {"signal", b.signal}, {"timed_out", b.timed_out},
+                       {"log", b.log},       {"wall_ms", b.wall_ms}};
   std::string s;
   llvm::raw_string_ostream os(s);
   os << llvm::json::Value(std::move(o));
@@ -178,7 +187,8 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   std::string nvcc = findNvcc(o.nvcc);
   if (nvcc.empty()) {
     b.tool_missing = true;
-    b.tool_error = o.nvcc.empty() ? "nvcc was not found in PATH or /usr/local/cuda/bin (install the CUDA toolkit or pass --nvcc)"
+    b.tool_error = o.nvcc.empty() ? "nvcc was not found in PATH or /usr/local/cuda/bin (install "
+                                    "the CUDA toolkit or pass --nvcc)"
                                   : "nvcc '" + o.nvcc + "' was not found or is not executable";
     return b;
   }
@@ -196,7 +206,8 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   const bool watchdog = o.watchdog && o.instrument;
   if (watchdog) {
     // the copy lives elsewhere: quoted includes must still find the user's directory first
-    auto first_inc = std::find_if(args.begin(), args.end(), [](const std::string &a) { return a.rfind("-I", 0) == 0; });
+    auto first_inc = std::find_if(args.begin(), args.end(),
+                                  [](const std::string &a) { return a.rfind("-I", 0) == 0; });
     args.insert(first_inc, "-I" + fs::absolute(source_path).parent_path().string());
     char ms[64];
     std::snprintf(ms, sizeof ms, "%g", o.watchdog_ms);
@@ -207,11 +218,13 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   std::string cache = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
   std::error_code mk;
   fs::create_directories(cache, mk);
-  // The program's own directory is a private temp dir for every reducer or fuzzer candidate: the key
-  // names it "<srcdir>" (what it holds that matters, its local headers, goes in by content below).
+  // The program's own directory is a private temp dir for every reducer or fuzzer candidate: the
+  // key names it "<srcdir>" (what it holds that matters, its local headers, goes in by content
+  // below).
   const std::string srcdir = fs::absolute(source_path).parent_path().string();
   auto norm = [&](std::string x) {
-    for (size_t at = x.find(srcdir); !srcdir.empty() && at != std::string::npos; at = x.find(srcdir, at + 8))
+    for (size_t at = x.find(srcdir); !srcdir.empty() && at != std::string::npos;
+         at = x.find(srcdir, at + 8))
       x.replace(at, srcdir.size(), "<srcdir>");
     return x;
   };
@@ -224,7 +237,8 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   if (watchdog) {
     material += "\n#watchdog wswatch-1";
     if (auto h = harnessIncludeDir(); !h.empty())
-      material += "\n#runtime\n" + readFile(h + "/wswatch_rt.cuh").value_or("") + readFile(h + "/wswatch_abi.h").value_or("");
+      material += "\n#runtime\n" + readFile(h + "/wswatch_rt.cuh").value_or("") +
+                  readFile(h + "/wswatch_abi.h").value_or("");
   }
   std::set<std::string> seen;
   std::vector<std::string> dirs = o.includes;
@@ -232,7 +246,8 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   std::string headers;
   localIncludes(fs::absolute(source_path), dirs, seen, headers);
   material += norm(headers);
-  b.key = hex(llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(material.data()), material.size())));
+  b.key = hex(llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t *>(material.data()), material.size())));
 
   fs::path final_dir = fs::path(cache) / "build" / b.key;
   // A program the watchdog could not instrument (or whose copy did not compile) is built plain;
@@ -268,7 +283,8 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   std::error_code ec;
   fs::create_directories(fs::path(cache) / "build", ec);
   std::string work = makeTempDir("wsbuild.");
-  fs::path staging = fs::path(cache) / "build" / (".tmp-" + b.key + "-" + std::to_string(::getpid()));
+  fs::path staging =
+      fs::path(cache) / "build" / (".tmp-" + b.key + "-" + std::to_string(::getpid()));
   fs::create_directories(staging, ec);
   if (work.empty() || ec) {
     b.tool_missing = true;

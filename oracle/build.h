@@ -12,19 +12,19 @@
 namespace wsr {
 
 struct BuildOptions {
-  std::string nvcc;                 // empty: `nvcc` in PATH, then /usr/local/cuda/bin/nvcc
-  std::string arch = "sm_90a";      // -gencode=arch=compute_X,code=sm_X
-  std::vector<std::string> flags;   // passed through (--nvcc-flag)
+  std::string nvcc;                   // empty: `nvcc` in PATH, then /usr/local/cuda/bin/nvcc
+  std::string arch = "sm_90a";        // -gencode=arch=compute_X,code=sm_X
+  std::vector<std::string> flags;     // passed through (--nvcc-flag)
   std::vector<std::string> includes;  // -I
   std::vector<std::string> defines;   // -D (NAME or NAME=VALUE)
   std::vector<std::string> libs;      // -l
-  std::string cache_dir;            // empty: defaultCacheDir()
+  std::string cache_dir;              // empty: defaultCacheDir()
   double timeout_s = 600;
   bool use_cache = true;
   // The hang watchdog (issue 5): when on and `instrument` is set, the program compiled is
   // instrument(text, path), written to the private build dir (the user's file is never changed),
   // with -DWSWATCH_DEFAULT_MS=watchdog_ms. The hook keeps Clang out of wsr_oracle: the tools set
-  // it to the Clang rewrite (oracle/watchdog.h). An empty result means "could not instrument":
+  // it to the Clang rewrite (oracle/watchdog/watchdog.h). An empty result means "could not instrument":
   // the original is built. A copy that fails to compile falls back to the original too.
   bool watchdog = false;
   double watchdog_ms = 200;

@@ -23,10 +23,23 @@ std::optional<std::uint64_t> parseLimit(const char *e) {
   unsigned long long n = std::strtoull(e, &end, 10);
   std::uint64_t scale = 1;
   switch (*end) {
-    case 'k': case 'K': scale = 1ull << 10; ++end; break;
-    case 'm': case 'M': scale = 1ull << 20; ++end; break;
-    case 'g': case 'G': scale = 1ull << 30; ++end; break;
-    default: break;
+    case 'k':
+    case 'K':
+      scale = 1ull << 10;
+      ++end;
+      break;
+    case 'm':
+    case 'M':
+      scale = 1ull << 20;
+      ++end;
+      break;
+    case 'g':
+    case 'G':
+      scale = 1ull << 30;
+      ++end;
+      break;
+    default:
+      break;
   }
   if (*end == 'i' || *end == 'I') ++end;  // "4GiB" reads as 4G
   if (*end == 'b' || *end == 'B') ++end;
@@ -44,7 +57,10 @@ std::uint64_t cacheLimitBytes() {
 bool cacheLimitValid(std::string *err) {
   const char *e = std::getenv("WSREDUCE_CACHE_MAX");
   if (!e || !*e || parseLimit(e)) return true;
-  if (err) *err = std::string("WSREDUCE_CACHE_MAX must be a size such as 4G, 512M or 0 (no limit), not '") + e + "'";
+  if (err)
+    *err =
+        std::string("WSREDUCE_CACHE_MAX must be a size such as 4G, 512M or 0 (no limit), not '") +
+        e + "'";
   return false;
 }
 
@@ -62,8 +78,9 @@ std::uint64_t treeBytes(const fs::path &p) {
     return ec ? 0 : n;
   }
   std::uint64_t sum = 0;
-  for (fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
-       it.increment(ec)) {
+  for (fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec),
+       end;
+       !ec && it != end; it.increment(ec)) {
     std::error_code e2;
     if (it->is_regular_file(e2) && !it->is_symlink(e2)) {
       auto n = it->file_size(e2);
@@ -87,14 +104,15 @@ CachePrune pruneCache(const std::string &cache, std::uint64_t limit, double keep
   auto age_s = [&](fs::file_time_type t) { return std::chrono::duration<double>(now - t).count(); };
   for (const char *sub : {"build", "emu"}) {
     std::error_code ec;
-    for (fs::directory_iterator it(fs::path(cache) / sub, ec), end; !ec && it != end; it.increment(ec)) {
+    for (fs::directory_iterator it(fs::path(cache) / sub, ec), end; !ec && it != end;
+         it.increment(ec)) {
       std::error_code e2;
       auto used = fs::last_write_time(it->path(), e2);
       if (e2) continue;
       std::uint64_t bytes = treeBytes(it->path());
       out.bytes_before += bytes;
       if (it->path().filename().string().rfind(".tmp-", 0) == 0) {  // a build's staging directory
-        if (age_s(used) > 3600) {  // a killed build's leftover
+        if (age_s(used) > 3600) {                                   // a killed build's leftover
           fs::remove_all(it->path(), e2);
           if (!e2) {
             ++out.removed;
@@ -117,7 +135,8 @@ CachePrune pruneCache(const std::string &cache, std::uint64_t limit, double keep
   std::uint64_t total = pinned;
   for (auto &e : entries) total += e.bytes;
   if (limit > 0 && total > limit) {
-    std::sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) { return a.used < b.used; });
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry &a, const Entry &b) { return a.used < b.used; });
     const std::uint64_t target = limit / 4 * 3;
     for (auto &e : entries) {
       if (total <= target) break;

@@ -37,15 +37,24 @@ std::string lower(std::string s) {
 
 std::string signalName(int sig) {
   switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGTRAP: return "SIGTRAP";
-    default: return "SIG" + std::to_string(sig);
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGTRAP:
+      return "SIGTRAP";
+    default:
+      return "SIG" + std::to_string(sig);
   }
 }
 
@@ -56,29 +65,50 @@ struct ErrorSpec {
   const char *runtime_name, *driver_name, *text, *detail;
 };
 const ErrorSpec kErrors[] = {
-    {700, "cudaErrorIllegalAddress", "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered", "crash/illegal-address"},
-    {716, "cudaErrorMisalignedAddress", "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address", "crash/misaligned"},
-    {715, "cudaErrorIllegalInstruction", "CUDA_ERROR_ILLEGAL_INSTRUCTION", "an illegal instruction was encountered", "crash/illegal-instruction"},
-    {719, "cudaErrorLaunchFailure", "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure", "crash/launch-failure"},
-    {710, "cudaErrorAssert", "CUDA_ERROR_ASSERT", "device-side assert triggered", "crash/device-assert"},
-    {714, "cudaErrorHardwareStackError", "CUDA_ERROR_HARDWARE_STACK_ERROR", "hardware stack error", "crash/hardware-stack"},
-    {717, "cudaErrorInvalidAddressSpace", "CUDA_ERROR_INVALID_ADDRESS_SPACE", "operation not supported on global/shared address space", "crash/invalid-address-space"},
-    {718, "cudaErrorInvalidPc", "CUDA_ERROR_INVALID_PC", "invalid program counter", "crash/invalid-pc"},
-    {702, "cudaErrorLaunchTimeout", "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated", "hang/launch-timeout"},
-    {701, "cudaErrorLaunchOutOfResources", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch", "crash/out-of-resources"},
-    {209, "cudaErrorNoKernelImageForDevice", "CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device", "crash/no-kernel-image"},
-    {2, "cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY", "out of memory", "crash/out-of-memory"},
-    {9, "cudaErrorInvalidConfiguration", "CUDA_ERROR_INVALID_CONFIGURATION", "invalid configuration argument", "crash/invalid-configuration"},
-    {1, "cudaErrorInvalidValue", "CUDA_ERROR_INVALID_VALUE", "invalid argument", "crash/invalid-argument"},
-    {98, "cudaErrorInvalidDeviceFunction", "CUDA_ERROR_INVALID_HANDLE", "invalid device function", "crash/invalid-device-function"},
+    {700, "cudaErrorIllegalAddress", "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered", "crash/illegal-address"},
+    {716, "cudaErrorMisalignedAddress", "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address",
+     "crash/misaligned"},
+    {715, "cudaErrorIllegalInstruction", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+     "an illegal instruction was encountered", "crash/illegal-instruction"},
+    {719, "cudaErrorLaunchFailure", "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure",
+     "crash/launch-failure"},
+    {710, "cudaErrorAssert", "CUDA_ERROR_ASSERT", "device-side assert triggered",
+     "crash/device-assert"},
+    {714, "cudaErrorHardwareStackError", "CUDA_ERROR_HARDWARE_STACK_ERROR", "hardware stack error",
+     "crash/hardware-stack"},
+    {717, "cudaErrorInvalidAddressSpace", "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+     "operation not supported on global/shared address space", "crash/invalid-address-space"},
+    {718, "cudaErrorInvalidPc", "CUDA_ERROR_INVALID_PC", "invalid program counter",
+     "crash/invalid-pc"},
+    {702, "cudaErrorLaunchTimeout", "CUDA_ERROR_LAUNCH_TIMEOUT",
+     "the launch timed out and was terminated", "hang/launch-timeout"},
+    {701, "cudaErrorLaunchOutOfResources", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for launch", "crash/out-of-resources"},
+    {209, "cudaErrorNoKernelImageForDevice", "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device", "crash/no-kernel-image"},
+    {2, "cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY", "out of memory",
+     "crash/out-of-memory"},
+    {9, "cudaErrorInvalidConfiguration", "CUDA_ERROR_INVALID_CONFIGURATION",
+     "invalid configuration argument", "crash/invalid-configuration"},
+    {1, "cudaErrorInvalidValue", "CUDA_ERROR_INVALID_VALUE", "invalid argument",
+     "crash/invalid-argument"},
+    {98, "cudaErrorInvalidDeviceFunction", "CUDA_ERROR_INVALID_HANDLE", "invalid device function",
+     "crash/invalid-device-function"},
     {999, "cudaErrorUnknown", "CUDA_ERROR_UNKNOWN", "unknown error", "crash/unknown"},
     // The oracle could not judge: no GPU, or a driver that cannot run this toolkit's code.
-    {100, "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected", "infra-error/no-gpu"},
-    {35, "cudaErrorInsufficientDriver", "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "CUDA driver version is insufficient for CUDA runtime version", "infra-error/no-gpu"},
-    {34, "cudaErrorStubLibrary", "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library", "infra-error/no-gpu"},
-    {46, "cudaErrorDevicesUnavailable", "CUDA_ERROR_DEVICE_UNAVAILABLE", "CUDA-capable device(s) is/are busy or unavailable", "infra-error/gpu-unavailable"},
-    {222, "cudaErrorUnsupportedPtxVersion", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "the provided PTX was compiled with an unsupported toolchain", "infra-error/driver-too-old"},
-    {3, "cudaErrorInitializationError", "CUDA_ERROR_NOT_INITIALIZED", "initialization error", "infra-error/cuda-init"},
+    {100, "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected",
+     "infra-error/no-gpu"},
+    {35, "cudaErrorInsufficientDriver", "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+     "CUDA driver version is insufficient for CUDA runtime version", "infra-error/no-gpu"},
+    {34, "cudaErrorStubLibrary", "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library",
+     "infra-error/no-gpu"},
+    {46, "cudaErrorDevicesUnavailable", "CUDA_ERROR_DEVICE_UNAVAILABLE",
+     "CUDA-capable device(s) is/are busy or unavailable", "infra-error/gpu-unavailable"},
+    {222, "cudaErrorUnsupportedPtxVersion", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+     "the provided PTX was compiled with an unsupported toolchain", "infra-error/driver-too-old"},
+    {3, "cudaErrorInitializationError", "CUDA_ERROR_NOT_INITIALIZED", "initialization error",
+     "infra-error/cuda-init"},
 };
 
 std::string symptomOf(const std::string &detail) { return detail.substr(0, detail.find('/')); }
@@ -139,7 +169,8 @@ std::vector<CheckLine> parseCheckLines(const std::string &text) {
 std::vector<CudaError> findCudaErrors(const std::string &text) {
   std::vector<CudaError> out;
   for (auto &l : lines(text)) {
-    if (contains(l, "WSCHECK ") || contains(l, "WSWATCH") || contains(l, "[wsemu] ")) continue;  // not the program's own words
+    if (contains(l, "WSCHECK ") || contains(l, "WSWATCH") || contains(l, "[wsemu] "))
+      continue;  // not the program's own words
     for (auto &e : kErrors) {
       bool hit = contains(l, e.runtime_name) || contains(l, e.driver_name);
       if (!hit && contains(l, e.text)) {
@@ -183,7 +214,10 @@ std::map<std::string, std::string> fields(const std::string &l) {
     size_t eq = l.find('=', i);
     size_t sp = l.find(' ', i);
     if (eq == std::string::npos) break;
-    if (sp != std::string::npos && sp < eq) { i = sp + 1; continue; }
+    if (sp != std::string::npos && sp < eq) {
+      i = sp + 1;
+      continue;
+    }
     std::string k = l.substr(i, eq - i);
     size_t v = eq + 1;
     std::string val;
@@ -204,7 +238,11 @@ std::map<std::string, std::string> fields(const std::string &l) {
 long long num(const std::map<std::string, std::string> &m, const char *k, long long dflt) {
   auto it = m.find(k);
   if (it == m.end() || it->second.empty()) return dflt;
-  try { return std::stoll(it->second, nullptr, 0); } catch (...) { return dflt; }
+  try {
+    return std::stoll(it->second, nullptr, 0);
+  } catch (...) {
+    return dflt;
+  }
 }
 
 std::string baseName(const std::string &p) {
@@ -226,7 +264,10 @@ WatchReport parseWatchRecords(const std::string &text) {
     auto f = fields(s.substr(s.find(' ') == std::string::npos ? s.size() : s.find(' ')));
     if (s.rfind("WSWATCH-STATUS", 0) == 0) {
       if (f.count("mode")) w.mode = f["mode"];
-      try { w.bound_ms = std::stod(f["bound_ms"]); } catch (...) {}
+      try {
+        w.bound_ms = std::stod(f["bound_ms"]);
+      } catch (...) {
+      }
       w.dropped = (unsigned)num(f, "dropped", 0);
     } else if (s.rfind("WSWATCH-SITE ", 0) == 0) {
       WatchSiteInfo si;
@@ -244,7 +285,8 @@ WatchReport parseWatchRecords(const std::string &text) {
       si.ran = num(f, "ran", 0) != 0;
       w.sites.push_back(si);
     } else if (s.rfind("WSWATCH-BAR ", 0) == 0) {
-      WatchInBar ib{(unsigned)num(f, "block", 0), (unsigned)num(f, "warp", 0), (unsigned)num(f, "line", 0)};
+      WatchInBar ib{(unsigned)num(f, "block", 0), (unsigned)num(f, "warp", 0),
+                    (unsigned)num(f, "line", 0)};
       // the watch file and the program's own stderr print the same slots: once each
       if (seen_rec.insert("bar|" + f["block"] + "|" + f["warp"]).second) w.in_bar.push_back(ib);
     } else if (s.rfind("WSWATCH ", 0) == 0) {
@@ -265,7 +307,10 @@ WatchReport parseWatchRecords(const std::string &text) {
       r.iter = num(f, "iter", -1);
       r.bar = (unsigned long long)num(f, "bar", 0);
       r.gbar = (unsigned long long)num(f, "gbar", 0);
-      try { r.waited_ms = std::stod(f["waited_ms"]); } catch (...) {}
+      try {
+        r.waited_ms = std::stod(f["waited_ms"]);
+      } catch (...) {
+      }
       r.raw = s;
       std::string key = b + "|" + std::to_string(r.warp) + "|" + std::to_string(r.site);
       if (!seen_rec.insert(key).second) continue;
@@ -280,15 +325,20 @@ std::string decodeWatchBuffer(const std::string &bytes) {
   wswatch_buf_t *b = new wswatch_buf_t;
   std::memcpy(b, bytes.data(), sizeof(wswatch_buf_t));
   std::string out;
-  if (b->magic != WSWATCH_MAGIC || b->version != WSWATCH_VERSION) { delete b; return {}; }
+  if (b->magic != WSWATCH_MAGIC || b->version != WSWATCH_VERSION) {
+    delete b;
+    return {};
+  }
   auto cstr = [](const char *p, size_t n) { return std::string(p, strnlen(p, n)); };
   unsigned nsites = std::min<unsigned>(b->nsites, WSWATCH_MAX_SITES);
   std::string file = cstr(b->file, sizeof b->file);
   unsigned nrec = 0;
   for (unsigned i = 0; i < WSWATCH_MAX_RECS; ++i) nrec += b->recs[i].valid == WSWATCH_REC_VALID;
   char buf[1024];
-  std::snprintf(buf, sizeof buf, "WSWATCH-STATUS mode=%s records=%u dropped=%u bound_ms=%.1f file=%s source=watch-file\n",
-                cstr(b->mode, sizeof b->mode).c_str(), nrec, b->dropped, b->bound_ns / 1e6, file.c_str());
+  std::snprintf(
+      buf, sizeof buf,
+      "WSWATCH-STATUS mode=%s records=%u dropped=%u bound_ms=%.1f file=%s source=watch-file\n",
+      cstr(b->mode, sizeof b->mode).c_str(), nrec, b->dropped, b->bound_ns / 1e6, file.c_str());
   out += buf;
   for (unsigned i = 0; i < WSWATCH_MAX_RECS; ++i) {
     const wswatch_rec_t &r = b->recs[i];
@@ -296,25 +346,28 @@ std::string decodeWatchBuffer(const std::string &bytes) {
     const wswatch_site_t *st = r.site < nsites ? &b->sites[r.site] : nullptr;
     std::string name = st ? cstr(st->bar, sizeof st->bar) : "";
     std::snprintf(buf, sizeof buf,
-                  "WSWATCH block=%u,%u,%u warp=%u lane=%u lanes=%u site=%u file=%s line=%u wait_line=%u role=\"%s\" "
+                  "WSWATCH block=%u,%u,%u warp=%u lane=%u lanes=%u site=%u file=%s line=%u "
+                  "wait_line=%u role=\"%s\" "
                   "bar=0x%x gbar=0x%" PRIx64 " name=%s idx=%d parity=%d iter=%d waited_ms=%.1f\n",
-                  r.block[0], r.block[1], r.block[2], r.warp, r.lane, r.lanes, r.site, file.c_str(), st ? st->line : 0,
-                  r.wait_line, st ? cstr(st->role, sizeof st->role).c_str() : "", r.bar_smem, (uint64_t)r.bar_generic,
-                  name.empty() ? "-" : name.c_str(), r.idx, (int)r.parity, (int)r.iter, r.waited_ns / 1e6);
+                  r.block[0], r.block[1], r.block[2], r.warp, r.lane, r.lanes, r.site, file.c_str(),
+                  st ? st->line : 0, r.wait_line, st ? cstr(st->role, sizeof st->role).c_str() : "",
+                  r.bar_smem, (uint64_t)r.bar_generic, name.empty() ? "-" : name.c_str(), r.idx,
+                  (int)r.parity, (int)r.iter, r.waited_ns / 1e6);
     out += buf;
   }
   for (unsigned i = 0; i < WSWATCH_MAX_BAR_SLOTS; ++i) {
     const wswatch_bar_t &e = b->in_bar[i];
     if (!(e.line & WSWATCH_IN_BAR)) continue;
-    std::snprintf(buf, sizeof buf, "WSWATCH-BAR block=%u warp=%u line=%u file=%s\n", e.block, e.warp, e.line & ~WSWATCH_IN_BAR,
-                  file.c_str());
+    std::snprintf(buf, sizeof buf, "WSWATCH-BAR block=%u warp=%u line=%u file=%s\n", e.block,
+                  e.warp, e.line & ~WSWATCH_IN_BAR, file.c_str());
     out += buf;
   }
   for (unsigned i = 0; i < nsites; ++i) {
     const wswatch_site_t &st = b->sites[i];
-    std::snprintf(buf, sizeof buf, "WSWATCH-SITE site=%u file=%s line=%u wait_line=%u kind=%s ran=%u role=\"%s\"\n", i,
-                  file.c_str(), st.line, st.wait_line, cstr(st.kind, sizeof st.kind).c_str(), b->ran[i],
-                  cstr(st.role, sizeof st.role).c_str());
+    std::snprintf(buf, sizeof buf,
+                  "WSWATCH-SITE site=%u file=%s line=%u wait_line=%u kind=%s ran=%u role=\"%s\"\n",
+                  i, file.c_str(), st.line, st.wait_line, cstr(st.kind, sizeof st.kind).c_str(),
+                  b->ran[i], cstr(st.role, sizeof st.role).c_str());
     out += buf;
   }
   delete b;
@@ -328,7 +381,8 @@ std::string decodeWatchBuffer(const std::string &bytes) {
 // parked-on barrier's phase had got (the WSEMU branch below), which a GPU cannot read.
 static std::string warpgroupList(const std::set<unsigned> &wgs) {  // "warpgroup0;warpgroup2"
   std::string out;
-  for (unsigned g : wgs) out += (out.empty() ? "" : ";") + std::string("warpgroup") + std::to_string(g);
+  for (unsigned g : wgs)
+    out += (out.empty() ? "" : ";") + std::string("warpgroup") + std::to_string(g);
   return out;
 }
 
@@ -344,7 +398,8 @@ std::string watchSignature(const WatchReport &w, const std::string &kind) {
   }
   std::string out;
   for (auto &[g, f] : first)
-    out += (out.empty() ? "" : ";") + std::string("warpgroup") + std::to_string(g) + (f ? "(first)" : "");
+    out += (out.empty() ? "" : ";") + std::string("warpgroup") + std::to_string(g) +
+           (f ? "(first)" : "");
   return "hang:" + kind + ":" + out;
 }
 
@@ -355,7 +410,10 @@ std::string watchSiteKey(const WatchReport &w) {
                   " iter=" + (r.iter < 0 ? std::string("?") : std::to_string(r.iter)));
   std::string key;
   std::string sep;
-  for (auto &t : tuples) { key += sep + t; sep = "; "; }
+  for (auto &t : tuples) {
+    key += sep + t;
+    sep = "; ";
+  }
   return key;
 }
 
@@ -367,11 +425,16 @@ std::vector<std::string> watchEvidence(const WatchReport &w, size_t max_lines) {
   std::map<std::string, Group> groups;
   std::vector<std::string> order;
   for (auto &r : w.records) {
-    std::string key = std::to_string(r.site) + "|" + std::to_string(r.warp / 4) + "|" + std::to_string(r.iter) + "|" +
-                      std::to_string(r.parity) + "|" + std::to_string(r.idx);
+    std::string key = std::to_string(r.site) + "|" + std::to_string(r.warp / 4) + "|" +
+                      std::to_string(r.iter) + "|" + std::to_string(r.parity) + "|" +
+                      std::to_string(r.idx);
     auto &g = groups[key];
-    if (!g.first) { g.first = &r; order.push_back(key); }
-    std::string blk = std::to_string(r.block[0]) + "," + std::to_string(r.block[1]) + "," + std::to_string(r.block[2]);
+    if (!g.first) {
+      g.first = &r;
+      order.push_back(key);
+    }
+    std::string blk = std::to_string(r.block[0]) + "," + std::to_string(r.block[1]) + "," +
+                      std::to_string(r.block[2]);
     g.blocks.insert(blk);
     g.warps.insert(blk + "/" + std::to_string(r.warp));
   }
@@ -381,16 +444,21 @@ std::vector<std::string> watchEvidence(const WatchReport &w, size_t max_lines) {
   std::vector<std::string> out;
   for (auto &k : order) {
     if (out.size() >= max_lines) {
-      out.push_back("... and " + std::to_string(order.size() - max_lines) + " more groups of parked warps");
+      out.push_back("... and " + std::to_string(order.size() - max_lines) +
+                    " more groups of parked warps");
       break;
     }
     auto &g = groups[k];
     const WatchRecord &r = *g.first;
     std::string who = "warpgroup " + std::to_string(r.warp / 4);
-    if (g.warps.size() == 1) who += " warp " + std::to_string(r.warp) + (r.lanes == 1 ? " lane " + std::to_string(r.lane) : "");
+    if (g.warps.size() == 1)
+      who += " warp " + std::to_string(r.warp) +
+             (r.lanes == 1 ? " lane " + std::to_string(r.lane) : "");
     if (!r.role.empty()) who += " (" + r.role + ")";
-    std::string s = who + ", " + std::to_string(g.warps.size()) + (g.warps.size() == 1 ? " warp" : " warps");
-    if (g.blocks.size() > 1) s += " in " + std::to_string(g.blocks.size()) + " blocks";
+    std::string s =
+        who + ", " + std::to_string(g.warps.size()) + (g.warps.size() == 1 ? " warp" : " warps");
+    if (g.blocks.size() > 1)
+      s += " in " + std::to_string(g.blocks.size()) + " blocks";
     else {
       std::string blk = *g.blocks.begin();
       if (blk.size() > 4 && blk.compare(blk.size() - 4, 4, ",0,0") == 0) blk.resize(blk.size() - 4);
@@ -398,10 +466,13 @@ std::vector<std::string> watchEvidence(const WatchReport &w, size_t max_lines) {
     }
     s += ", parked at " + baseName(r.file) + ":" + std::to_string(r.line) + " mbarrier " +
          (r.name.empty() ? "?" : r.name) + (r.idx >= 0 ? "[" + std::to_string(r.idx) + "]" : "");
-    if (r.parity >= 0) s += " waiting for parity " + std::to_string(r.parity);
-    else s += " waiting on an arrival token";
+    if (r.parity >= 0)
+      s += " waiting for parity " + std::to_string(r.parity);
+    else
+      s += " waiting on an arrival token";
     s += ", iteration " + (r.iter < 0 ? std::string("?") : std::to_string(r.iter));
-    if (r.wait_line && r.wait_line != r.line) s += " (the wait loop is at line " + std::to_string(r.wait_line) + ")";
+    if (r.wait_line && r.wait_line != r.line)
+      s += " (the wait loop is at line " + std::to_string(r.wait_line) + ")";
     out.push_back(s);
   }
   return out;
@@ -429,7 +500,8 @@ Verdict classifyBuild(const BuildRecord &b) {
     return contains(x, "internal compiler error") || contains(x, "internal error") ||
            contains(x, "died due to signal") || contains(x, "segmentation fault") ||
            contains(x, "please submit a bug report") ||
-           (contains(x, "assertion") && !contains(x, "static assertion") && !contains(x, "static_assert")) ||
+           (contains(x, "assertion") && !contains(x, "static assertion") &&
+            !contains(x, "static_assert")) ||
            contains(x, "stack dump");
   });
   if (b.signal || !ice.empty()) {
@@ -442,9 +514,10 @@ Verdict classifyBuild(const BuildRecord &b) {
     return l.rfind("ptxas", 0) == 0 && (contains(l, "error") || contains(l, "fatal"));
   });
   // The emulator's build stands in for ptxas where the GPU's build would fail there (an
-  // immediate out of range: emu/translate.cpp's static_asserts say "ptxas: ...").
+  // immediate out of range: emu/translate/translate.cpp's static_asserts say "ptxas: ...").
   if (ptxas.empty()) {
-    std::string emu = first([](const std::string &l) { return contains(l, "static assertion failed: ptxas: "); });
+    std::string emu =
+        first([](const std::string &l) { return contains(l, "static assertion failed: ptxas: "); });
     if (!emu.empty()) ptxas = emu.substr(emu.find("ptxas: "));
   }
   if (!ptxas.empty()) {
@@ -466,21 +539,24 @@ Verdict classifyBuild(const BuildRecord &b) {
     v.evidence.push_back(link);
     return v;
   }
-  if (fe.empty()) fe = ls.empty() ? "compiler exited with status " + std::to_string(b.exit_code) : ls.front();
+  if (fe.empty())
+    fe = ls.empty() ? "compiler exited with status " + std::to_string(b.exit_code) : ls.front();
   Verdict v = make("compile-error/frontend", "compile-error:frontend:" + normaliseCompileError(fe));
   v.evidence.push_back(fe);
   for (auto &l : ls)
-    if (&l != &fe && l != fe && v.evidence.size() < 6 && (contains(l, "error") || contains(l, "note")))
+    if (&l != &fe && l != fe && v.evidence.size() < 6 &&
+        (contains(l, "error") || contains(l, "note")))
       v.evidence.push_back(l);
   return v;
 }
 
-// The emulator's notes ("WSEMU note k=N ..." lines) that are part of a failure's signature: "+k" for
-// each of `keys` with N != 0, in that order; the note lines themselves into *notes.
-// The emulator's notes that are part of any failure's signature (emu/mbarrier.cpp's printNotes).
-static const std::vector<const char *> kEmuFailureNotes = {"mbarrier-init-unordered", "mbarrier-wait-uninit",
-                                                           "mbarrier-tx-uninit", "smem-read-before-tx",
-                                                           "smem-read-unwaited", "proxy-unfenced"};
+// The emulator's notes ("WSEMU note k=N ..." lines) that are part of a failure's signature: "+k"
+// for each of `keys` with N != 0, in that order; the note lines themselves into *notes. The
+// emulator's notes that are part of any failure's signature (emu/runtime/mbarrier.cpp's
+// printNotes).
+static const std::vector<const char *> kEmuFailureNotes = {
+    "mbarrier-init-unordered", "mbarrier-wait-uninit", "mbarrier-tx-uninit",
+    "smem-read-before-tx",     "smem-read-unwaited",   "proxy-unfenced"};
 
 static std::string noteMarks(const std::string &err, const std::vector<const char *> &keys,
                              std::vector<std::string> *notes = nullptr) {
@@ -530,7 +606,8 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // waited for): what a user needs when a bug seems to have gone away or turned into another.
     for (size_t at = 0; (at = r.err.find("[wsemu] ", at)) != std::string::npos;) {
       size_t e = r.err.find('\n', at);
-      if (at == 0 || r.err[at - 1] == '\n') v.evidence.push_back(r.err.substr(at, e == std::string::npos ? std::string::npos : e - at));
+      if (at == 0 || r.err[at - 1] == '\n')
+        v.evidence.push_back(r.err.substr(at, e == std::string::npos ? std::string::npos : e - at));
       at = e == std::string::npos ? r.err.size() : e;
     }
     v.timings.run_ms.push_back(r.wall_ms);
@@ -571,11 +648,11 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // for a role parked on an mbarrier, how far that barrier's phase had got: none, partial (some
     // arrivals missing), tx (bytes missing after some came), tx-none (bytes expected, none came)
     // or tx-over, as "warpgroup0(partial)"; for a use before init, whether the program had an
-    // init that never ran, as "warpgroup1(init-unrun)" (emu/mbarrier.cpp's getBar). Lines move and the
-    // iteration changes as a reduction shrinks the program and its shape; both stay in the
-    // evidence (the WSEMU lines). The arrivals are what keeps a reduction of a wrong arrival count
-    // honest: without them the GEMM hang's 494 lines reduced to 110 in which nothing arrived at
-    // all (session 6), the same parked roles for another cause. Of the iteration, one bit stays:
+    // init that never ran, as "warpgroup1(init-unrun)" (emu/runtime/mbarrier.cpp's getBar). Lines
+    // move and the iteration changes as a reduction shrinks the program and its shape; both stay in
+    // the evidence (the WSEMU lines). The arrivals are what keeps a reduction of a wrong arrival
+    // count honest: without them the GEMM hang's 494 lines reduced to 110 in which nothing arrived
+    // at all (session 6), the same parked roles for another cause. Of the iteration, one bit stays:
     // "first" when the role parked on its first wait at that site (no phase of it ever completed
     // for that role), as "warpgroup1(none,first)". A producer loop one tile short parks the
     // consumer after its other tiles went through; a reduction on the H200 (session 8) had
@@ -592,7 +669,8 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
       for (auto x : f) {
         if (x.starts_with("warpgroup") || x == "async") role = x.str();
         if (x.consume_front("arrivals=")) arrivals = x.str();
-        if (x.consume_front("init=")) arrivals = "init-" + x.str();  // a use before init: absent, unrun, other
+        if (x.consume_front("init="))
+          arrivals = "init-" + x.str();  // a use before init: absent, unrun, other
         if (x == "iter0") first = true;
       }
       std::string how = arrivals;
@@ -606,29 +684,37 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // part of the failure, so that a reduction cannot take the __syncthreads after the inits and
     // keep "the same" hang with a race in it (session 10).
     rs += noteMarks(r.err, kEmuFailureNotes);
-    if (emu->symptom == "hang") v = make(d, "hang:" + what + ":" + rs);
-    else if (emu->symptom == "ub") v = make("crash/ub-" + what, "crash:ub-" + what + ":" + rs);
+    if (emu->symptom == "hang")
+      v = make(d, "hang:" + what + ":" + rs);
+    else if (emu->symptom == "ub")
+      v = make("crash/ub-" + what, "crash:ub-" + what + ":" + rs);
     else if (emu->symptom == "compile-error") {
       // An operand ptxas would reject (e.g. a setmaxnreg count): a compile error on the GPU.
       std::string msg;
       for (auto &l : emu->lines)
         if (l.rfind("WSEMU message ", 0) == 0) msg = l.substr(14);
       size_t colon = msg.find(": ");
-      v = make(d, "compile-error:ptxas:" + (colon == std::string::npos ? what : msg.substr(colon + 2)));
-    } else v = make(d.find('/') == std::string::npos ? "infra-error/emulator" : d, "infra:" + what);
+      v = make(
+          d, "compile-error:ptxas:" + (colon == std::string::npos ? what : msg.substr(colon + 2)));
+    } else
+      v = make(d.find('/') == std::string::npos ? "infra-error/emulator" : d, "infra:" + what);
     for (auto &l : emu->lines) v.evidence.push_back(l);
     return finish(v);
   }
   auto watch = parseWatchRecords(r.watch + "\n" + r.err);
-  auto coverage = [&](Verdict &v) {  // which instrumented waits never completed (fuzzer: did the site run)
-    if (watch.sites.empty()) return;
-    std::string never;
-    unsigned n = 0;
-    for (auto &s : watch.sites)
-      if (!s.ran && s.kind != "helper-default") { never += (n++ ? "," : "") + std::to_string(s.line); }
-    v.evidence.push_back("watchdog: " + std::to_string(watch.sites.size()) + " wait sites, " +
-                         (n ? "never completed at lines " + never : std::string("all completed at least once")));
-  };
+  auto coverage =
+      [&](Verdict &v) {  // which instrumented waits never completed (fuzzer: did the site run)
+        if (watch.sites.empty()) return;
+        std::string never;
+        unsigned n = 0;
+        for (auto &s : watch.sites)
+          if (!s.ran && s.kind != "helper-default") {
+            never += (n++ ? "," : "") + std::to_string(s.line);
+          }
+        v.evidence.push_back(
+            "watchdog: " + std::to_string(watch.sites.size()) + " wait sites, " +
+            (n ? "never completed at lines " + never : std::string("all completed at least once")));
+      };
   // Warps inside a CTA barrier at the end, by warpgroup. A warpgroup found only there (none of its
   // warps parked on an mbarrier) is where the hang starts: the others wait on mbarriers that it
   // would have fed (the seeds' "__syncthreads in a role branch").
@@ -647,16 +733,19 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     for (auto &[wg, ls] : bar_wg) {
       std::string lines;
       for (auto &l : ls) lines += (lines.empty() ? "" : ",") + l;
-      v.evidence.push_back("warpgroup " + std::to_string(wg) + ", " + std::to_string(bar_wg_warps[wg]) +
-                           " warp(s) inside bar.sync / __syncthreads at line " + lines +
-                           (only_bar.count(wg) ? " (none of its warps waits on an mbarrier: the hang starts here)" : ""));
+      v.evidence.push_back(
+          "warpgroup " + std::to_string(wg) + ", " + std::to_string(bar_wg_warps[wg]) +
+          " warp(s) inside bar.sync / __syncthreads at line " + lines +
+          (only_bar.count(wg) ? " (none of its warps waits on an mbarrier: the hang starts here)"
+                              : ""));
     }
   };
-  auto barSignature = [&]() {  // every parked role, in a barrier or on an mbarrier (the emulator's shape)
-    std::set<unsigned> all = mbar_wg;
-    for (auto &[wg, l] : bar_wg) all.insert(wg);
-    return "hang:barrier:" + warpgroupList(all);
-  };
+  auto barSignature =
+      [&]() {  // every parked role, in a barrier or on an mbarrier (the emulator's shape)
+        std::set<unsigned> all = mbar_wg;
+        for (auto &[wg, l] : bar_wg) all.insert(wg);
+        return "hang:barrier:" + warpgroupList(all);
+      };
   if (!only_bar.empty() && !watch.records.empty()) {  // the watchdog fired: a hang, not a fault
     Verdict v = make("hang/barrier", barSignature());
     barEvidence(v);
@@ -671,16 +760,17 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     std::string kind = r.timed_out ? "barrier" : "mbarrier";
     Verdict v = make("hang/" + kind, watchSignature(watch, kind));
     if (r.timed_out)
-      v.evidence.push_back("killed after the timeout (" + std::to_string((long)r.wall_ms) +
-                           " ms) although the watchdog recorded the warps below: the others sat in bar.sync / "
-                           "__syncthreads, which cannot be bounded");
+      v.evidence.push_back(
+          "killed after the timeout (" + std::to_string((long)r.wall_ms) +
+          " ms) although the watchdog recorded the warps below: the others sat in bar.sync / "
+          "__syncthreads, which cannot be bounded");
     for (auto &e : watchEvidence(watch)) v.evidence.push_back(e);
     double waited = 0;
     for (auto &rec : watch.records) waited = std::max(waited, rec.waited_ms);
     char b[160];
-    std::snprintf(b, sizeof b, "watchdog: %zu parked warps recorded (mode %s, bound %.0f ms%s)", watch.records.size(),
-                  watch.mode.empty() ? "?" : watch.mode.c_str(), watch.bound_ms,
-                  watch.dropped ? ", some records dropped" : "");
+    std::snprintf(b, sizeof b, "watchdog: %zu parked warps recorded (mode %s, bound %.0f ms%s)",
+                  watch.records.size(), watch.mode.empty() ? "?" : watch.mode.c_str(),
+                  watch.bound_ms, watch.dropped ? ", some records dropped" : "");
     v.evidence.push_back(b);
     coverage(v);
     return finish(v);
@@ -694,7 +784,8 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
   }
   if (r.timed_out) {
     Verdict v = make("hang/unknown", "hang:unknown");
-    v.evidence.push_back("killed after the timeout (" + std::to_string((long)r.wall_ms) + " ms); no watchdog record");
+    v.evidence.push_back("killed after the timeout (" + std::to_string((long)r.wall_ms) +
+                         " ms); no watchdog record");
     for (auto &e : errs) v.evidence.push_back(e.line);
     return finish(v);
   }
@@ -708,7 +799,8 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
   }
   if (r.signal) {
     Verdict v = make("crash/host", "crash:host:" + signalName(r.signal));
-    v.evidence.push_back("terminated by " + signalName(r.signal) + " (" + strsignal(r.signal) + ")");
+    v.evidence.push_back("terminated by " + signalName(r.signal) + " (" + strsignal(r.signal) +
+                         ")");
     auto el = lines(r.err);
     for (size_t i = el.size() > 3 ? el.size() - 3 : 0; i < el.size(); ++i)
       if (!el[i].empty()) v.evidence.push_back(el[i]);
@@ -743,7 +835,8 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // stored an eighth of a tile from shared memory and kept wrong:C:row-stripe with 6144 NaN on
     // the emulator and none on the GPU; the original has none.
     if (c.nan > 0 && shape != "nan") marks += "+some-nan";
-    Verdict v = make("wrong/" + shape, "wrong:" + c.name + ":" + shape + (all ? "(all)" : "") + marks);
+    Verdict v =
+        make("wrong/" + shape, "wrong:" + c.name + ":" + shape + (all ? "(all)" : "") + marks);
     v.evidence.push_back(c.raw);
     if (!marks.empty()) v.evidence.insert(v.evidence.end(), notes.begin(), notes.end());
     return finish(v);
@@ -755,7 +848,8 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     auto el = lines(r.err + "\n" + r.out);
     for (auto &l : el)
       if (!l.empty() && v.evidence.size() < 4 &&
-          (contains(lower(l), "fail") || contains(lower(l), "error") || contains(lower(l), "mismatch")))
+          (contains(lower(l), "fail") || contains(lower(l), "error") ||
+           contains(lower(l), "mismatch")))
         v.evidence.push_back(l);
     return finish(v);
   }
@@ -776,7 +870,8 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
   return finish(v);
 }
 
-Verdict classify(const BuildRecord &b, const std::vector<RunRecord> &runs, const ClassifyOptions &opt) {
+Verdict classify(const BuildRecord &b, const std::vector<RunRecord> &runs,
+                 const ClassifyOptions &opt) {
   Verdict v;
   if (!b.ok) {
     v = classifyBuild(b);
@@ -800,13 +895,23 @@ Verdict classify(const BuildRecord &b, const std::vector<RunRecord> &runs, const
     }
     if (infra) {
       for (auto &e : each)
-        if (e.symptom == "infra-error") { auto keep = v.runs; auto t = v.timings; v = e; v.runs = keep; v.timings = t; break; }
+        if (e.symptom == "infra-error") {
+          auto keep = v.runs;
+          auto t = v.timings;
+          v = e;
+          v.runs = keep;
+          v.timings = t;
+          break;
+        }
     } else if (distinct.size() > 1) {
       std::map<std::string, int> count;
       for (auto &e : each) count[e.detail]++;
       std::string sig = "flaky:";
       std::string sep;
-      for (auto &[d, n] : count) { sig += sep + d; sep = "|"; }
+      for (auto &[d, n] : count) {
+        sig += sep + d;
+        sep = "|";
+      }
       auto keep = v.runs;
       auto t = v.timings;
       v = make("flaky/mixed", sig);

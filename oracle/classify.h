@@ -11,8 +11,8 @@
 namespace wsr {
 
 struct ClassifyOptions {
-  std::string match;           // user --match REGEX (ECMAScript), searched in stdout+stderr
-  double slow_baseline_ms = 0; // > 0: a passing run slower than factor x baseline is `slow`
+  std::string match;            // user --match REGEX (ECMAScript), searched in stdout+stderr
+  double slow_baseline_ms = 0;  // > 0: a passing run slower than factor x baseline is `slow`
   double slow_factor = 2.0;
 };
 
@@ -22,7 +22,8 @@ struct CheckLine {
   long long rows = 0, cols = 0, bad = 0, nan = 0;
   double max_abs = 0;
   bool ref_constant = false;  // the reference was one value everywhere (ref=constant)
-  bool out_unrelated = false; // a wrong output whose correlation with the reference is < 0.3 (out=unrelated)
+  bool out_unrelated =
+      false;  // a wrong output whose correlation with the reference is < 0.3 (out=unrelated)
 };
 std::vector<CheckLine> parseCheckLines(const std::string &text);
 
@@ -45,8 +46,8 @@ struct WatchRecord {
   unsigned block[3] = {0, 0, 0};
   unsigned warp = 0, lane = 0, lanes = 0, site = 0, line = 0, wait_line = 0;
   std::string file, role, name;  // role: "consumer: not warpgroup 0"; name: the barrier ("full")
-  int idx = -1, parity = -1;     // barrier index (-1: unknown), parity waited for (-1: a token wait)
-  long long iter = -1;           // waits this thread had completed at the site (-1: not counted)
+  int idx = -1, parity = -1;  // barrier index (-1: unknown), parity waited for (-1: a token wait)
+  long long iter = -1;        // waits this thread had completed at the site (-1: not counted)
   unsigned long long bar = 0, gbar = 0;
   double waited_ms = 0;
   std::string raw;
@@ -66,7 +67,7 @@ struct WatchReport {
   std::string mode;                  // file | poll | pinned
   double bound_ms = 0;
   unsigned dropped = 0;
-  bool seen = false;                 // any WSWATCH line at all
+  bool seen = false;  // any WSWATCH line at all
 };
 WatchReport parseWatchRecords(const std::string &text);
 // The watch file's bytes (wswatch_buf_t) as WSWATCH lines; empty when they are not a buffer.
@@ -80,9 +81,9 @@ std::string watchSiteKey(const WatchReport &w);
 // kernel.cu:212 mbarrier full[1] waiting for parity 0, iteration 1".
 std::vector<std::string> watchEvidence(const WatchReport &w, size_t max_lines = 8);
 
-// The CPU emulator's verdict (emu/core.h Verdict::lines): "WSEMU verdict=hang/mbarrier symptom=hang
-// block=0,0,0 signature=k.cu:13,warpgroup0,iter0" and the WSEMU lines after it. classifyRun maps it:
-// hang/* as is, ub/<what> -> crash/ub-<what>, infra-error/* as is.
+// The CPU emulator's verdict (emu/runtime/core.h Verdict::lines): "WSEMU verdict=hang/mbarrier
+// symptom=hang block=0,0,0 signature=k.cu:13,warpgroup0,iter0" and the WSEMU lines after it.
+// classifyRun maps it: hang/* as is, ub/<what> -> crash/ub-<what>, infra-error/* as is.
 struct EmuVerdict {
   std::string detail, symptom, signature;
   std::vector<std::string> lines;  // the WSEMU lines, verdict first
@@ -91,6 +92,7 @@ std::optional<EmuVerdict> parseEmuVerdict(const std::string &text);
 
 Verdict classifyBuild(const BuildRecord &b);  // only for !b.ok
 Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt);
-Verdict classify(const BuildRecord &b, const std::vector<RunRecord> &runs, const ClassifyOptions &opt);
+Verdict classify(const BuildRecord &b, const std::vector<RunRecord> &runs,
+                 const ClassifyOptions &opt);
 
 }  // namespace wsr

@@ -27,12 +27,15 @@ int main(int argc, char **argv) {
 
 // Builds `source` (written as `src_name`) with `compiler` -o <out> `src` `flags` into
 // <cache>/keeper/<stem><hash><ext>, once per compiler and source; the path, or empty with `err`.
-static std::string buildOnceIntoCache(const std::string &compiler, const std::string &cache_dir, const char *source,
-                                      const std::string &src_name, const std::string &stem, const std::string &ext,
-                                      const std::vector<std::string> &flags, const std::string &what, std::string *err) {
+static std::string buildOnceIntoCache(const std::string &compiler, const std::string &cache_dir,
+                                      const char *source, const std::string &src_name,
+                                      const std::string &stem, const std::string &ext,
+                                      const std::vector<std::string> &flags,
+                                      const std::string &what, std::string *err) {
   std::error_code ec;
   auto stamp = compiler + "|" + std::to_string(fs::file_size(compiler, ec)) + "|" +
-               std::to_string(fs::last_write_time(compiler, ec).time_since_epoch().count()) + "|" + source;
+               std::to_string(fs::last_write_time(compiler, ec).time_since_epoch().count()) + "|" +
+               source;
   fs::path dir = fs::path(cache_dir.empty() ? defaultCacheDir() : cache_dir) / "keeper";
   fs::path out = dir / (stem + std::to_string(std::hash<std::string>{}(stamp)) + ext);
   if (fs::exists(out, ec)) return out.string();
@@ -42,7 +45,8 @@ static std::string buildOnceIntoCache(const std::string &compiler, const std::st
     if (err) *err = "cannot create a build directory";
     return "";
   }
-  std::string src = work + "/" + src_name, tmp = out.string() + ".tmp-" + std::to_string(::getpid());
+  std::string src = work + "/" + src_name,
+              tmp = out.string() + ".tmp-" + std::to_string(::getpid());
   writeFileAtomic(src, source);
   RunOptions ro;
   ro.timeout_s = 120;
@@ -122,7 +126,8 @@ std::string gateLibrary(std::string *err, const std::string &cache_dir) {
     if (err) *err = "no C++ compiler (c++, g++) in PATH";
     return "";
   }
-  return buildOnceIntoCache(*cxx, cache_dir, kGateSource, "wsgate.cpp", "libwsgate-", ".so", {"-shared", "-fPIC", "-O2", "-ldl"},
+  return buildOnceIntoCache(*cxx, cache_dir, kGateSource, "wsgate.cpp", "libwsgate-", ".so",
+                            {"-shared", "-fPIC", "-O2", "-ldl"},
                             "the C++ compiler could not build the gate", err);
 }
 

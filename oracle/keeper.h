@@ -35,14 +35,15 @@ class GpuKeepers {
 // The keeper program's path (built on first use), or empty with `err` set.
 std::string keeperProgram(const BuildOptions &b, std::string *err);
 
-// "N" -> "0".."N-1"; "a,b,c" -> that list (each a CUDA_VISIBLE_DEVICES value; a fake list works on a
-// machine without GPUs: the runs only see the variable).
+// "N" -> "0".."N-1"; "a,b,c" -> that list (each a CUDA_VISIBLE_DEVICES value; a fake list works on
+// a machine without GPUs: the runs only see the variable).
 std::vector<std::string> parseGpuList(const std::string &s);
 // The GPUs of this host the driver exposes (/dev/nvidia0, /dev/nvidia1, ...): 0 without any.
 int hostGpuCount();
 
 // The gate library for GatedRun (process.h), built on first use into the build cache (`cache_dir`,
-// empty: defaultCacheDir()) with the host's C++ compiler; empty with `err` set when it cannot be built.
+// empty: defaultCacheDir()) with the host's C++ compiler; empty with `err` set when it cannot be
+// built.
 std::string gateLibrary(std::string *err, const std::string &cache_dir = "");
 
 }  // namespace wsr

@@ -18,7 +18,8 @@ bool gpuPresent() {
   return ::access("/dev/nvidia0", F_OK) == 0 || ::access("/dev/nvidiactl", F_OK) == 0;
 }
 
-static void record(const OracleOptions &opt, const RunRecord &r, int index, const std::string &tag) {
+static void record(const OracleOptions &opt, const RunRecord &r, int index,
+                   const std::string &tag) {
   if (opt.record_dir.empty()) return;
   std::error_code ec;
   fs::create_directories(opt.record_dir, ec);
@@ -61,7 +62,8 @@ struct PendingRun {
   }
 };
 
-static RunRecord runOnce(const BuildRecord &b, const std::vector<std::string> &argv, const RunOptions &ro) {
+static RunRecord runOnce(const BuildRecord &b, const std::vector<std::string> &argv,
+                         const RunOptions &ro) {
   RunOptions o = ro;
   o.gate_library.clear();  // started now: nothing to wait for
   return PendingRun(b, argv, o).finish();
@@ -88,7 +90,8 @@ bool parsePolicies(const std::string &arg, std::vector<std::string> *out, std::s
     size_t c = arg.find(',', at);
     std::string p = arg.substr(at, c == std::string::npos ? std::string::npos : c - at);
     if (std::find(emuPolicies().begin(), emuPolicies().end(), p) == emuPolicies().end()) {
-      *err = "--policy must be matrix or a list of eager, reads-late, completions-late; got '" + p + "'";
+      *err = "--policy must be matrix or a list of eager, reads-late, completions-late; got '" + p +
+             "'";
       return false;
     }
     ps.push_back(p);
@@ -130,7 +133,8 @@ static Verdict judgeBuiltOn(const BuildRecord &b, const OracleOptions &opt);
 // The emu backend: one run per policy (deterministic: a repeat would show the same), the verdict
 // of the first policy that fails, and what every policy showed.
 static Verdict judgeEmu(const BuildRecord &b, const OracleOptions &opt) {
-  std::vector<std::string> pols = opt.policies.empty() ? std::vector<std::string>{"eager"} : opt.policies;
+  std::vector<std::string> pols =
+      opt.policies.empty() ? std::vector<std::string>{"eager"} : opt.policies;
   std::vector<Verdict> vs;
   for (auto &p : pols) {
     OracleOptions o = opt;
@@ -144,21 +148,30 @@ static Verdict judgeEmu(const BuildRecord &b, const OracleOptions &opt) {
   }
   size_t pick = 0;
   for (size_t i = 0; i < vs.size(); ++i)
-    if (vs[i].symptom != "pass") { pick = i; break; }
+    if (vs[i].symptom != "pass") {
+      pick = i;
+      break;
+    }
   Verdict v = vs[pick];
   v.backend = "emu";
   double total = 0;
   for (auto &x : vs) total += x.timings.total_ms;
   v.timings.total_ms = total;
   if (b.ok) {
-    for (size_t i = 0; i < vs.size(); ++i) v.policies.push_back({pols[i], vs[i].detail.empty() ? vs[i].symptom : vs[i].detail, vs[i].signature});
-    std::string line = "backend emu: the program ran on the CPU emulator (emu/), policy " + pols[pick];
+    for (size_t i = 0; i < vs.size(); ++i)
+      v.policies.push_back(
+          {pols[i], vs[i].detail.empty() ? vs[i].symptom : vs[i].detail, vs[i].signature});
+    std::string line =
+        "backend emu: the program ran on the CPU emulator (emu/), policy " + pols[pick];
     if (vs.size() > 1) {
       line += "; policy matrix:";
-      for (size_t i = 0; i < vs.size(); ++i) line += " " + pols[i] + " -> " + v.policies[i].detail + (i + 1 < vs.size() ? "," : "");
+      for (size_t i = 0; i < vs.size(); ++i)
+        line += " " + pols[i] + " -> " + v.policies[i].detail + (i + 1 < vs.size() ? "," : "");
     }
     v.evidence.push_back(line);
-    if (opt.repeat > 1) v.evidence.push_back("emu is deterministic: one run per policy instead of --repeat " + std::to_string(opt.repeat));
+    if (opt.repeat > 1)
+      v.evidence.push_back("emu is deterministic: one run per policy instead of --repeat " +
+                           std::to_string(opt.repeat));
   }
   return v;
 }
@@ -170,7 +183,8 @@ Verdict judgeBuilt(const BuildRecord &b, const OracleOptions &opt) {
     v.detail = "compiled";
     v.signature = "pass";
     v.backend = b.backend;
-    v.evidence.push_back("built (" + std::string(b.backend == "emu" ? "emulator" : "nvcc") + "); not run: build-only");
+    v.evidence.push_back("built (" + std::string(b.backend == "emu" ? "emulator" : "nvcc") +
+                         "); not run: build-only");
     v.timings.build_ms = b.wall_ms;
     v.timings.build_cached = b.cache_hit;
     v.timings.total_ms = b.wall_ms;
@@ -188,10 +202,14 @@ static Verdict judgeBuiltOn(const BuildRecord &b, const OracleOptions &opt) {
   std::vector<std::string> notes;
   RunOptions ro = opt.run;
   if (opt.calibrate && opt.calibrate_observed_ms > 0) {
-    ro.timeout_s = calibratedTimeout(opt.calibrate_observed_ms, opt.calibrate_k, opt.calibrate_floor_s, opt.calibrate_cap_s);
+    ro.timeout_s = calibratedTimeout(opt.calibrate_observed_ms, opt.calibrate_k,
+                                     opt.calibrate_floor_s, opt.calibrate_cap_s);
     char b[200];
-    std::snprintf(b, sizeof b, "timeout %.1f s = clamp(%g x %.0f ms, %g s, %g s), calibrated on the original's run",
-                  ro.timeout_s, opt.calibrate_k, opt.calibrate_observed_ms, opt.calibrate_floor_s, opt.calibrate_cap_s);
+    std::snprintf(
+        b, sizeof b,
+        "timeout %.1f s = clamp(%g x %.0f ms, %g s, %g s), calibrated on the original's run",
+        ro.timeout_s, opt.calibrate_k, opt.calibrate_observed_ms, opt.calibrate_floor_s,
+        opt.calibrate_cap_s);
     notes.push_back(b);
   }
   if (b.ok) {
@@ -206,21 +224,26 @@ static Verdict judgeBuiltOn(const BuildRecord &b, const OracleOptions &opt) {
       RunRecord r;
       if (gated) {
         auto cur = std::move(next);
-        if (i + 1 < n) next = std::make_unique<PendingRun>(b, argv, ro);  // its context opens during this run
+        if (i + 1 < n)
+          next = std::make_unique<PendingRun>(b, argv, ro);  // its context opens during this run
         r = cur->finish();
       } else {
         r = runOnce(b, argv, ro);
       }
       auto seen = parseWatchRecords(r.watch + "\n" + r.err);
-      // Retried unless the watchdog saw where it stopped (parked warps, or warps inside a CTA barrier).
+      // Retried unless the watchdog saw where it stopped (parked warps, or warps inside a CTA
+      // barrier).
       if (r.timed_out && opt.retry_timeout && seen.records.empty() && seen.in_bar.empty()) {
         RunOptions twice = ro;
         twice.timeout_s = 2 * ro.timeout_s;
         record(opt, r, i + 1, "timedout-");
         RunRecord again = runOnce(b, argv, twice);
-        notes.push_back(llvm::formatv("run {0} was killed at its {1:f1} s timeout and retried with {2:f1} s: {3}", i + 1,
-                                      ro.timeout_s, twice.timeout_s,
-                                      again.timed_out ? "killed again, a hang" : "it finished (slow, not hung)").str());
+        notes.push_back(
+            llvm::formatv(
+                "run {0} was killed at its {1:f1} s timeout and retried with {2:f1} s: {3}", i + 1,
+                ro.timeout_s, twice.timeout_s,
+                again.timed_out ? "killed again, a hang" : "it finished (slow, not hung)")
+                .str());
         r = std::move(again);
       }
       runs.push_back(std::move(r));
@@ -229,10 +252,13 @@ static Verdict judgeBuiltOn(const BuildRecord &b, const OracleOptions &opt) {
   }
   Verdict v = classify(b, runs, opt.classify);
   for (auto &n : notes) v.evidence.push_back(n);
-  if (b.instrumented) v.evidence.push_back("built with the hang watchdog (mbarrier waits bounded; the user's file unchanged)");
+  if (b.instrumented)
+    v.evidence.push_back(
+        "built with the hang watchdog (mbarrier waits bounded; the user's file unchanged)");
   for (size_t i = 0; i < runs.size(); ++i)
     if (!runs[i].forensics.empty())
-      v.evidence.push_back("forensics (run " + std::to_string(i + 1) + ", before the kill):\n" + runs[i].forensics);
+      v.evidence.push_back("forensics (run " + std::to_string(i + 1) + ", before the kill):\n" +
+                           runs[i].forensics);
   if (b.ok && !opt.sanitizer.empty()) {
     // Evidence only: compute-sanitizer has known false positives on TMA and named barriers.
     v.sanitizer_tool = opt.sanitizer;
@@ -242,18 +268,23 @@ static Verdict judgeBuiltOn(const BuildRecord &b, const OracleOptions &opt) {
     if (!cs) {
       v.sanitizer_output = "compute-sanitizer was not found; no sanitizer evidence";
     } else {
-      std::vector<std::string> argv = {*cs, "--tool", opt.sanitizer, "--print-limit", "20", b.binary};
+      std::vector<std::string> argv = {*cs,  "--tool", opt.sanitizer, "--print-limit",
+                                       "20", b.binary};
       argv.insert(argv.end(), opt.program_args.begin(), opt.program_args.end());
       RunOptions ro = opt.run;
-      ro.timeout_s = opt.run.timeout_s * 20;  // the tools slow a kernel down by an order of magnitude or more
+      ro.timeout_s =
+          opt.run.timeout_s * 20;  // the tools slow a kernel down by an order of magnitude or more
       auto r = runProcess(argv, ro);
       record(opt, r, 1, "sanitizer-");
       v.sanitizer_output = r.out + r.err;
       if (r.timed_out) v.sanitizer_output += "\n[compute-sanitizer timed out]";
     }
   }
-  v.timings.total_ms = b.wall_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (v.symptom == "infra-error" && b.backend == "gpu" && !gpuPresent()) v.evidence.push_back("no NVIDIA GPU on this machine (/dev/nvidia0 absent)");
+  v.timings.total_ms =
+      b.wall_ms +
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (v.symptom == "infra-error" && b.backend == "gpu" && !gpuPresent())
+    v.evidence.push_back("no NVIDIA GPU on this machine (/dev/nvidia0 absent)");
   return v;
 }
 
@@ -277,7 +308,9 @@ Verdict judge(const std::string &source, const OracleOptions &opt) {
   BuildRecord b = buildFor(source, opt);
   Verdict v = judgeBuilt(b, opt);
   if (b.backend == "gpu" && resolveBackend(opt) == "emu")  // buildFor's nvcc-first build failed
-    v.evidence.push_back("nvcc built the program first (emu backend): its verdict stands, the emulator did not run it");
+    v.evidence.push_back(
+        "nvcc built the program first (emu backend): its verdict stands, the emulator did not run "
+        "it");
   return v;
 }
 

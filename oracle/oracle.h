@@ -18,9 +18,9 @@ struct OracleOptions {
   RunOptions run;
   ClassifyOptions classify;
   int repeat = 1;
-  // Where candidates run: gpu (nvcc + the device), emu (the CPU emulator: emu/translate.h builds a
-  // host program, the runs are the same fresh processes) or auto = gpu when this machine has an
-  // NVIDIA GPU, else emu when the tool has it built in (emu_build set), else gpu.
+  // Where candidates run: gpu (nvcc + the device), emu (the CPU emulator: emu/translate/translate.h
+  // builds a host program, the runs are the same fresh processes) or auto = gpu when this machine
+  // has an NVIDIA GPU, else emu when the tool has it built in (emu_build set), else gpu.
   std::string backend = "auto";
   // The emu backend's build stage (wsr::emu::emuBuilder()); the tools install it, which keeps
   // Clang and the emulator out of wsr_oracle.
@@ -40,9 +40,9 @@ struct OracleOptions {
   // Stop after the build: a program that builds is `pass` (detail "compiled"), never run. For
   // compile-error reductions, which need no device.
   bool build_only = false;
-  std::vector<std::string> program_args;   // passed to the program
-  std::string sanitizer;                   // synccheck | racecheck | memcheck | initcheck
-  std::string record_dir;                  // write each raw RunRecord here as JSON
+  std::vector<std::string> program_args;  // passed to the program
+  std::string sanitizer;                  // synccheck | racecheck | memcheck | initcheck
+  std::string record_dir;                 // write each raw RunRecord here as JSON
   // Adaptive timeouts (issue 5): with calibrate and an observed run time of the original program
   // (a passing or failing-fast build of it), each run's timeout is
   // calibratedTimeout(calibrate_observed_ms, calibrate_k, calibrate_floor_s, calibrate_cap_s)

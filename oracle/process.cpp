@@ -51,8 +51,12 @@ struct BoundedCapture {
     p += take;
     n -= take;
     for (; n > 0; ++p, --n) {
-      if (tail.size() < tailcap) tail.push_back(*p);
-      else { tail[pos] = *p; pos = (pos + 1) % tailcap; }
+      if (tail.size() < tailcap)
+        tail.push_back(*p);
+      else {
+        tail[pos] = *p;
+        pos = (pos + 1) % tailcap;
+      }
     }
   }
   bool truncated() const { return (size_t)total > head.size() + tail.size(); }
@@ -74,7 +78,11 @@ struct Reader {
   void start() {
     pipe.async_read_some(asio::buffer(buf), [this](bp::error_code ec, size_t n) {
       if (n) cap.add(buf.data(), n);
-      if (ec) { done = true; if (on_done) on_done(); return; }
+      if (ec) {
+        done = true;
+        if (on_done) on_done();
+        return;
+      }
       start();
     });
   }
@@ -135,11 +143,12 @@ void killAllRunning() {
   }
 }
 
-pid_t startDetached(const std::vector<std::string> &argv, const std::map<std::string, std::string> &env_set,
-                    std::string *err) {
+pid_t startDetached(const std::vector<std::string> &argv,
+                    const std::map<std::string, std::string> &env_set, std::string *err) {
   auto exe = argv.empty() ? std::nullopt : findInPath(argv[0]);
   if (!exe) {
-    if (err) *err = (argv.empty() ? std::string("no program") : argv[0]) + ": not found or not executable";
+    if (err)
+      *err = (argv.empty() ? std::string("no program") : argv[0]) + ": not found or not executable";
     return -1;
   }
   std::vector<std::string> envs = environmentWith(env_set, {});
@@ -155,7 +164,11 @@ pid_t startDetached(const std::vector<std::string> &argv, const std::map<std::st
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the tool
     if (::getppid() != parent) ::_exit(127);
     int dn = ::open("/dev/null", O_RDWR);
-    if (dn >= 0) { ::dup2(dn, 0); ::dup2(dn, 1); ::dup2(dn, 2); }
+    if (dn >= 0) {
+      ::dup2(dn, 0);
+      ::dup2(dn, 1);
+      ::dup2(dn, 2);
+    }
     ::execve(exe->c_str(), av.data(), ev.data());
     ::_exit(127);
   }
@@ -277,7 +290,8 @@ Child spawnChild(const std::vector<std::string> &argv, const RunOptions &opt, bo
   if (ch.own_dir) ch.workdir = makeTempDir("wsrun.");
   if (ch.workdir.empty()) {
     rec.spawn_failed = true;
-    rec.spawn_error = std::string("cannot create a private working directory: ") + std::strerror(errno);
+    rec.spawn_error =
+        std::string("cannot create a private working directory: ") + std::strerror(errno);
     return ch;
   }
 
@@ -320,14 +334,16 @@ Child spawnChild(const std::vector<std::string> &argv, const RunOptions &opt, bo
   ::posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
   if (gated) ::posix_spawn_file_actions_adddup2(&fa, pg[0], 3);  // the gate (dup2 clears CLOEXEC)
   ::posix_spawn_file_actions_addchdir_np(&fa, ch.workdir.c_str());
-  ::posix_spawn_file_actions_addclosefrom_np(&fa, gated ? 4 : 3);  // nothing else of ours leaks into it
+  ::posix_spawn_file_actions_addclosefrom_np(&fa,
+                                             gated ? 4 : 3);  // nothing else of ours leaks into it
   // A process group of its own, so the oracle can kill the program together with everything it
   // started; no signal blocked, and the ones a tool may ignore back at their default.
   sigset_t none, dflt;
   sigemptyset(&none);
   sigemptyset(&dflt);
   for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT}) sigaddset(&dflt, sig);
-  ::posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  ::posix_spawnattr_setflags(
+      &at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   ::posix_spawnattr_setpgroup(&at, 0);
   ::posix_spawnattr_setsigmask(&at, &none);
   ::posix_spawnattr_setsigdefault(&at, &dflt);
@@ -392,7 +408,10 @@ RunRecord supervise(Child &ch, const RunOptions &opt) {
     if (e || exited) return;
     rec.timed_out = true;
     if (opt.on_timeout) {
-      try { rec.forensics = opt.on_timeout((int)pgid); } catch (...) {}
+      try {
+        rec.forensics = opt.on_timeout((int)pgid);
+      } catch (...) {
+      }
     }
     ::kill(-pgid, SIGKILL);
   });
@@ -415,13 +434,16 @@ RunRecord supervise(Child &ch, const RunOptions &opt) {
   // A process that left its group (setsid) may still hold our pipes after the kill:
   // give the pipes a short grace period after the program ends, then stop reading.
   asio::steady_timer grace(ctx);
-  auto both_done = [&] { if (out.done && err.done) grace.cancel(); };
+  auto both_done = [&] {
+    if (out.done && err.done) grace.cancel();
+  };
   out.on_done = both_done;
   err.on_done = both_done;
   proc->async_wait([&](bp::error_code, int) {
     exited = true;
     native = proc->native_exit_code();
-    rec.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    rec.wall_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     // Whatever the program left behind in its group dies with it; that also closes
     // the pipes a grandchild may still hold.
     ::kill(-pgid, SIGKILL);
@@ -444,7 +466,8 @@ RunRecord supervise(Child &ch, const RunOptions &opt) {
     native = st;
   }
   if (rec.wall_ms == 0)
-    rec.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    rec.wall_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   if (WIFSIGNALED(native)) {
     rec.signal = WTERMSIG(native);
@@ -465,7 +488,6 @@ RunRecord supervise(Child &ch, const RunOptions &opt) {
   return rec;
 }
 
-
 }  // namespace
 
 RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt) {
@@ -485,7 +507,8 @@ struct GatedRun::Impl {
   RunOptions opt;
 };
 
-GatedRun::GatedRun(const std::vector<std::string> &argv, const RunOptions &opt) : p_(std::make_unique<Impl>()) {
+GatedRun::GatedRun(const std::vector<std::string> &argv, const RunOptions &opt)
+    : p_(std::make_unique<Impl>()) {
   p_->opt = opt;
   p_->ch = spawnChild(argv, opt, !opt.gate_library.empty());
 }

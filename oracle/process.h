@@ -20,8 +20,8 @@ namespace wsr {
 
 struct RunOptions {
   double timeout_s = 10;
-  size_t capture_bytes = 1 << 20;          // per stream; half head, half tail
-  std::string workdir;                      // empty: a private temp dir, removed afterwards
+  size_t capture_bytes = 1 << 20;  // per stream; half head, half tail
+  std::string workdir;             // empty: a private temp dir, removed afterwards
   // TMPDIR is the working directory: a compiler's temp files stay there, and go with a private
   // one even when the compiler is killed (a cancelled candidate's g++ had left 1000 in /tmp).
   bool tmpdir_in_workdir = false;
@@ -68,8 +68,8 @@ bool threadCancelled();
 // a helper that lives as long as this process needs it (a GPU keeper). It is killed by
 // killAllRunning() on Ctrl-C, and with SIGKILL if this process dies first. stdout/stderr go to
 // /dev/null. stopDetached() kills its group and reaps it.
-pid_t startDetached(const std::vector<std::string> &argv, const std::map<std::string, std::string> &env_set,
-                    std::string *err);
+pid_t startDetached(const std::vector<std::string> &argv,
+                    const std::map<std::string, std::string> &env_set, std::string *err);
 void stopDetached(pid_t pid);
 
 // Kills (SIGKILL) the process group of every run still in progress in this process:

@@ -37,7 +37,9 @@ json::Value toJSON(const Verdict &v) {
   if (!v.backend.empty()) o["backend"] = v.backend;
   if (!v.policies.empty()) {
     json::Array ps;
-    for (auto &p : v.policies) ps.push_back(json::Object{{"policy", p.policy}, {"detail", p.detail}, {"signature", p.signature}});
+    for (auto &p : v.policies)
+      ps.push_back(
+          json::Object{{"policy", p.policy}, {"detail", p.detail}, {"signature", p.signature}});
     o["policies"] = std::move(ps);
   }
   return o;
@@ -70,7 +72,8 @@ std::optional<Verdict> verdictFromJSON(const std::string &text, std::string *err
   if (auto *ps = o->getArray("policies"))
     for (auto &e : *ps)
       if (auto *po = e.getAsObject())
-        v.policies.push_back({po->getString("policy").value_or("").str(), po->getString("detail").value_or("").str(),
+        v.policies.push_back({po->getString("policy").value_or("").str(),
+                              po->getString("detail").value_or("").str(),
                               po->getString("signature").value_or("").str()});
   if (auto *ev = o->getArray("evidence"))
     for (auto &e : *ev)
@@ -103,14 +106,20 @@ std::optional<Verdict> verdictFromJSON(const std::string &text, std::string *err
 }
 
 json::Value toJSON(const RunRecord &r) {
-  return json::Object{{"exit_code", r.exit_code},     {"signal", r.signal},
-                      {"timed_out", r.timed_out},     {"spawn_failed", r.spawn_failed},
-                      {"spawn_error", r.spawn_error}, {"wall_ms", r.wall_ms},
-                      {"stdout", r.out},              {"stderr", r.err},
+  return json::Object{{"exit_code", r.exit_code},
+                      {"signal", r.signal},
+                      {"timed_out", r.timed_out},
+                      {"spawn_failed", r.spawn_failed},
+                      {"spawn_error", r.spawn_error},
+                      {"wall_ms", r.wall_ms},
+                      {"stdout", r.out},
+                      {"stderr", r.err},
                       {"stdout_truncated", r.out_truncated},
                       {"stderr_truncated", r.err_truncated},
-                      {"stdout_bytes", r.out_bytes},  {"stderr_bytes", r.err_bytes},
-                      {"watch", r.watch},             {"forensics", r.forensics},
+                      {"stdout_bytes", r.out_bytes},
+                      {"stderr_bytes", r.err_bytes},
+                      {"watch", r.watch},
+                      {"forensics", r.forensics},
                       {"timeout_s", r.timeout_s}};
 }
 
@@ -172,7 +181,10 @@ std::string renderHuman(const Verdict &v) {
     std::istringstream in(v.sanitizer_output);
     std::string line;
     int n = 0;
-    while (std::getline(in, line) && n < 40) { s << "  | " << line << "\n"; ++n; }
+    while (std::getline(in, line) && n < 40) {
+      s << "  | " << line << "\n";
+      ++n;
+    }
   }
   return s.str();
 }

@@ -6,25 +6,27 @@
 #include <string>
 #include <vector>
 
-namespace llvm::json { class Value; }
+namespace llvm::json {
+class Value;
+}
 
 namespace wsr {
 
 // One finished run of a candidate program, as the run stage captured it.
 struct RunRecord {
-  int exit_code = 0;        // valid when !signaled && !timed_out
-  int signal = 0;           // terminating signal, 0 if none
-  bool timed_out = false;   // killed by the oracle at its timeout
-  bool cancelled = false;   // killed because the caller no longer needed it (timed_out is set too)
+  int exit_code = 0;       // valid when !signaled && !timed_out
+  int signal = 0;          // terminating signal, 0 if none
+  bool timed_out = false;  // killed by the oracle at its timeout
+  bool cancelled = false;  // killed because the caller no longer needed it (timed_out is set too)
   bool spawn_failed = false;  // could not start the program at all (infra)
   std::string spawn_error;
   double wall_ms = 0;
-  std::string out, err;     // bounded captures (head + tail)
+  std::string out, err;  // bounded captures (head + tail)
   bool out_truncated = false, err_truncated = false;
   long long out_bytes = 0, err_bytes = 0;  // total bytes the program wrote
-  std::string watch;        // the watchdog's records (WSWATCH lines decoded from its file), if any
-  std::string forensics;    // what a timeout hook (cuda-gdb) printed before the kill
-  double timeout_s = 0;     // the timeout this run had
+  std::string watch;      // the watchdog's records (WSWATCH lines decoded from its file), if any
+  std::string forensics;  // what a timeout hook (cuda-gdb) printed before the kill
+  double timeout_s = 0;   // the timeout this run had
 };
 
 // What the build stage produced.
@@ -36,11 +38,11 @@ struct BuildRecord {
   int exit_code = 0;
   int signal = 0;
   bool timed_out = false;
-  std::string log;            // compiler stdout+stderr
-  std::string binary;         // path of the built program when ok
-  std::string key;            // content hash of source + flags
+  std::string log;     // compiler stdout+stderr
+  std::string binary;  // path of the built program when ok
+  std::string key;     // content hash of source + flags
   double wall_ms = 0;
-  bool instrumented = false;  // the hang watchdog's copy was built (BuildOptions::watchdog)
+  bool instrumented = false;    // the hang watchdog's copy was built (BuildOptions::watchdog)
   std::string backend = "gpu";  // gpu (nvcc) | emu (translated C++ against the CPU emulator)
 };
 
@@ -59,15 +61,15 @@ struct RunSummary {  // one run's own classification, kept for --repeat and flak
 };
 
 struct Verdict {
-  std::string symptom;    // pass | compile-error | hang | crash | wrong | slow | flaky | infra-error
-  std::string detail;     // e.g. wrong/row-stripe, crash/illegal-address
-  std::string signature;  // what must stay equal for "the same bug"
+  std::string symptom;  // pass | compile-error | hang | crash | wrong | slow | flaky | infra-error
+  std::string detail;   // e.g. wrong/row-stripe, crash/illegal-address
+  std::string signature;              // what must stay equal for "the same bug"
   std::vector<std::string> evidence;  // the lines that made the call, most telling first
   Timings timings;
   std::vector<RunSummary> runs;
-  bool matched = false;   // the user's --match REGEX matched the output
+  bool matched = false;                          // the user's --match REGEX matched the output
   std::string sanitizer_tool, sanitizer_output;  // evidence only, never the verdict
-  std::string backend;    // gpu | emu: where the runs happened ("" for a verdict made before any run)
+  std::string backend;  // gpu | emu: where the runs happened ("" for a verdict made before any run)
   struct PolicyVerdict {  // emu: what each async timing policy showed (the policy matrix)
     std::string policy, detail, signature;
   };

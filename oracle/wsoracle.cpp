@@ -21,36 +21,95 @@ namespace cl = llvm::cl;
 namespace fs = std::filesystem;
 
 static cl::OptionCategory Cat("wsoracle options");
-static cl::opt<std::string> Source(cl::Positional, cl::desc("<kernel.cu>"), cl::Required, cl::cat(Cat));
-static cl::list<std::string> ProgramArgs(cl::Positional, cl::ZeroOrMore, cl::desc("[-- <program arguments>...]"), cl::cat(Cat));
-static cl::opt<int> Repeat("repeat", cl::desc("Run N fresh processes; disagreeing runs are `flaky`"), cl::init(1), cl::cat(Cat));
-static cl::opt<double> Timeout("timeout", cl::desc("Seconds before a run is killed and called a hang"), cl::init(10), cl::cat(Cat));
+static cl::opt<std::string> Source(cl::Positional, cl::desc("<kernel.cu>"), cl::Required,
+                                   cl::cat(Cat));
+static cl::list<std::string> ProgramArgs(cl::Positional, cl::ZeroOrMore,
+                                         cl::desc("[-- <program arguments>...]"), cl::cat(Cat));
+static cl::opt<int> Repeat("repeat",
+                           cl::desc("Run N fresh processes; disagreeing runs are `flaky`"),
+                           cl::init(1), cl::cat(Cat));
+static cl::opt<double> Timeout("timeout",
+                               cl::desc("Seconds before a run is killed and called a hang"),
+                               cl::init(10), cl::cat(Cat));
 static cl::opt<bool> Json("json", cl::desc("Print the verdict as JSON"), cl::cat(Cat));
-static cl::opt<std::string> Sanitizer("sanitizer", cl::desc("Also run compute-sanitizer --tool synccheck|racecheck|memcheck|initcheck (evidence only)"), cl::cat(Cat));
-static cl::opt<std::string> Arch("arch", cl::desc("Target, e.g. sm_90a (default), sm_100a, sm_90"), cl::init("sm_90a"), cl::cat(Cat));
-static cl::list<std::string> NvccFlags("nvcc-flag", cl::desc("Extra nvcc flag (repeatable)"), cl::cat(Cat));
+static cl::opt<std::string> Sanitizer(
+    "sanitizer",
+    cl::desc(
+        "Also run compute-sanitizer --tool synccheck|racecheck|memcheck|initcheck (evidence only)"),
+    cl::cat(Cat));
+static cl::opt<std::string> Arch("arch", cl::desc("Target, e.g. sm_90a (default), sm_100a, sm_90"),
+                                 cl::init("sm_90a"), cl::cat(Cat));
+static cl::list<std::string> NvccFlags("nvcc-flag", cl::desc("Extra nvcc flag (repeatable)"),
+                                       cl::cat(Cat));
 static cl::list<std::string> Includes("I", cl::desc("Include directory"), cl::Prefix, cl::cat(Cat));
-static cl::list<std::string> Defines("D", cl::desc("Preprocessor definition NAME[=VALUE]"), cl::Prefix, cl::cat(Cat));
+static cl::list<std::string> Defines("D", cl::desc("Preprocessor definition NAME[=VALUE]"),
+                                     cl::Prefix, cl::cat(Cat));
 static cl::list<std::string> Libs("l", cl::desc("Library to link"), cl::Prefix, cl::cat(Cat));
-static cl::opt<std::string> Match("match", cl::desc("REGEX: output matching it marks the run as failing (wrong/match when nothing else failed)"), cl::cat(Cat));
-static cl::opt<std::string> Nvcc("nvcc", cl::desc("Path of nvcc (default: PATH, then /usr/local/cuda/bin)"), cl::cat(Cat));
-static cl::opt<std::string> CacheDir("cache-dir", cl::desc("Build cache (default $WSREDUCE_CACHE or ~/.cache/wsreduce)"), cl::cat(Cat));
-static cl::opt<bool> NoCache("no-cache", cl::desc("Rebuild even when a cached binary exists"), cl::cat(Cat));
-static cl::list<std::string> Env("env", cl::desc("NAME=VALUE for the program's environment (repeatable)"), cl::cat(Cat));
-static cl::opt<std::string> Gpu("gpu", cl::desc("Pin the program to this GPU (CUDA_VISIBLE_DEVICES)"), cl::cat(Cat));
-static cl::opt<std::string> Backend("backend", cl::desc("gpu | emu (the CPU emulator: translate + g++) | auto (default: the GPU when this machine has one, else the emulator after an nvcc build for compile errors)"), cl::init("auto"), cl::cat(Cat));
-static cl::opt<std::string> Policy("policy", cl::init("eager"), cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or matrix (all three)"), cl::cat(Cat));
-static cl::opt<std::string> RecordDir("record", cl::desc("Write every raw run (exit status, stdout, stderr) as JSON into DIR"), cl::cat(Cat));
-static cl::opt<unsigned> CaptureKiB("capture-kib", cl::desc("Output kept per stream, KiB (head and tail)"), cl::init(1024), cl::cat(Cat));
-static cl::opt<double> SlowBaseline("slow-baseline-ms", cl::desc("A passing run slower than --slow-factor x this is `slow`"), cl::init(0), cl::cat(Cat));
-static cl::opt<double> SlowFactor("slow-factor", cl::init(2.0), cl::desc("See --slow-baseline-ms"), cl::cat(Cat));
+static cl::opt<std::string> Match("match",
+                                  cl::desc("REGEX: output matching it marks the run as failing "
+                                           "(wrong/match when nothing else failed)"),
+                                  cl::cat(Cat));
+static cl::opt<std::string> Nvcc("nvcc",
+                                 cl::desc("Path of nvcc (default: PATH, then /usr/local/cuda/bin)"),
+                                 cl::cat(Cat));
+static cl::opt<std::string> CacheDir(
+    "cache-dir", cl::desc("Build cache (default $WSREDUCE_CACHE or ~/.cache/wsreduce)"),
+    cl::cat(Cat));
+static cl::opt<bool> NoCache("no-cache", cl::desc("Rebuild even when a cached binary exists"),
+                             cl::cat(Cat));
+static cl::list<std::string> Env("env",
+                                 cl::desc("NAME=VALUE for the program's environment (repeatable)"),
+                                 cl::cat(Cat));
+static cl::opt<std::string> Gpu("gpu",
+                                cl::desc("Pin the program to this GPU (CUDA_VISIBLE_DEVICES)"),
+                                cl::cat(Cat));
+static cl::opt<std::string> Backend(
+    "backend",
+    cl::desc("gpu | emu (the CPU emulator: translate + g++) | auto (default: the GPU when this "
+             "machine has one, else the emulator after an nvcc build for compile errors)"),
+    cl::init("auto"), cl::cat(Cat));
+static cl::opt<std::string> Policy(
+    "policy", cl::init("eager"),
+    cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or "
+             "matrix (all three)"),
+    cl::cat(Cat));
+static cl::opt<std::string> RecordDir(
+    "record", cl::desc("Write every raw run (exit status, stdout, stderr) as JSON into DIR"),
+    cl::cat(Cat));
+static cl::opt<unsigned> CaptureKiB("capture-kib",
+                                    cl::desc("Output kept per stream, KiB (head and tail)"),
+                                    cl::init(1024), cl::cat(Cat));
+static cl::opt<double> SlowBaseline(
+    "slow-baseline-ms", cl::desc("A passing run slower than --slow-factor x this is `slow`"),
+    cl::init(0), cl::cat(Cat));
+static cl::opt<double> SlowFactor("slow-factor", cl::init(2.0), cl::desc("See --slow-baseline-ms"),
+                                  cl::cat(Cat));
 
-static cl::opt<bool> Watchdog("watchdog", cl::desc("Bound every mbarrier wait of a .cu (a copy is instrumented; default on): a hang is named in well under a second"), cl::init(true), cl::cat(Cat));
-static cl::opt<bool> NoWatchdog("no-watchdog", cl::desc("Build the program as it is (no hang watchdog)"), cl::cat(Cat));
-static cl::opt<double> WatchdogMs("watchdog-ms", cl::desc("The watchdog's bound: ms without progress at one wait (default 200)"), cl::init(200), cl::cat(Cat));
-static cl::opt<std::string> InstrumentOnly("instrument-only", cl::desc("Write the watchdog's instrumented copy of the program to FILE and exit (nothing is built or run)"), cl::value_desc("FILE"), cl::cat(Cat));
-static cl::opt<bool> NoRetry("no-retry", cl::desc("Call a run killed at the timeout a hang at once (no retry with twice the timeout)"), cl::cat(Cat));
-static cl::opt<std::string> Forensics("forensics", cl::desc("cuda-gdb: on a host timeout, attach cuda-gdb and add `info cuda threads` to the evidence"), cl::cat(Cat));
+static cl::opt<bool> Watchdog(
+    "watchdog",
+    cl::desc("Bound every mbarrier wait of a .cu (a copy is instrumented; default on): a hang is "
+             "named in well under a second"),
+    cl::init(true), cl::cat(Cat));
+static cl::opt<bool> NoWatchdog("no-watchdog",
+                                cl::desc("Build the program as it is (no hang watchdog)"),
+                                cl::cat(Cat));
+static cl::opt<double> WatchdogMs(
+    "watchdog-ms", cl::desc("The watchdog's bound: ms without progress at one wait (default 200)"),
+    cl::init(200), cl::cat(Cat));
+static cl::opt<std::string> InstrumentOnly(
+    "instrument-only",
+    cl::desc("Write the watchdog's instrumented copy of the program to FILE and exit (nothing is "
+             "built or run)"),
+    cl::value_desc("FILE"), cl::cat(Cat));
+static cl::opt<bool> NoRetry(
+    "no-retry",
+    cl::desc("Call a run killed at the timeout a hang at once (no retry with twice the timeout)"),
+    cl::cat(Cat));
+static cl::opt<std::string> Forensics(
+    "forensics",
+    cl::desc(
+        "cuda-gdb: on a host timeout, attach cuda-gdb and add `info cuda threads` to the evidence"),
+    cl::cat(Cat));
 
 static int fail(const std::string &sentence) {
   llvm::errs() << "wsoracle: " << sentence << "\n";
@@ -59,7 +118,8 @@ static int fail(const std::string &sentence) {
 
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(Cat);
-  if (!cl::ParseCommandLineOptions(argc, argv, "wsoracle: build, run in a fresh process, classify\n", &llvm::errs()))
+  if (!cl::ParseCommandLineOptions(
+          argc, argv, "wsoracle: build, run in a fresh process, classify\n", &llvm::errs()))
     return 2;
 
   std::error_code ec;
@@ -73,7 +133,8 @@ int main(int argc, char **argv) {
 #ifdef WSR_HAVE_EMU
     if (Backend != "emu") return fail("--backend must be gpu, emu or auto");
 #else
-    if (Backend == "emu") return fail("the emulation backend (--backend emu) is not built in; use --backend gpu");
+    if (Backend == "emu")
+      return fail("the emulation backend (--backend emu) is not built in; use --backend gpu");
     return fail("--backend must be gpu or auto");
 #endif
   }
@@ -88,7 +149,9 @@ int main(int argc, char **argv) {
   if (!Forensics.empty() && Forensics != "cuda-gdb") return fail("--forensics must be cuda-gdb");
   if (WatchdogMs <= 0) return fail("--watchdog-ms must be a positive number of milliseconds");
   if (!Match.empty()) {
-    try { std::regex r(Match.getValue()); } catch (const std::regex_error &e) {
+    try {
+      std::regex r(Match.getValue());
+    } catch (const std::regex_error &e) {
       return fail("--match is not a valid regular expression: " + std::string(e.what()));
     }
   }
@@ -103,7 +166,8 @@ int main(int argc, char **argv) {
   o.build.cache_dir = CacheDir.empty() ? wsr::defaultCacheDir() : CacheDir.getValue();
   o.build.use_cache = !NoCache;
   if ((!emu || !Nvcc.empty()) && wsr::findNvcc(o.build.nvcc).empty())
-    return fail(Nvcc.empty() ? "nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass --nvcc"
+    return fail(Nvcc.empty() ? "nvcc was not found in PATH or /usr/local/cuda/bin; install the "
+                               "CUDA toolkit or pass --nvcc"
                              : "--nvcc " + Nvcc + " is not an executable");
   std::string err;
   if (!wsr::prepareCacheDir(o.build.cache_dir, &err)) return fail(err);
@@ -156,12 +220,15 @@ int main(int argc, char **argv) {
   }
   if (!Forensics.empty()) {
     std::string gdb = wsr::findInPath("cuda-gdb").value_or("");
-    if (gdb.empty() && ::access("/usr/local/cuda/bin/cuda-gdb", X_OK) == 0) gdb = "/usr/local/cuda/bin/cuda-gdb";
+    if (gdb.empty() && ::access("/usr/local/cuda/bin/cuda-gdb", X_OK) == 0)
+      gdb = "/usr/local/cuda/bin/cuda-gdb";
     o.run.on_timeout = [gdb](int pid) -> std::string {
       if (gdb.empty()) return "cuda-gdb was not found: no forensics";
       wsr::RunOptions ro;
       ro.timeout_s = 60;
-      auto r = wsr::runProcess({gdb, "-p", std::to_string(pid), "-batch", "-ex", "info cuda threads", "-ex", "detach"}, ro);
+      auto r = wsr::runProcess(
+          {gdb, "-p", std::to_string(pid), "-batch", "-ex", "info cuda threads", "-ex", "detach"},
+          ro);
       std::string out = r.out + r.err;
       if (r.timed_out) out += "\n[cuda-gdb timed out]";
       if (out.size() > 16000) out = out.substr(0, 16000) + "\n[cut]";
@@ -170,8 +237,10 @@ int main(int argc, char **argv) {
   }
 
   wsr::Verdict v = wsr::judge(Source, o);
-  if (Json) llvm::outs() << llvm::formatv("{0:2}", wsr::toJSON(v)) << "\n";
-  else llvm::outs() << wsr::renderHuman(v);
+  if (Json)
+    llvm::outs() << llvm::formatv("{0:2}", wsr::toJSON(v)) << "\n";
+  else
+    llvm::outs() << wsr::renderHuman(v);
   llvm::outs().flush();
   if (v.symptom == "pass") return 0;
   if (v.symptom == "infra-error") return 3;

@@ -35,19 +35,22 @@ bool findKeptRegions(const std::string &text, std::vector<KeptRegion> *out, std:
     int m = marker(line);
     if (m == 1) {
       if (open) {
-        *err = "line " + std::to_string(n) + " begins a kept region inside the one begun at line " + std::to_string(open);
+        *err = "line " + std::to_string(n) + " begins a kept region inside the one begun at line " +
+               std::to_string(open);
         return false;
       }
       open = n;
       body.clear();
     } else if (m == 2) {
       if (!open) {
-        *err = "line " + std::to_string(n) + " ends a kept region that was never begun (// wsreduce: keep begin)";
+        *err = "line " + std::to_string(n) +
+               " ends a kept region that was never begun (// wsreduce: keep begin)";
         return false;
       }
       KeptRegion r{open, n, normalizeCode(body)};
       if (r.code.empty()) {
-        *err = "the kept region at lines " + std::to_string(open) + "-" + std::to_string(n) + " holds no code";
+        *err = "the kept region at lines " + std::to_string(open) + "-" + std::to_string(n) +
+               " holds no code";
         return false;
       }
       out->push_back(std::move(r));
@@ -57,7 +60,8 @@ bool findKeptRegions(const std::string &text, std::vector<KeptRegion> *out, std:
     }
   }
   if (open) {
-    *err = "the kept region begun at line " + std::to_string(open) + " is never ended (// wsreduce: keep end)";
+    *err = "the kept region begun at line " + std::to_string(open) +
+           " is never ended (// wsreduce: keep end)";
     return false;
   }
   return true;

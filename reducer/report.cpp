@@ -15,8 +15,10 @@ namespace wsr {
 
 // The `#include "wscheck.h"` line, up to its end.
 static const char *const kHarnessInclude = R"([ \t]*#[ \t]*include[ \t]*"wscheck\.h"[^\n]*)";
-// The lines an inlined header stands between (inlineHarness writes them, uninlineHarness finds them).
-static const std::string kInlinedBegin = "// ---- wscheck.h (wsreduce's harness header), inlined ----\n";
+// The lines an inlined header stands between (inlineHarness writes them, uninlineHarness finds
+// them).
+static const std::string kInlinedBegin =
+    "// ---- wscheck.h (wsreduce's harness header), inlined ----\n";
 static const std::string kInlinedEnd = "// ---- end of wscheck.h ----";
 
 std::string inlineHarness(const std::string &text) {
@@ -42,7 +44,8 @@ std::string uninlineHarness(const std::string &text) {
 std::string sizeWithoutInlinedHarness(const std::string &text) {
   std::string plain = uninlineHarness(text);
   if (plain == text) return "";
-  return std::to_string(countNonBlankLines(plain)) + " lines, " + std::to_string(countTokens(plain)) + " tokens";
+  return std::to_string(countNonBlankLines(plain)) + " lines, " +
+         std::to_string(countTokens(plain)) + " tokens";
 }
 
 std::string dropHarness(const std::string &text) {
@@ -57,7 +60,8 @@ std::string dropHarness(const std::string &text) {
 std::string formatCuda(const std::string &text, int columns) {
   // Clang's own formatter, linked in: the GPU machine has no clang-format binary, and a result
   // reduced there came back with the passes' blank lines and trailing spaces (session 10).
-  clang::format::FormatStyle style = clang::format::getLLVMStyle(clang::format::FormatStyle::LK_Cpp);
+  clang::format::FormatStyle style =
+      clang::format::getLLVMStyle(clang::format::FormatStyle::LK_Cpp);
   style.ColumnLimit = columns;
   style.SortIncludes.Enabled = false;  // include order can matter
   // The blank line a deleted statement leaves at the top of a block or of the file goes; the
@@ -77,7 +81,8 @@ std::string formatCuda(const std::string &text, int columns) {
 std::vector<std::string> knobValues(const std::string &text) {
   std::vector<std::string> out;
   static const std::regex def(R"(#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+(\d+)[uUlL]*[ \t]*(\n|$))");
-  static const std::regex cst(R"(constexpr[ \t]+(?:unsigned[ \t]+|const[ \t]+)?(?:int|long|unsigned|size_t|uint32_t|int64_t)[ \t]+([A-Za-z_]\w*)[ \t]*=[ \t]*(\d+))");
+  static const std::regex cst(
+      R"(constexpr[ \t]+(?:unsigned[ \t]+|const[ \t]+)?(?:int|long|unsigned|size_t|uint32_t|int64_t)[ \t]+([A-Za-z_]\w*)[ \t]*=[ \t]*(\d+))");
   for (auto *re : {&def, &cst})
     for (std::sregex_iterator it(text.begin(), text.end(), *re), e; it != e; ++it)
       out.push_back((*it)[1].str() + " = " + (*it)[2].str());
@@ -109,7 +114,9 @@ static std::string ptxLandmarks(const std::string &file, const BuildOptions &b) 
   auto ptx = readFile(dir + "/k.ptx");
   removeTree(dir);
   if (!ptx) return "(nvcc -ptx failed: " + firstLines(r.err, 3) + ")\n";
-  struct L { const char *what, *needle; };
+  struct L {
+    const char *what, *needle;
+  };
   const L marks[] = {{"thread index (role guards start here)", "%tid.x"},
                      {"mbarrier.init", "mbarrier.init"},
                      {"mbarrier arrive", "mbarrier.arrive"},
@@ -131,13 +138,16 @@ static std::string ptxLandmarks(const std::string &file, const BuildOptions &b) 
     std::istringstream in(*ptx);
     std::string l;
     while (std::getline(in, l))
-      if (l.find(m.needle) != std::string::npos || (std::string(m.needle) == "bar.sync" && l.find("barrier.sync") != std::string::npos)) {
+      if (l.find(m.needle) != std::string::npos ||
+          (std::string(m.needle) == "bar.sync" && l.find("barrier.sync") != std::string::npos)) {
         if (!count) first = l;
         ++count;
       }
     if (!count) continue;
-    while (!first.empty() && (first.front() == ' ' || first.front() == '\t')) first.erase(first.begin());
-    for (auto &c : first) if (c == '|') c = '/';
+    while (!first.empty() && (first.front() == ' ' || first.front() == '\t'))
+      first.erase(first.begin());
+    for (auto &c : first)
+      if (c == '|') c = '/';
     s << "| " << m.what << " | " << count << " | `" << first << "` |\n";
   }
   return s.str();
@@ -148,19 +158,22 @@ std::string writeReport(const ReportInput &in) {
   std::string name = fs::path(in.original_path).filename().string();
   s << "# " << name << ": " << in.reduced.detail << " — minimal reproducer\n\n";
   s << "Reduced by wsreduce from " << countNonBlankLines(in.original_text) << " to "
-    << countNonBlankLines(in.reduced_text) << " non-blank lines (" << countTokens(in.original_text) << " -> "
-    << countTokens(in.reduced_text) << " tokens), " << in.tests << " tests, " << in.cache_hits
-    << " cache hits, " << in.parse_skips << " candidates skipped by the parse check, "
-    << (long)in.wall_s << " s.";
+    << countNonBlankLines(in.reduced_text) << " non-blank lines (" << countTokens(in.original_text)
+    << " -> " << countTokens(in.reduced_text) << " tokens), " << in.tests << " tests, "
+    << in.cache_hits << " cache hits, " << in.parse_skips
+    << " candidates skipped by the parse check, " << (long)in.wall_s << " s.";
   // The original includes wscheck.h; the result has it inlined (it builds with plain nvcc): the
   // program's own size is the one to compare.
   if (std::string own = sizeWithoutInlinedHarness(in.reduced_text); !own.empty())
-    s << " Without the inlined wscheck.h (as `#include \"wscheck.h\"`, as the original has it): " << own << ".";
+    s << " Without the inlined wscheck.h (as `#include \"wscheck.h\"`, as the original has it): "
+      << own << ".";
   s << "\n\n";
   if (!in.kept.empty()) {
     s << "Kept as written (`// wsreduce: keep begin` ... `end`), " << in.keep_skips
       << " candidates that changed them skipped unjudged:";
-    for (auto &k : in.kept) s << " lines " << k.first_line << "-" << k.last_line << " of the original" << (&k == &in.kept.back() ? "." : ",");
+    for (auto &k : in.kept)
+      s << " lines " << k.first_line << "-" << k.last_line << " of the original"
+        << (&k == &in.kept.back() ? "." : ",");
     s << "\n\n";
   }
   // A maintainer reading odd code (parentheses tidy would drop, unformatted lines) learns why.
@@ -172,7 +185,10 @@ std::string writeReport(const ReportInput &in) {
   s << "## Verdict\n\n";
   s << "- class: **" << in.reduced.symptom << "** (`" << in.reduced.detail << "`)\n";
   s << "- signature: `" << in.reduced.signature << "`"
-    << (in.reduced.signature == in.original.signature ? " (the original's)" : " (original: `" + in.original.signature + "`)") << "\n";
+    << (in.reduced.signature == in.original.signature
+            ? " (the original's)"
+            : " (original: `" + in.original.signature + "`)")
+    << "\n";
   for (auto &e : in.reduced.evidence) s << "- evidence: `" << e << "`\n";
   if (!in.backend.empty()) {
     s << "- judged on: **" << in.backend << "**";
@@ -188,15 +204,19 @@ std::string writeReport(const ReportInput &in) {
     bool same = in.confirmed->symptom == in.reduced.symptom;
     const Verdict *og = in.confirmed_original ? &*in.confirmed_original : nullptr;
     s << "- confirmed on the GPU: `" << name(*in.confirmed) << "` "
-      << (same ? "(the same class)" : "(**a different class**)") << ", signature `" << in.confirmed->signature << "`\n";
+      << (same ? "(the same class)" : "(**a different class**)") << ", signature `"
+      << in.confirmed->signature << "`\n";
     for (auto &e : in.confirmed->evidence) s << "  - GPU evidence: `" << e << "`\n";
-    if (og) s << "- the original on the GPU: `" << name(*og) << "`, signature `" << og->signature << "`\n";
+    if (og)
+      s << "- the original on the GPU: `" << name(*og) << "`, signature `" << og->signature
+        << "`\n";
     if (!same && og && og->symptom == in.confirmed->symptom)
-      s << "- the GPU judges the original `" << og->symptom << "` too: on this GPU the bug is latent (its timing hides "
+      s << "- the GPU judges the original `" << og->symptom
+        << "` too: on this GPU the bug is latent (its timing hides "
         << "what the emulator shows), and the reduction keeps the original's behaviour on both\n";
     else if (!same && og)
-      s << "- **the reduction changed what the GPU shows**: the original is `" << og->symptom << "` there, the result `"
-        << in.confirmed->symptom << "`\n";
+      s << "- **the reduction changed what the GPU shows**: the original is `" << og->symptom
+        << "` there, the result `" << in.confirmed->symptom << "`\n";
   }
   if (!in.confirm_note.empty()) s << "- confirmation: " << in.confirm_note << "\n";
   s << "\n## Minimal shape\n\n";
@@ -212,13 +232,15 @@ std::string writeReport(const ReportInput &in) {
     std::string last;
     std::istringstream vi(r.out);
     std::string l;
-    while (std::getline(vi, l)) if (l.find("release") != std::string::npos) last = l;
+    while (std::getline(vi, l))
+      if (l.find("release") != std::string::npos) last = l;
     s << "- nvcc: " << last << "\n";
   }
   if (auto smi = findInPath("nvidia-smi")) {
     RunOptions o;
     o.timeout_s = 30;
-    auto r = runProcess({*smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"}, o);
+    auto r = runProcess(
+        {*smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"}, o);
     s << "- GPU: " << firstLines(r.out, 1);
   } else {
     s << "- GPU: none on the machine that reduced it\n";
@@ -227,7 +249,9 @@ std::string writeReport(const ReportInput &in) {
   for (auto &a : nvccArgs(in.build)) s << " " << a;
   s << " " << fs::path(in.reduced_path).filename().string() << "`\n";
   s << "\n## Command\n\n```\n" << in.command << "\n```\n";
-  s << "\n## Program\n\n```cuda\n" << in.reduced_text << (in.reduced_text.empty() || in.reduced_text.back() == '\n' ? "" : "\n") << "```\n";
+  s << "\n## Program\n\n```cuda\n"
+    << in.reduced_text << (in.reduced_text.empty() || in.reduced_text.back() == '\n' ? "" : "\n")
+    << "```\n";
   s << "\n## PTX landmarks\n\n" << ptxLandmarks(fs::absolute(in.reduced_path).string(), in.build);
   return s.str();
 }

@@ -39,14 +39,15 @@ struct ReportInput {
   BuildOptions build;
   double wall_s = 0;
   long tests = 0, cache_hits = 0, parse_skips = 0;
-  std::vector<KeptRegion> kept;        // regions no candidate could change (keep.h)
-  long keep_skips = 0;                 // candidates skipped for changing one
-  std::string backend;                 // where the candidates ran: gpu | emu
-  std::vector<std::string> policies;   // emu: the async timing policies judged
-  std::optional<Verdict> confirmed;    // --confirm gpu: the final program judged on the GPU
+  std::vector<KeptRegion> kept;               // regions no candidate could change (keep.h)
+  long keep_skips = 0;                        // candidates skipped for changing one
+  std::string backend;                        // where the candidates ran: gpu | emu
+  std::vector<std::string> policies;          // emu: the async timing policies judged
+  std::optional<Verdict> confirmed;           // --confirm gpu: the final program judged on the GPU
   std::optional<Verdict> confirmed_original;  // --confirm gpu: the original judged on the GPU
-  std::string confirm_note;            // why there is no confirmation, or what it showed
-  std::vector<std::string> finish_notes;  // what the judge refused of the finish (tidy, formatting, ...)
+  std::string confirm_note;                   // why there is no confirmation, or what it showed
+  std::vector<std::string>
+      finish_notes;  // what the judge refused of the finish (tidy, formatting, ...)
 };
 
 std::string writeReport(const ReportInput &in);

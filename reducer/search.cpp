@@ -22,7 +22,8 @@ static double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-Search::Search(Tester &t, SearchOptions o, std::function<void(const SearchStats &, const std::string &)> progress)
+Search::Search(Tester &t, SearchOptions o,
+               std::function<void(const SearchStats &, const std::string &)> progress)
     : tester_(t), opt_(std::move(o)), progress_(std::move(progress)) {
   if (opt_.jobs < 1) opt_.jobs = 1;
   stats_.jobs = opt_.jobs;
@@ -41,13 +42,18 @@ void Search::checkStop() {
 
 bool Search::haveParse(bool wait) {
   if (!parsed_ && next_parse_.valid()) {  // the parse accept() started in the background
-    if (!wait && next_parse_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+    if (!wait && next_parse_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+      return false;
     auto p = next_parse_.get();
-    if (next_parse_text_ == best_) parsed_ = std::move(p);
-    else parser_->giveBack(std::move(p));
+    if (next_parse_text_ == best_)
+      parsed_ = std::move(p);
+    else
+      parser_->giveBack(std::move(p));
   }
   if (!parsed_ && wait) {
-    if (!parser_) parser_ = std::make_unique<ParseChecker>(tester_.options().original_path, tester_.options().parse);
+    if (!parser_)
+      parser_ =
+          std::make_unique<ParseChecker>(tester_.options().original_path, tester_.options().parse);
     parsed_ = parser_->parse(best_);
   }
   return parsed_ != nullptr;
@@ -84,13 +90,17 @@ void Search::buildLookahead() {
     if (firsts.size() > 1) add(applySites(best_, firsts), n);
     groups.clear();
     for (auto &x : sites)
-      if (x.group >= 0 && groups.insert(x.group).second && n < per_pass) add(applySites(best_, std::vector<Site>{x}), n);
+      if (x.group >= 0 && groups.insert(x.group).second && n < per_pass)
+        add(applySites(best_, std::vector<Site>{x}), n);
     std::vector<const Site *> plain;
     for (auto &x : sites)
       if (x.group < 0 && x.level == 0) plain.push_back(&x);
     for (size_t k = plain.size(); k >= 1 && n < per_pass; k = k > 1 ? k / 2 : 0)
       for (size_t b = 0; b < plain.size() && n < per_pass; b += k)
-        add(applySites(best_, std::vector<const Site *>(plain.begin() + b, plain.begin() + std::min(plain.size(), b + k))), n);
+        add(applySites(best_,
+                       std::vector<const Site *>(plain.begin() + b,
+                                                 plain.begin() + std::min(plain.size(), b + k))),
+            n);
   }
 }
 
@@ -124,7 +134,8 @@ void Search::lookahead(size_t real_inflight) {
     }
     std::string text = std::move(spec_queue_.front());
     spec_queue_.pop_front();
-    SpecTask t{std::make_shared<std::atomic<bool>>(false), std::make_shared<std::atomic<bool>>(false)};
+    SpecTask t{std::make_shared<std::atomic<bool>>(false),
+               std::make_shared<std::atomic<bool>>(false)};
     spec_running_.push_back(t);
     ++stats_.lookahead;
     pool_->post([this, t, text = std::move(text), busy = spec_busy_ms_] {
@@ -141,7 +152,9 @@ void Search::accept(const std::string &text, const std::string &pass, const std:
   const bool includes_changed = leadingIncludes(text) != leadingIncludes(best_);
   best_ = text;
   cancelSpec(true);  // the lookahead judged edits of the program before this step
-  if (!parser_) parser_ = std::make_unique<ParseChecker>(tester_.options().original_path, tester_.options().parse);
+  if (!parser_)
+    parser_ =
+        std::make_unique<ParseChecker>(tester_.options().original_path, tester_.options().parse);
   if (next_parse_.valid()) parser_->giveBack(next_parse_.get());  // of an older best: not needed
   parser_->giveBack(std::move(parsed_));  // the AST is rebuilt only after an accepted change
   parsed_.reset();
@@ -150,7 +163,8 @@ void Search::accept(const std::string &text, const std::string &pass, const std:
   // the H200 (session 12) the search waited 0.3-1.4 s for it after most accepted steps, with no
   // candidate in flight (17% of the wall time had none).
   next_parse_text_ = best_;
-  next_parse_ = std::async(std::launch::async, [p = parser_.get(), t = best_] { return p->parse(t); });
+  next_parse_ =
+      std::async(std::launch::async, [p = parser_.get(), t = best_] { return p->parse(t); });
   // After an #include line went, the parse checkers and the listing parse need the preamble of the
   // new #include lines: the accepted candidate's own check built it (they share it), and when it
   // is no longer kept it is built now, beside the listing parse, rather than at the next candidate.
@@ -201,10 +215,14 @@ void WorkerPool::post(std::function<void()> task) {
 
 void Search::trace(const std::string &cand, const TestResult &r, const std::string &pass) {
   if (opt_.trace_path.empty() || r.cancelled) return;
-  llvm::json::Object o{{"pass", pass}, {"hash", contentHash(cand).substr(0, 16)},
-                       {"cached", r.cached}, {"parse_failed", r.parse_failed},
-                       {"detail", r.detail}, {"signature", r.signature},
-                       {"interesting", r.interesting}, {"ms", (long)r.ms},
+  llvm::json::Object o{{"pass", pass},
+                       {"hash", contentHash(cand).substr(0, 16)},
+                       {"cached", r.cached},
+                       {"parse_failed", r.parse_failed},
+                       {"detail", r.detail},
+                       {"signature", r.signature},
+                       {"interesting", r.interesting},
+                       {"ms", (long)r.ms},
                        {"t", (long)((now_s() - t0_) * 1000)},
                        {"lines", (long)countNonBlankLines(cand)}};
   // where a candidate's time went: the parse check, the oracle's build (nvcc, or the emulator's
@@ -232,8 +250,9 @@ struct StreamState {
 };
 }  // namespace
 
-int Search::stream(const std::function<std::optional<std::string>()> &next, const std::string &pass, bool first,
-                   std::vector<TestResult> *all, const std::function<void(size_t, const TestResult &)> &seen) {
+int Search::stream(const std::function<std::optional<std::string>()> &next, const std::string &pass,
+                   bool first, std::vector<TestResult> *all,
+                   const std::function<void(size_t, const TestResult &)> &seen) {
   if (!pool_) pool_ = std::make_unique<WorkerPool>(opt_.jobs);
   auto st = std::make_shared<StreamState>();
   std::vector<std::string> texts;  // the candidates submitted, by index (for the trace)
@@ -245,8 +264,12 @@ int Search::stream(const std::function<std::optional<std::string>()> &next, cons
     // Keep every slot busy: take candidates from the generator while fewer than `jobs` run.
     while (!exhausted && inflight < (size_t)opt_.jobs) {
       auto c = next();
-      if (!c) { exhausted = true; break; }
-      if (inflight + specRunning() >= (size_t)opt_.jobs) cancelSpec(false);  // the pass's own come first
+      if (!c) {
+        exhausted = true;
+        break;
+      }
+      if (inflight + specRunning() >= (size_t)opt_.jobs)
+        cancelSpec(false);  // the pass's own come first
       size_t i = texts.size();
       texts.push_back(std::move(*c));
       traced.push_back(0);
@@ -271,21 +294,31 @@ int Search::stream(const std::function<std::optional<std::string>()> &next, cons
     std::vector<std::pair<size_t, TestResult>> fresh;
     {
       std::unique_lock<std::mutex> l(st->m);
-      if (inflight > 0) st->cv.wait_for(l, std::chrono::milliseconds(100), [&] { return st->finished > done_seen || g_stop; });
+      if (inflight > 0)
+        st->cv.wait_for(l, std::chrono::milliseconds(100),
+                        [&] { return st->finished > done_seen || g_stop; });
       inflight -= st->finished - done_seen;
       done_seen = st->finished;
       for (size_t i = 0; i < texts.size(); ++i)
-        if (!traced[i] && st->res[i]) { traced[i] = 1; fresh.push_back({i, *st->res[i]}); }
+        if (!traced[i] && st->res[i]) {
+          traced[i] = 1;
+          fresh.push_back({i, *st->res[i]});
+        }
       // The first candidate, in order, that is interesting once all before it were judged.
-      while (prefix < texts.size() && st->res[prefix] && !(first && st->res[prefix]->interesting)) ++prefix;
-      if (first && prefix < texts.size() && st->res[prefix] && st->res[prefix]->interesting) winner = (int)prefix;
+      while (prefix < texts.size() && st->res[prefix] && !(first && st->res[prefix]->interesting))
+        ++prefix;
+      if (first && prefix < texts.size() && st->res[prefix] && st->res[prefix]->interesting)
+        winner = (int)prefix;
     }
     for (auto &[i, r] : fresh) {
       trace(texts[i], r, pass);
       if (seen) seen(i, r);
       if (!r.cached && !r.cancelled) stats_.busy_s += r.ms / 1000.0;
-      if (r.infra) { ++infra_run_; last_infra_ = r.detail + (r.note.empty() ? "" : ": " + r.note); }
-      else if (!r.cached && !r.cancelled) infra_run_ = 0;
+      if (r.infra) {
+        ++infra_run_;
+        last_infra_ = r.detail + (r.note.empty() ? "" : ": " + r.note);
+      } else if (!r.cached && !r.cancelled)
+        infra_run_ = 0;
     }
     if (long b = spec_busy_ms_->exchange(0)) stats_.busy_s += b / 1000.0;
     if (!fresh.empty()) {
@@ -314,18 +347,25 @@ int Search::stream(const std::function<std::optional<std::string>()> &next, cons
   return winner;
 }
 
-std::vector<TestResult> Search::evaluate(const std::vector<std::string> &cands, const std::string &pass) {
+std::vector<TestResult> Search::evaluate(const std::vector<std::string> &cands,
+                                         const std::string &pass) {
   size_t i = 0;
   std::vector<TestResult> res;
-  stream([&]() -> std::optional<std::string> { return i < cands.size() ? std::optional<std::string>(cands[i++]) : std::nullopt; },
-         pass, false, &res);
+  stream(
+      [&]() -> std::optional<std::string> {
+        return i < cands.size() ? std::optional<std::string>(cands[i++]) : std::nullopt;
+      },
+      pass, false, &res);
   return res;
 }
 
 int Search::firstInteresting(const std::vector<std::string> &cands, const std::string &pass) {
   size_t i = 0;
-  return stream([&]() -> std::optional<std::string> { return i < cands.size() ? std::optional<std::string>(cands[i++]) : std::nullopt; },
-                pass, true, nullptr);
+  return stream(
+      [&]() -> std::optional<std::string> {
+        return i < cands.size() ? std::optional<std::string>(cands[i++]) : std::nullopt;
+      },
+      pass, true, nullptr);
 }
 
 // ddmin over the plain (ungrouped) sites of one level: try removing (applying) chunks,
@@ -361,16 +401,20 @@ bool Search::ddminLevel(const PassInfo &p, int level) {
   auto keyOf = [&](const PassSite &s) {
     std::string k = s.note;
     for (auto &e : s.edits)
-      k += "\x1f" + (e.offset + e.length <= best_.size() ? best_.substr(e.offset, e.length) : std::string()) + "\x1e" +
-           e.replacement;
+      k +=
+          "\x1f" +
+          (e.offset + e.length <= best_.size() ? best_.substr(e.offset, e.length) : std::string()) +
+          "\x1e" + e.replacement;
     return k;
   };
   size_t k = sites.size(), pos = 0;
-  bool hit = false;  // the current sweep at k == 1 took something
-  std::string bonus;      // the winner and the other interesting chunks together
+  bool hit = false;   // the current sweep at k == 1 took something
+  std::string bonus;  // the winner and the other interesting chunks together
   std::vector<Edit> bonus_edits;
   size_t bonus_count = 0;
-  struct Chunk { size_t k, b, e; };
+  struct Chunk {
+    size_t k, b, e;
+  };
   auto sameSites = [](const std::vector<PassSite> &a, const std::vector<PassSite> &b) {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i)
@@ -392,7 +436,11 @@ bool Search::ddminLevel(const PassInfo &p, int level) {
       for (;;) {
         if (gk == 0) return std::nullopt;
         if (gpos >= sites.size()) {
-          if (gk > 1) { gk = std::max<size_t>(1, gk / 2); gpos = 0; continue; }
+          if (gk > 1) {
+            gk = std::max<size_t>(1, gk / 2);
+            gpos = 0;
+            continue;
+          }
           if (!ghit) return std::nullopt;
           ghit = false;
           gpos = 0;
@@ -432,9 +480,11 @@ bool Search::ddminLevel(const PassInfo &p, int level) {
     auto [wk, b, e] = meta[(size_t)w];
     std::vector<Edit> took;
     std::vector<PassSite> others;  // the other chunks judged interesting beside the winner
-    if (wk == 0) {  // the bonus: several chunks at once
+    if (wk == 0) {                 // the bonus: several chunks at once
       took = bonus_edits;
-      accept(texts[(size_t)w], p.name, std::to_string(bonus_count) + " more sites found interesting beside the last step, together");
+      accept(texts[(size_t)w], p.name,
+             std::to_string(bonus_count) +
+                 " more sites found interesting beside the last step, together");
       // go on where the first of them was
     } else {
       std::vector<const Site *> chunk;
@@ -444,7 +494,9 @@ bool Search::ddminLevel(const PassInfo &p, int level) {
         if (all[i].interesting && meta[i].k > 0)
           for (size_t j = meta[i].b; j < meta[i].e; ++j) others.push_back(sites[j]);
       accept(texts[(size_t)w], p.name,
-             e - b == 1 ? sites[b].note : std::to_string(e - b) + " sites from line " + std::to_string(sites[b].line));
+             e - b == 1
+                 ? sites[b].note
+                 : std::to_string(e - b) + " sites from line " + std::to_string(sites[b].line));
       k = wk;
       pos = b;  // same place: the chunks before it were not interesting
       hit = wk == 1;
@@ -484,14 +536,16 @@ bool Search::pddLevel(const PassInfo &p, int level) {
   bool fresh = true;  // `sites` come from a parse of best_ (not rebased)
   auto editsKey = [](const PassSite &s) {
     std::string k;
-    for (auto &e : s.edits) k += std::to_string(e.offset) + ":" + std::to_string(e.length) + ":" + e.replacement + "\x1e";
+    for (auto &e : s.edits)
+      k += std::to_string(e.offset) + ":" + std::to_string(e.length) + ":" + e.replacement + "\x1e";
     return k;
   };
   for (int guard = 0; guard < 100000; ++guard) {
     checkStop();
     std::vector<size_t> order(sites.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return prob[a] < prob[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return prob[a] < prob[b]; });
     // the prefix with the largest expected gain, among the sites not yet known to be needed
     size_t best_n = 0;
     double best_gain = 0, keep = 1;
@@ -499,7 +553,10 @@ bool Search::pddLevel(const PassInfo &p, int level) {
       double pi = prob[order[n - 1]];
       if (pi >= 0.99) break;
       keep *= 1 - pi;
-      if (n * keep > best_gain) { best_gain = n * keep; best_n = n; }
+      if (n * keep > best_gain) {
+        best_gain = n * keep;
+        best_n = n;
+      }
     }
     if (best_n == 0) {  // every site left is needed
       if (fresh) break;
@@ -510,8 +567,10 @@ bool Search::pddLevel(const PassInfo &p, int level) {
       bool any_new = false;
       for (size_t i = 0; i < again.size(); ++i) {
         auto it = known.find(editsKey(again[i]));
-        if (it != known.end()) pa[i] = it->second;
-        else any_new = true;
+        if (it != known.end())
+          pa[i] = it->second;
+        else
+          any_new = true;
       }
       if (!any_new) break;  // the parse offers only what was just found needed
       sites = std::move(again);
@@ -540,16 +599,19 @@ bool Search::pddLevel(const PassInfo &p, int level) {
     }
     size_t next_i = 0;
     std::vector<TestResult> res;
-    int win = stream([&]() -> std::optional<std::string> {
-      return next_i < cands.size() ? std::optional<std::string>(cands[next_i++]) : std::nullopt;
-    }, p.name, true, &res);
+    int win = stream(
+        [&]() -> std::optional<std::string> {
+          return next_i < cands.size() ? std::optional<std::string>(cands[next_i++]) : std::nullopt;
+        },
+        p.name, true, &res);
     // every failed prefix raises the probabilities of what it held
     for (size_t i = 0; i < res.size() && i < cand_n.size(); ++i) {
       if (res[i].interesting || res[i].cancelled || res[i].infra) continue;
       double none = 1;
       for (size_t j = 0; j < cand_n[i]; ++j) none *= 1 - prob[order[j]];
       std::vector<double> raised(cand_n[i]);
-      for (size_t j = 0; j < cand_n[i]; ++j) raised[j] = std::min(1.0, prob[order[j]] / std::max(1e-9, 1 - none));
+      for (size_t j = 0; j < cand_n[i]; ++j)
+        raised[j] = std::min(1.0, prob[order[j]] / std::max(1e-9, 1 - none));
       for (size_t j = 0; j < cand_n[i]; ++j) prob[order[j]] = raised[j];
     }
     if (win < 0) continue;
@@ -557,14 +619,18 @@ bool Search::pddLevel(const PassInfo &p, int level) {
     std::vector<const Site *> chunk;
     for (size_t j = 0; j < n; ++j) chunk.push_back(&sites[order[j]]);
     std::vector<Edit> took = appliedEdits(best_, chunk);
-    accept(cands[(size_t)win], p.name, n == 1 ? sites[order[0]].note : std::to_string(n) + " sites (pdd)");
+    accept(cands[(size_t)win], p.name,
+           n == 1 ? sites[order[0]].note : std::to_string(n) + " sites (pdd)");
     changed = true;
     // the sites not taken follow the edits with their probabilities
     std::vector<PassSite> kept;
     std::vector<double> kept_p;
     for (size_t i = 0; i < sites.size(); ++i) {
       PassSite t = sites[i];
-      if (rebaseSite(t, took, best_)) { kept.push_back(std::move(t)); kept_p.push_back(prob[i]); }
+      if (rebaseSite(t, took, best_)) {
+        kept.push_back(std::move(t));
+        kept_p.push_back(prob[i]);
+      }
     }
     sites = std::move(kept);
     prob = std::move(kept_p);
@@ -596,7 +662,8 @@ bool Search::groups(const PassInfo &p, int rounds, bool *cut) {
   auto cur = grouped();
   bool dirty = false;  // `cur` was rebased since the last parse
   // An accepted step: the remaining alternatives follow the text without a parse.
-  auto take = [&](const std::string &text, const std::vector<const Site *> &sites, const std::string &what) {
+  auto take = [&](const std::string &text, const std::vector<const Site *> &sites,
+                  const std::string &what) {
     auto took = appliedEdits(best_, sites);
     accept(text, p.name, what);
     cur = rebaseSites(cur, took, best_);
@@ -618,7 +685,9 @@ bool Search::groups(const PassInfo &p, int rounds, bool *cut) {
     if (firsts.size() > 1) {
       std::string c = applySites(best_, firsts);
       if (c != best_ && firstInteresting({c}, p.name) == 0)
-        take(c, firsts, "all " + std::to_string(firsts.size()) + " places at their first alternative (" + what + ", ...)");
+        take(c, firsts,
+             "all " + std::to_string(firsts.size()) + " places at their first alternative (" +
+                 what + ", ...)");
     }
   }
   auto isPassed = [&](const PassSite &s) {
@@ -662,7 +731,7 @@ bool Search::groups(const PassInfo &p, int rounds, bool *cut) {
         if (i < byGroup[gid].size()) plan.push_back({gid, i});
     std::vector<std::string> cands;
     std::vector<std::pair<int, size_t>> who;  // (group, alternative) of each candidate
-    std::map<int, size_t> best_alt;           // place -> its first interesting alternative seen so far
+    std::map<int, size_t> best_alt;  // place -> its first interesting alternative seen so far
     size_t at = 0;
     std::vector<TestResult> res;
     stream(
@@ -686,17 +755,23 @@ bool Search::groups(const PassInfo &p, int rounds, bool *cut) {
           auto it = best_alt.find(gid);
           if (it == best_alt.end() || i < it->second) best_alt[gid] = i;
         });
-    std::vector<size_t> winners;  // index into cands: the first interesting alternative per place, in place order
+    std::vector<size_t>
+        winners;  // index into cands: the first interesting alternative per place, in place order
     std::set<int> won;
     for (auto &[gid, i] : best_alt) won.insert(gid);
     for (int gid : open)
       if (won.count(gid))
         for (size_t k = 0; k < cands.size(); ++k)
-          if (who[k].first == gid && who[k].second == best_alt[gid]) { winners.push_back(k); break; }
+          if (who[k].first == gid && who[k].second == best_alt[gid]) {
+            winners.push_back(k);
+            break;
+          }
     for (int gid : open) {
       auto &front = byGroup[gid].front();
-      if (!front.place.empty()) settled.insert(front.place);
-      else if (!won.count(gid)) passed.push_back(front);
+      if (!front.place.empty())
+        settled.insert(front.place);
+      else if (!won.count(gid))
+        passed.push_back(front);
     }
     if (winners.empty()) continue;
     auto site = [&](size_t w) -> const PassSite & { return byGroup[who[w].first][who[w].second]; };
@@ -711,7 +786,11 @@ bool Search::groups(const PassInfo &p, int rounds, bool *cut) {
       }
       auto pres = evaluate(prefixes, p.name);
       for (size_t k = pres.size(); k-- > 0;)
-        if (pres[k].interesting) { n = k + 2; text = prefixes[k]; break; }
+        if (pres[k].interesting) {
+          n = k + 2;
+          text = prefixes[k];
+          break;
+        }
     }
     std::vector<const Site *> taken;
     std::string what;
@@ -787,7 +866,8 @@ std::string Search::run(const std::string &start) {
       for (auto &x : sites) all.push_back(&x);
       std::string cand = applySites(best_, all);
       if (!sites.empty() && cand != best_ && firstInteresting({cand}, c->name) == 0)
-        accept(cand, c->name, "all " + std::to_string(sites.size()) + " comments and blank-line runs at once");
+        accept(cand, c->name,
+               "all " + std::to_string(sites.size()) + " comments and blank-line runs at once");
     }
   int round = 0;
   bool expr_since_strong = false;  // the expression passes ran since the last strong round
@@ -821,7 +901,8 @@ std::string Search::run(const std::string &start) {
         echanged |= runPass(*p, round, &deeper);
       }
       expr_since_strong = true;
-      if (!changed && !echanged && !deeper) break;  // a fixpoint: no pass found anything more, at any depth
+      if (!changed && !echanged && !deeper)
+        break;  // a fixpoint: no pass found anything more, at any depth
     }
     bool changed = false, deeper = false;
     for (auto *p : tail) {

@@ -26,7 +26,7 @@ struct SearchOptions {
   std::string best_path;            // written atomically after every accepted step
   std::string trace_path;           // JSON lines, one per test (appended)
   int max_consecutive_infra = 3;
-  int max_rounds = 40;              // full passes over the schedule (round r reaches level r)
+  int max_rounds = 40;  // full passes over the schedule (round r reaches level r)
   // How the plain sites of one level are searched: "ddmin" (chunks halving, Zeller) or "pdd"
   // (probabilistic delta debugging, Wang et al. 2021: each site has a probability of being needed;
   // the subset with the largest expected gain is tried next, and a failed try raises the
@@ -70,7 +70,7 @@ struct SearchStats {
   unsigned start_lines = 0, start_tokens = 0, lines = 0, tokens = 0;
   std::string pass;
   double elapsed_s = 0;
-  double busy_s = 0;  // summed wall time of the candidates judged (not cached, not cancelled)
+  double busy_s = 0;   // summed wall time of the candidates judged (not cached, not cancelled)
   long lookahead = 0;  // candidates of later passes judged in idle slots (SearchOptions::lookahead)
   int jobs = 1;
   // The share of the slots' time spent judging: what is left is the search's own serial work
@@ -86,7 +86,8 @@ struct SearchStop {
 
 class Search {
  public:
-  Search(Tester &t, SearchOptions o, std::function<void(const SearchStats &, const std::string &event)> progress);
+  Search(Tester &t, SearchOptions o,
+         std::function<void(const SearchStats &, const std::string &event)> progress);
   // Reduces `start` (already known interesting). Returns the smallest interesting text.
   // Throws SearchStop when it must stop early; best() then holds the best so far.
   std::string run(const std::string &start);
@@ -111,8 +112,9 @@ class Search {
   // otherwise it judges all. Every result in `all` (when given), traced as it comes in.
   // `seen`, when given, hears each result as it comes in (the generator may use it to skip
   // candidates that became pointless).
-  int stream(const std::function<std::optional<std::string>()> &next, const std::string &pass, bool first,
-             std::vector<TestResult> *all, const std::function<void(size_t, const TestResult &)> &seen = nullptr);
+  int stream(const std::function<std::optional<std::string>()> &next, const std::string &pass,
+             bool first, std::vector<TestResult> *all,
+             const std::function<void(size_t, const TestResult &)> &seen = nullptr);
   std::vector<TestResult> evaluate(const std::vector<std::string> &cands, const std::string &pass);
   int firstInteresting(const std::vector<std::string> &cands, const std::string &pass);
   void trace(const std::string &cand, const TestResult &r, const std::string &pass);

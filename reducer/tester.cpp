@@ -18,10 +18,14 @@ namespace fs = std::filesystem;
 namespace wsr {
 
 std::string contentHash(const std::string &text) {
-  auto h = llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
+  auto h = llvm::SHA256::hash(
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
   static const char *d = "0123456789abcdef";
   std::string s;
-  for (auto b : h) { s += d[b >> 4]; s += d[b & 15]; }
+  for (auto b : h) {
+    s += d[b >> 4];
+    s += d[b & 15];
+  }
   return s;
 }
 
@@ -39,10 +43,15 @@ namespace {
 // Kernel launches in the user's host code: `k<<<...>>>(...)`, cudaLaunchKernel*, cuLaunchKernel*.
 struct Launches : clang::RecursiveASTVisitor<Launches> {
   int n = 0;
-  bool VisitCUDAKernelCallExpr(clang::CUDAKernelCallExpr *) { ++n; return true; }
+  bool VisitCUDAKernelCallExpr(clang::CUDAKernelCallExpr *) {
+    ++n;
+    return true;
+  }
   bool VisitCallExpr(clang::CallExpr *c) {
     if (auto *f = c->getDirectCallee())
-      if (f->getIdentifier() && (f->getName().starts_with("cudaLaunch") || f->getName().starts_with("cuLaunch"))) ++n;
+      if (f->getIdentifier() &&
+          (f->getName().starts_with("cudaLaunch") || f->getName().starts_with("cuLaunch")))
+        ++n;
     return true;
   }
 };
@@ -55,7 +64,9 @@ int kernelLaunches(const ParsedSource &parsed) {
     auto &sm = ctx.getSourceManager();
     Launches v;
     for (auto *d : ctx.getTranslationUnitDecl()->decls())
-      if (!d->isImplicit() && sm.getFileID(sm.getExpansionLoc(d->getBeginLoc())) == sm.getMainFileID()) v.TraverseDecl(d);
+      if (!d->isImplicit() &&
+          sm.getFileID(sm.getExpansionLoc(d->getBeginLoc())) == sm.getMainFileID())
+        v.TraverseDecl(d);
     return v.n;
   }
   return 0;
@@ -63,10 +74,12 @@ int kernelLaunches(const ParsedSource &parsed) {
 
 void Tester::calibrateParseCheck(const std::string &original) {
   if (!opt_.parse_check) return;
-  bool ok = checker_->check(original, nullptr, [&](const ParsedSource &p) { original_launches_ = kernelLaunches(p); });
+  bool ok = checker_->check(original, nullptr,
+                            [&](const ParsedSource &p) { original_launches_ = kernelLaunches(p); });
   if (ok) return;
   checker_ = std::make_unique<ParseCheckerPool>(opt_.original_path, opt_.parse);  // lenient
-  checker_->check(original, nullptr, [&](const ParsedSource &p) { original_launches_ = kernelLaunches(p); });
+  checker_->check(original, nullptr,
+                  [&](const ParsedSource &p) { original_launches_ = kernelLaunches(p); });
 }
 
 void Tester::remember(const std::string &hash, const TestResult &r) {
@@ -129,15 +142,16 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
       r.infra = v.symptom == "infra-error" && v.detail != "infra-error/unknown-instruction" &&
                 v.detail != "infra-error/unsupported";
       r.note = v.evidence.empty() ? "" : v.evidence.front();
-      r.interesting = v.symptom == opt_.symptom && (opt_.any_signature || v.signature == opt_.signature) &&
+      r.interesting = v.symptom == opt_.symptom &&
+                      (opt_.any_signature || v.signature == opt_.signature) &&
                       (opt_.oracle.classify.match.empty() || v.matched);
       r.build_ms = v.timings.build_ms;
       for (double x : v.timings.run_ms) r.run_ms += x;
       // The same binary run again another way (zeroed locals, a coherent proxy): the candidate
       // stays interesting only when that verdict is `expected`; the trace counts every judgement.
       auto again = [&](const OracleOptions &ao) { return judge(file, ao); };
-      auto recheck = [&](const std::optional<Verdict> &w, const Verdict &expected, const char *detail,
-                         const std::string &how, const std::string &after) {
+      auto recheck = [&](const std::optional<Verdict> &w, const Verdict &expected,
+                         const char *detail, const std::string &how, const std::string &after) {
         if (!w) return;
         r.build_ms += w->timings.build_ms;
         for (double x : w->timings.run_ms) r.run_ms += x;
@@ -150,29 +164,33 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
         recheck(withZeroedLocals(v, oo, again), v, "locals-dependent", "with zeroed locals", "");
       if (r.interesting && proxy_cf_)
         recheck(withCoherentProxy(v, oo, again), *proxy_cf_, "fence-independent",
-                "with a coherent async proxy (every fence.proxy.async in place)", ", the original's " + proxy_cf_->detail);
+                "with a coherent async proxy (every fence.proxy.async in place)",
+                ", the original's " + proxy_cf_->detail);
     }
     removeTree(dir);
   };
   if (int lost = lostKeptRegion(normalizeCode(text), opt_.keep); lost >= 0) {
     const KeptRegion &k = opt_.keep[(size_t)lost];
     r.detail = "kept-region-changed";
-    r.note = "the candidate changes the kept region at lines " + std::to_string(k.first_line) + "-" +
-             std::to_string(k.last_line) + " of the original";
+    r.note = "the candidate changes the kept region at lines " + std::to_string(k.first_line) +
+             "-" + std::to_string(k.last_line) + " of the original";
     ++keep_skips_;
     return done();
   }
   if (check_parse) {
     std::string err;
     bool ok = checker_->check(text, &err, [&](const ParsedSource &parsed) {
-      r.parse_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      r.parse_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (!opt_.test_script.empty()) return;  // a script parses nothing of ours
       // A GPU bug's repro launches a kernel: a candidate that launches none can still "show" a
       // wrong result (the host's poisoned output buffer, never written, compares as NaN), and
       // on the H200 a reduction of an out-of-bounds TMA store kept wrong:Y:nan with no kernel.
-      if (original_launches_ > 0 && opt_.symptom != "compile-error" && kernelLaunches(parsed) == 0) {
+      if (original_launches_ > 0 && opt_.symptom != "compile-error" &&
+          kernelLaunches(parsed) == 0) {
         r.detail = "no-kernel-launch";
-        r.note = "the candidate launches no kernel (the original launches " + std::to_string(original_launches_) + ")";
+        r.note = "the candidate launches no kernel (the original launches " +
+                 std::to_string(original_launches_) + ")";
         return;
       }
       ParseLoan loan(parsed);
@@ -214,8 +232,10 @@ TestResult Tester::test(const std::string &text) {
       c.ms = 0;
       return c;
     }
-    if (auto f = inflight_.find(h); f != inflight_.end()) twin = f->second;
-    else inflight_.emplace(h, mine.get_future().share());
+    if (auto f = inflight_.find(h); f != inflight_.end())
+      twin = f->second;
+    else
+      inflight_.emplace(h, mine.get_future().share());
   }
   if (twin.valid()) {  // the same text is being judged: its verdict is this one's
     while (twin.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready)
@@ -265,26 +285,31 @@ void Tester::releaseGpu(int g) {
   --gpu_load_[(size_t)g];
 }
 
-std::optional<Verdict> Tester::withZeroedLocals(const Verdict &v, OracleOptions oo,
-                                                const std::function<Verdict(const OracleOptions &)> &judgeWith) const {
+std::optional<Verdict> Tester::withZeroedLocals(
+    const Verdict &v, OracleOptions oo,
+    const std::function<Verdict(const OracleOptions &)> &judgeWith) const {
   if (!opt_.locals_check || v.backend != "emu" || !opt_.test_script.empty()) return std::nullopt;
   // The same build, run again: the translation fills each device local declared without an
-  // initializer at run time (emu/device.h, uninit). A second build with -ftrivial-auto-var-init=zero
-  // (sessions 16-17) doubled the cost of each accepted step; on the H200 the GEMM hang then reached
-  // 61 lines in 255 s where it had reached 38 (session 18).
+  // initializer at run time (emu/runtime/device.h, uninit). A second build with
+  // -ftrivial-auto-var-init=zero (sessions 16-17) doubled the cost of each accepted step; on the
+  // H200 the GEMM hang then reached 61 lines in 255 s where it had reached 38 (session 18).
   oo.run.env_set["WSEMU_LOCALS"] = "zero";
   return judgeWith(oo);
 }
 
-std::optional<Verdict> Tester::withCoherentProxy(const Verdict &v, OracleOptions oo,
-                                                 const std::function<Verdict(const OracleOptions &)> &judgeWith) const {
+std::optional<Verdict> Tester::withCoherentProxy(
+    const Verdict &v, OracleOptions oo,
+    const std::function<Verdict(const OracleOptions &)> &judgeWith) const {
   if (!opt_.proxy_check || v.backend != "emu" || !opt_.test_script.empty()) return std::nullopt;
   if (v.signature.find("proxy-unfenced") == std::string::npos) return std::nullopt;
-  oo.run.env_set["WSEMU_PROXY"] = "coherent";  // the same build (emu/core.h, Config::coherent_proxy)
+  oo.run.env_set["WSEMU_PROXY"] =
+      "coherent";  // the same build (emu/runtime/core.h, Config::coherent_proxy)
   return judgeWith(oo);
 }
 
-bool Tester::sameFailure(const Verdict &a, const Verdict &b) { return a.symptom == b.symptom && a.signature == b.signature; }
+bool Tester::sameFailure(const Verdict &a, const Verdict &b) {
+  return a.symptom == b.symptom && a.signature == b.signature;
+}
 
 Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
   Verdict v;
@@ -302,17 +327,21 @@ Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
   if (v.symptom == opt_.symptom) {
     OracleOptions zo = opt_.oracle;
     zo.emu_nvcc_first = false;  // nvcc has spoken
-    auto again = [&](const OracleOptions &o) { return judgeText(text, fs::path(opt_.original_path).filename().string(), o); };
+    auto again = [&](const OracleOptions &o) {
+      return judgeText(text, fs::path(opt_.original_path).filename().string(), o);
+    };
     auto z = withZeroedLocals(v, zo, again);
     if (z && !sameFailure(*z, v))
-      locals_off_ = "the original's own verdict is " + z->detail + " (" + z->signature + ") with zeroed locals";
+      locals_off_ = "the original's own verdict is " + z->detail + " (" + z->signature +
+                    ") with zeroed locals";
     proxy_cf_ = withCoherentProxy(v, zo, again);
   }
   if (as_result) {
     as_result->detail = v.detail;
     as_result->signature = v.signature;
     as_result->infra = v.symptom == "infra-error";
-    as_result->interesting = v.symptom == opt_.symptom && (opt_.oracle.classify.match.empty() || v.matched);
+    as_result->interesting =
+        v.symptom == opt_.symptom && (opt_.oracle.classify.match.empty() || v.matched);
   }
   return v;
 }
@@ -325,7 +354,8 @@ static constexpr unsigned long long kLivelockOpsFactor = 20, kLivelockOpsFloor =
 // verdict ("slow", or a hang nobody named) that cannot be the original's either way. On the H200
 // one such retry held a ddmin stream for 30 s with 15 of 16 slots idle; wsfuzz's reductions on the
 // emulator, which had neither, spent their 90 s budgets on 10 s + 20 s retries (session 7).
-std::vector<std::string> Tester::tuneFromOriginal(const Verdict &original, double cap_s, bool calibrate, bool retry) {
+std::vector<std::string> Tester::tuneFromOriginal(const Verdict &original, double cap_s,
+                                                  bool calibrate, bool retry) {
   std::vector<std::string> said;
   double longest = 0;
   bool finished = !original.runs.empty();
@@ -336,7 +366,8 @@ std::vector<std::string> Tester::tuneFromOriginal(const Verdict &original, doubl
   if (!finished) return said;
   if (!retry) {
     opt_.oracle.retry_timeout = false;
-    said.push_back("the original finished on its own: a candidate killed at the timeout is not retried");
+    said.push_back(
+        "the original finished on its own: a candidate killed at the timeout is not retried");
   }
   if (calibrate && longest > 0 && !opt_.oracle.build_only) {
     auto &to = opt_.oracle;
@@ -346,8 +377,10 @@ std::vector<std::string> Tester::tuneFromOriginal(const Verdict &original, doubl
     to.calibrate_floor_s = 2;
     to.calibrate_cap_s = cap_s;
     char buf[160];
-    std::snprintf(buf, sizeof buf, "candidate timeout %.1f s = clamp(10 x %.0f ms, 2 s, %.0f s), from the original's run",
-                  calibratedTimeout(longest, 10, 2, cap_s), longest, cap_s);
+    std::snprintf(
+        buf, sizeof buf,
+        "candidate timeout %.1f s = clamp(10 x %.0f ms, 2 s, %.0f s), from the original's run",
+        calibratedTimeout(longest, 10, 2, cap_s), longest, cap_s);
     said.push_back(buf);
   }
   // On the emulator a candidate that loops for ever (a wait deleted from one side of a handoff:
@@ -356,7 +389,8 @@ std::vector<std::string> Tester::tuneFromOriginal(const Verdict &original, doubl
   // c). The emulator counts its operations and stops such a launch with hang/livelock instead.
   unsigned long long ops = 0;
   for (auto &l : original.evidence)  // the emulator's WSEMU lines
-    if (l.rfind("WSEMU ops ", 0) == 0) ops = std::max(ops, std::strtoull(l.c_str() + 10, nullptr, 10));
+    if (l.rfind("WSEMU ops ", 0) == 0)
+      ops = std::max(ops, std::strtoull(l.c_str() + 10, nullptr, 10));
   if (calibrate && original.backend == "emu" && ops > 0) {
     opt_.oracle.emu_max_ops = std::max(kLivelockOpsFactor * ops, kLivelockOpsFloor);
     said.push_back("a candidate's launch stops at " + std::to_string(opt_.oracle.emu_max_ops) +

@@ -22,15 +22,15 @@
 namespace wsr {
 
 struct TestOptions {
-  std::string symptom;         // pass|compile-error|hang|crash|wrong|slow|flaky (oracle mode)
-  std::string signature;       // the original's; empty with any_signature
+  std::string symptom;    // pass|compile-error|hang|crash|wrong|slow|flaky (oracle mode)
+  std::string signature;  // the original's; empty with any_signature
   bool any_signature = false;
-  std::string test_script;     // C-Reduce-style script instead of the oracle
+  std::string test_script;  // C-Reduce-style script instead of the oracle
   double script_timeout_s = 300;
-  bool parse_check = true;     // skip candidates Clang cannot parse, before any nvcc run
+  bool parse_check = true;  // skip candidates Clang cannot parse, before any nvcc run
   OracleOptions oracle;
   ParseOptions parse;
-  std::string original_path;   // candidates keep its file name; its dir stays on -I
+  std::string original_path;  // candidates keep its file name; its dir stays on -I
   // GPU backend: CUDA_VISIBLE_DEVICES values to spread the candidates over (issue 8). Each judged
   // candidate runs on the one with the fewest candidates on it at that moment; empty: the
   // environment's device, as before.
@@ -79,14 +79,18 @@ class Tester {
   Verdict judgeOriginal(const std::string &text, TestResult *as_result = nullptr);
   void remember(const std::string &hash, const TestResult &r);  // for --resume
   const TestOptions &options() const { return opt_; }
-  OracleOptions &oracleOptions() { return opt_.oracle; }  // e.g. the calibrated timeout, once the original ran
+  OracleOptions &oracleOptions() {
+    return opt_.oracle;
+  }  // e.g. the calibrated timeout, once the original ran
   // The parse check is strict about missing returns unless the original itself has one. Also
   // counts the original's kernel launches: when it has any, a candidate with none is not
   // interesting (except for compile errors and --test scripts).
   void calibrateParseCheck(const std::string &original);
   // The shared preamble of `text`'s leading #include lines, built now for every side (the search
   // calls it after an accepted step took an #include line).
-  int warmParseChecks(const std::string &text) { return checker_->warm(text); }  // ParseCheckerPool::warm
+  int warmParseChecks(const std::string &text) {
+    return checker_->warm(text);
+  }  // ParseCheckerPool::warm
   // The original's signature, once judged: what every candidate must keep.
   void setSignature(const std::string &sig) { opt_.signature = sig; }
   // After judgeOriginal: why the zeroed-locals check is off for this reduction (empty: it is on,
@@ -99,7 +103,8 @@ class Tester {
   // watchdog named its hang): a candidate killed at the timeout is not retried (unless `retry`),
   // and with `calibrate` the candidates' timeout becomes clamp(10 x its longest run, 2 s, cap_s).
   // Returns the log lines saying what was set (wsreduce prints them, wsfuzz keeps quiet).
-  std::vector<std::string> tuneFromOriginal(const Verdict &original, double cap_s, bool calibrate, bool retry);
+  std::vector<std::string> tuneFromOriginal(const Verdict &original, double cap_s, bool calibrate,
+                                            bool retry);
   long tests() const { return tests_; }
   long cacheHits() const { return hits_; }
   long parseSkips() const { return parse_skips_; }
@@ -116,14 +121,18 @@ class Tester {
   std::unique_ptr<ParseCheckerPool> checker_;
   std::mutex m_;
   std::string locals_off_;
-  // `v`'s program judged again by `judgeWith`, built with zeroed locals (TestOptions::locals_check);
-  // nullopt when the check does not apply (off, a script, not the emulator's verdict).
-  std::optional<Verdict> withZeroedLocals(const Verdict &v, OracleOptions oo,
-                                          const std::function<Verdict(const OracleOptions &)> &judgeWith) const;
+  // `v`'s program judged again by `judgeWith`, built with zeroed locals
+  // (TestOptions::locals_check); nullopt when the check does not apply (off, a script, not the
+  // emulator's verdict).
+  std::optional<Verdict> withZeroedLocals(
+      const Verdict &v, OracleOptions oo,
+      const std::function<Verdict(const OracleOptions &)> &judgeWith) const;
   // `v`'s program judged again with WSEMU_PROXY=coherent; nullopt when the proxy check does not
-  // apply (off, a script, not the emulator's verdict, or the original's failure is not proxy-unfenced).
-  std::optional<Verdict> withCoherentProxy(const Verdict &v, OracleOptions oo,
-                                           const std::function<Verdict(const OracleOptions &)> &judgeWith) const;
+  // apply (off, a script, not the emulator's verdict, or the original's failure is not
+  // proxy-unfenced).
+  std::optional<Verdict> withCoherentProxy(
+      const Verdict &v, OracleOptions oo,
+      const std::function<Verdict(const OracleOptions &)> &judgeWith) const;
   std::optional<Verdict> proxy_cf_;
   static bool sameFailure(const Verdict &a, const Verdict &b);  // the same symptom and signature
   std::unordered_map<std::string, TestResult> cache_;

@@ -4,7 +4,7 @@
 #   bin/            the tools
 #   share/wsreduce/include/   the harness header (found relative to the executables)
 #   lib/clang/22/include/     Clang's builtin headers (found relative to the executables)
-#   lib/libwsr_emu_runtime.a, lib/libboost_context.a, share/wsreduce/emu-root/emu/
+#   lib/libwsr_emu_runtime.a, lib/libboost_context.a, share/wsreduce/emu-root/emu/runtime/
 #                             the CPU emulator's runtime and headers (--backend emu there too;
 #                             the candidates are compiled by the GPU machine's own g++)
 # Carry `.device/wsreduce.txz` with the working tree; scripts/device-run.sh unpacks it.
@@ -24,9 +24,9 @@ for b in "$prefix"/bin/*; do  # the GPU machine has no Clang or LLVM libraries
   [ -z "$extra" ] || { echo "device-pack: $b needs shared libraries the GPU machine lacks:"; echo "$extra"; exit 1; }
 done
 cp -r /usr/lib/llvm-22/lib/clang/22/include "$prefix/lib/clang/22/"
-mkdir -p "$prefix/share/wsreduce/emu-root/emu/shim"
-cp emu/*.h "$prefix/share/wsreduce/emu-root/emu/"
-cp emu/shim/* "$prefix/share/wsreduce/emu-root/emu/shim/"
+mkdir -p "$prefix/share/wsreduce/emu-root/emu/runtime/shim"
+cp emu/runtime/*.h "$prefix/share/wsreduce/emu-root/emu/runtime/"
+cp emu/runtime/shim/* "$prefix/share/wsreduce/emu-root/emu/runtime/shim/"
 cp build-static/emu/libwsr_emu_runtime.a "$prefix/lib/"
 cp /usr/lib/x86_64-linux-gnu/libboost_context.a "$prefix/lib/"
 tar -C .device -cJf .device/wsreduce.txz wsreduce

@@ -11,6 +11,7 @@ PACKAGES=(
   librange-v3-dev libgtest-dev libgmock-dev libsqlite3-dev
   libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libncurses-dev  # static LLVM link
   xz-utils cvise
+  ccache                                                  # a fresh clone reuses the objects built here (CMakeLists.txt)
 )
 
 missing=()

@@ -92,7 +92,8 @@ TEST_F(Build, ACacheHitMarksItsEntryUsedNow) {
 TEST_F(Build, ChangingAnIncludedLocalHeaderChangesTheKey) {
   std::string dir = makeTempDir("wsr-src.");
   ASSERT_TRUE(writeFileAtomic(dir + "/knobs.h", "#define N 4\n"));
-  ASSERT_TRUE(writeFileAtomic(dir + "/p.cu", "#include \"knobs.h\"\nint main() { return N - 4; }\n"));
+  ASSERT_TRUE(
+      writeFileAtomic(dir + "/p.cu", "#include \"knobs.h\"\nint main() { return N - 4; }\n"));
   auto a = buildProgram(dir + "/p.cu", opt.build);
   ASSERT_TRUE(writeFileAtomic(dir + "/knobs.h", "#define N 5\n"));
   auto b = buildProgram(dir + "/p.cu", opt.build);

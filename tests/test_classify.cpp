@@ -51,7 +51,8 @@ TEST(ClassifyBuild, MissingCompilerIsInfraNotAProgramFailure) {
 
 TEST(ClassifyBuild, FrontendErrorSignatureIgnoresPathAndLine) {
   // A reducer deletes lines above the error: the signature must not move with them.
-  auto a = classify(failedBuild("/tmp/cand1/kernel.cu(212): error: expected a \";\"\n1 error detected"), {}, {});
+  auto a = classify(
+      failedBuild("/tmp/cand1/kernel.cu(212): error: expected a \";\"\n1 error detected"), {}, {});
   auto b = classify(failedBuild("/tmp/cand9/kernel.cu(7): error: expected a \";\"\n"), {}, {});
   EXPECT_EQ(a.detail, "compile-error/frontend");
   EXPECT_EQ(a.signature, "compile-error:frontend:error: expected a \";\"");
@@ -65,16 +66,21 @@ TEST(ClassifyBuild, ClangStyleLocationsAreNormalisedToo) {
 
 TEST(ClassifyBuild, PtxasErrorIsItsOwnClass) {
   // What nvcc 13 prints for wgmma built for plain sm_90 (the wrong build, seed step 2).
-  auto v = classify(failedBuild("ptxas /tmp/tmpxft_0001a2b3_00000000-6_k.ptx, line 31; error   : Instruction "
-                                "'wgmma.fence' not supported on .target 'sm_90'\n"
-                                "ptxas fatal   : Ptx assembly aborted due to errors\n"),
-                    {}, {});
+  auto v = classify(
+      failedBuild("ptxas /tmp/tmpxft_0001a2b3_00000000-6_k.ptx, line 31; error   : Instruction "
+                  "'wgmma.fence' not supported on .target 'sm_90'\n"
+                  "ptxas fatal   : Ptx assembly aborted due to errors\n"),
+      {}, {});
   EXPECT_EQ(v.detail, "compile-error/ptxas");
-  EXPECT_EQ(v.signature, "compile-error:ptxas:ptxas error : Instruction 'wgmma.fence' not supported on .target 'sm_90'");
+  EXPECT_EQ(v.signature,
+            "compile-error:ptxas:ptxas error : Instruction 'wgmma.fence' not supported on .target "
+            "'sm_90'");
 }
 
 TEST(ClassifyBuild, CompilerCrashIsIce) {
-  auto v = classify(failedBuild("nvcc error   : 'cicc' died due to signal 11 (Invalid memory reference)"), {}, {});
+  auto v = classify(
+      failedBuild("nvcc error   : 'cicc' died due to signal 11 (Invalid memory reference)"), {},
+      {});
   EXPECT_EQ(v.detail, "compile-error/ice");
   BuildRecord killed = failedBuild("");
   killed.signal = SIGSEGV;
@@ -84,19 +90,27 @@ TEST(ClassifyBuild, CompilerCrashIsIce) {
 // A failed static_assert is the program's own error, not the compiler's crash. The emulator's build
 // turns what ptxas would refuse (setmaxnreg.inc 1) into one that names ptxas: the same class.
 TEST(ClassifyBuild, AStaticAssertIsNotACompilerCrash) {
-  auto user = classify(failedBuild("k.cu(50): error: static assertion failed with \"TILE_ROWS must split over the 4 consumer warps\"\n"), {}, {});
+  auto user = classify(failedBuild("k.cu(50): error: static assertion failed with \"TILE_ROWS must "
+                                   "split over the 4 consumer warps\"\n"),
+                       {}, {});
   EXPECT_EQ(user.detail, "compile-error/frontend");
-  auto gxx = classify(failedBuild("k.emu.cpp:50:15: error: static assertion failed: TILE_ROWS must split over the 4 consumer warps\n"), {}, {});
+  auto gxx = classify(failedBuild("k.emu.cpp:50:15: error: static assertion failed: TILE_ROWS must "
+                                  "split over the 4 consumer warps\n"),
+                      {}, {});
   EXPECT_EQ(gxx.detail, "compile-error/frontend");
-  auto emu = classify(failedBuild("k.min.cu:133:44: error: static assertion failed: ptxas: setmaxnreg.inc takes a register count "
+  auto emu = classify(failedBuild("k.min.cu:133:44: error: static assertion failed: ptxas: "
+                                  "setmaxnreg.inc takes a register count "
                                   "of 24-256 in multiples of 8\n"),
                       {}, {});
   EXPECT_EQ(emu.detail, "compile-error/ptxas");
-  EXPECT_EQ(emu.signature, "compile-error:ptxas:ptxas: setmaxnreg.inc takes a register count of 24-256 in multiples of 8");
+  EXPECT_EQ(emu.signature,
+            "compile-error:ptxas:ptxas: setmaxnreg.inc takes a register count of 24-256 in "
+            "multiples of 8");
 }
 
 TEST(ClassifyBuild, LinkErrorIsNotAFrontendError) {
-  auto v = classify(failedBuild("/usr/bin/ld: k.o: in function `main':\nk.cu:(.text+0x1d): undefined reference to `launch_gemm'\n"
+  auto v = classify(failedBuild("/usr/bin/ld: k.o: in function `main':\nk.cu:(.text+0x1d): "
+                                "undefined reference to `launch_gemm'\n"
                                 "collect2: error: ld returned 1 exit status"),
                     {}, {});
   EXPECT_EQ(v.detail, "compile-error/link");
@@ -114,25 +128,29 @@ TEST(ClassifyRun, TimeoutWithoutWatchdogIsHangUnknown) {
 }
 
 TEST(ClassifyRun, IllegalAddressIsCrashWithItsCode) {
-  auto v = one(exited(1, "", "CUDA error: an illegal memory access was encountered (700) at k.cu:88\n"));
+  auto v =
+      one(exited(1, "", "CUDA error: an illegal memory access was encountered (700) at k.cu:88\n"));
   EXPECT_EQ(v.detail, "crash/illegal-address");
   EXPECT_EQ(v.signature, "crash:700");
 }
 
 TEST(ClassifyRun, ThePoisonedContextRepeatsTheFirstErrorAndTheFirstWins) {
-  auto v = one(exited(1, "", "kernel failed: unspecified launch failure\n"
-                             "cudaMemcpy failed: unspecified launch failure\n"));
+  auto v = one(exited(1, "",
+                      "kernel failed: unspecified launch failure\n"
+                      "cudaMemcpy failed: unspecified launch failure\n"));
   EXPECT_EQ(v.detail, "crash/launch-failure");
   EXPECT_EQ(v.signature, "crash:719");
 }
 
 TEST(ClassifyRun, MisalignedAndIllegalInstructionByName) {
   EXPECT_EQ(one(exited(1, "", "error cudaErrorMisalignedAddress\n")).detail, "crash/misaligned");
-  EXPECT_EQ(one(exited(1, "", "CUDA_ERROR_ILLEGAL_INSTRUCTION\n")).detail, "crash/illegal-instruction");
+  EXPECT_EQ(one(exited(1, "", "CUDA_ERROR_ILLEGAL_INSTRUCTION\n")).detail,
+            "crash/illegal-instruction");
 }
 
 TEST(ClassifyRun, NoGpuIsInfraErrorNeverCrash) {
-  auto v = one(exited(1, "", "CUDA error: CUDA driver version is insufficient for CUDA runtime version (35)\n"));
+  auto v = one(exited(
+      1, "", "CUDA error: CUDA driver version is insufficient for CUDA runtime version (35)\n"));
   EXPECT_EQ(v.symptom, "infra-error");
   EXPECT_EQ(v.detail, "infra-error/no-gpu");
   EXPECT_EQ(one(exited(1, "no CUDA-capable device is detected\n")).symptom, "infra-error");
@@ -152,21 +170,30 @@ TEST(ClassifyRun, HostSignalIsCrashHost) {
 }
 
 TEST(ClassifyRun, HarnessLineGivesTheWrongShape) {
-  auto v = one(exited(1, "WSCHECK name=C rows=512 cols=512 bad=16384 nan=0 max_abs=3 max_rel=1 badrows=0-31 badcols=0-511 shape=row-stripe\n"));
+  auto v = one(exited(1,
+                      "WSCHECK name=C rows=512 cols=512 bad=16384 nan=0 max_abs=3 max_rel=1 "
+                      "badrows=0-31 badcols=0-511 shape=row-stripe\n"));
   EXPECT_EQ(v.detail, "wrong/row-stripe");
   EXPECT_EQ(v.signature, "wrong:C:row-stripe");
 }
 
 TEST(ClassifyRun, SameShapeOnOtherRowsIsTheSameBug) {
   // BUGS.md: an early release corrupts different rows every run; the class and shape hold.
-  auto a = one(exited(1, "WSCHECK name=C rows=256 cols=256 bad=128 nan=0 max_abs=1 max_rel=1 badrows=3,77 badcols=0-255 shape=row-stripe\n"));
-  auto b = one(exited(1, "WSCHECK name=C rows=256 cols=256 bad=128 nan=0 max_abs=1 max_rel=1 badrows=12,200 badcols=0-255 shape=row-stripe\n"));
+  auto a = one(exited(1,
+                      "WSCHECK name=C rows=256 cols=256 bad=128 nan=0 max_abs=1 max_rel=1 "
+                      "badrows=3,77 badcols=0-255 shape=row-stripe\n"));
+  auto b = one(exited(1,
+                      "WSCHECK name=C rows=256 cols=256 bad=128 nan=0 max_abs=1 max_rel=1 "
+                      "badrows=12,200 badcols=0-255 shape=row-stripe\n"));
   EXPECT_EQ(a.signature, b.signature);
 }
 
 TEST(ClassifyRun, FirstFailingTensorDecides) {
-  auto v = one(exited(1, "WSCHECK name=S rows=8 cols=8 bad=0 nan=0 max_abs=0 max_rel=0 badrows=- badcols=- shape=none\n"
-                         "WSCHECK name=O rows=8 cols=8 bad=64 nan=64 max_abs=0 max_rel=0 badrows=0-7 badcols=0-7 shape=nan\n"));
+  auto v = one(exited(1,
+                      "WSCHECK name=S rows=8 cols=8 bad=0 nan=0 max_abs=0 max_rel=0 badrows=- "
+                      "badcols=- shape=none\n"
+                      "WSCHECK name=O rows=8 cols=8 bad=64 nan=64 max_abs=0 max_rel=0 badrows=0-7 "
+                      "badcols=0-7 shape=nan\n"));
   EXPECT_EQ(v.detail, "wrong/nan");
   EXPECT_EQ(v.signature, "wrong:O:nan(all)");  // every element
 }
@@ -175,8 +202,12 @@ TEST(ClassifyRun, FirstFailingTensorDecides) {
 // nothing over a poisoned buffer) are one detail but two failures: a reduction must not trade
 // the one for the other.
 TEST(ClassifyRun, EveryElementWrongIsNotTheSameFailureAsSome) {
-  auto part = one(exited(1, "WSCHECK name=Y rows=512 cols=32 bad=128 nan=128 max_abs=0 max_rel=0 badrows=508-511 badcols=0-31 shape=nan\n"));
-  auto all = one(exited(1, "WSCHECK name=Y rows=512 cols=32 bad=16384 nan=16384 max_abs=0 max_rel=0 badrows=0-511 badcols=0-31 shape=nan\n"));
+  auto part = one(exited(1,
+                         "WSCHECK name=Y rows=512 cols=32 bad=128 nan=128 max_abs=0 max_rel=0 "
+                         "badrows=508-511 badcols=0-31 shape=nan\n"));
+  auto all = one(exited(1,
+                        "WSCHECK name=Y rows=512 cols=32 bad=16384 nan=16384 max_abs=0 max_rel=0 "
+                        "badrows=0-511 badcols=0-31 shape=nan\n"));
   EXPECT_EQ(part.detail, "wrong/nan");
   EXPECT_EQ(all.detail, "wrong/nan");
   EXPECT_EQ(part.signature, "wrong:Y:nan");
@@ -188,9 +219,16 @@ TEST(ClassifyRun, EveryElementWrongIsNotTheSameFailureAsSome) {
 // gemm_k_loop_short (session 17) kept wrong:C:row-stripe with 6144 NaN on the emulator, none on
 // the GPU; the original has none. A NaN-shaped result says it in its shape already.
 TEST(ClassifyRun, NaNAmongWrongValuesOfAnotherShapeIsNotTheSameFailure) {
-  auto none = one(exited(1, "WSCHECK name=C rows=128 cols=128 bad=16310 nan=0 max_abs=3 max_rel=1 badrows=0-127 badcols=0-127 shape=row-stripe corr=0.894\n"));
-  auto some = one(exited(1, "WSCHECK name=C rows=128 cols=128 bad=16342 nan=6144 max_abs=12 max_rel=665 badrows=0-127 badcols=0-127 shape=row-stripe corr=0.100\n"));
-  auto weak = one(exited(1, "WSCHECK name=C rows=128 cols=128 bad=16323 nan=0 max_abs=12 max_rel=900 badrows=0-127 badcols=0-127 shape=row-stripe corr=0.085 out=unrelated\n"));
+  auto none = one(exited(1,
+                         "WSCHECK name=C rows=128 cols=128 bad=16310 nan=0 max_abs=3 max_rel=1 "
+                         "badrows=0-127 badcols=0-127 shape=row-stripe corr=0.894\n"));
+  auto some = one(exited(1,
+                         "WSCHECK name=C rows=128 cols=128 bad=16342 nan=6144 max_abs=12 "
+                         "max_rel=665 badrows=0-127 badcols=0-127 shape=row-stripe corr=0.100\n"));
+  auto weak =
+      one(exited(1,
+                 "WSCHECK name=C rows=128 cols=128 bad=16323 nan=0 max_abs=12 max_rel=900 "
+                 "badrows=0-127 badcols=0-127 shape=row-stripe corr=0.085 out=unrelated\n"));
   EXPECT_EQ(none.signature, "wrong:C:row-stripe");
   EXPECT_EQ(some.signature, "wrong:C:row-stripe+some-nan");
   EXPECT_EQ(weak.signature, "wrong:C:row-stripe+out-unrelated");
@@ -201,9 +239,15 @@ TEST(ClassifyRun, NaNAmongWrongValuesOfAnotherShapeIsNotTheSameFailure) {
 // comparison: a reduction that reached the harness's own compare() kept one that printed
 // "rows=0 cols=0 bad=1" whatever the output was (session 17, call c).
 TEST(ClassifyRun, AComparisonLineWhoseCountsCannotBeIsNoComparison) {
-  auto fake = one(exited(0, "WSCHECK name=C rows=0 cols=0 bad=1 nan=0 max_abs=0 max_rel=0 badrows=(null) badcols=(null) shape=row-stripe\n"));
-  auto over = one(exited(0, "WSCHECK name=C rows=2 cols=2 bad=5 nan=0 max_abs=1 max_rel=1 badrows=0-1 badcols=0-1 shape=row-stripe\n"));
-  auto real = one(exited(0, "WSCHECK name=C rows=2 cols=2 bad=2 nan=0 max_abs=1 max_rel=1 badrows=0 badcols=0-1 shape=row-stripe\n"));
+  auto fake = one(exited(0,
+                         "WSCHECK name=C rows=0 cols=0 bad=1 nan=0 max_abs=0 max_rel=0 "
+                         "badrows=(null) badcols=(null) shape=row-stripe\n"));
+  auto over = one(exited(0,
+                         "WSCHECK name=C rows=2 cols=2 bad=5 nan=0 max_abs=1 max_rel=1 badrows=0-1 "
+                         "badcols=0-1 shape=row-stripe\n"));
+  auto real = one(exited(0,
+                         "WSCHECK name=C rows=2 cols=2 bad=2 nan=0 max_abs=1 max_rel=1 badrows=0 "
+                         "badcols=0-1 shape=row-stripe\n"));
   EXPECT_EQ(fake.detail, "pass");
   EXPECT_EQ(over.detail, "pass");
   EXPECT_EQ(real.detail, "wrong/row-stripe");
@@ -212,7 +256,9 @@ TEST(ClassifyRun, AComparisonLineWhoseCountsCannotBeIsNoComparison) {
 // The emulator's note of bulk tensor copies clipped at the tensor's bounds joins a wrong result's
 // signature (a store dropped whole is not the same failure as no store); a note of none does not.
 TEST(ClassifyRun, AClippedTensorCopyIsPartOfAWrongResultsSignature) {
-  const std::string check = "WSCHECK name=Y rows=512 cols=32 bad=16384 nan=16384 max_abs=0 max_rel=0 badrows=0-511 badcols=0-31 shape=nan\n";
+  const std::string check =
+      "WSCHECK name=Y rows=512 cols=32 bad=16384 nan=16384 max_abs=0 max_rel=0 badrows=0-511 "
+      "badcols=0-31 shape=nan\n";
   auto store = one(exited(1, check, "WSEMU note tma-load-clipped=0 tma-store-clipped=16384\n"));
   auto load = one(exited(1, check, "WSEMU note tma-load-clipped=256 tma-store-clipped=0\n"));
   auto plain = one(exited(1, check));
@@ -227,14 +273,18 @@ TEST(ClassifyRun, AClippedTensorCopyIsPartOfAWrongResultsSignature) {
 // after the inits and keep "the same" hang (session 10).
 TEST(ClassifyRun, ABarrierUsedBeforeItsInitIsOrderedIsPartOfTheSignature) {
   const std::string hang =
-      "WSEMU verdict=hang/mbarrier symptom=hang block=0,0,0 signature=k.cu:48>k.cu:23,warpgroup0,iter1,arrivals=partial\n";
+      "WSEMU verdict=hang/mbarrier symptom=hang block=0,0,0 "
+      "signature=k.cu:48>k.cu:23,warpgroup0,iter1,arrivals=partial\n";
   auto racy = one(exited(86, "", hang + "WSEMU note mbarrier-init-unordered=3\n"));
   auto ordered = one(exited(86, "", hang));
   EXPECT_EQ(racy.signature, "hang:mbarrier:warpgroup0(partial)+mbarrier-init-unordered");
   EXPECT_EQ(ordered.signature, "hang:mbarrier:warpgroup0(partial)");
   EXPECT_EQ(racy.detail, "hang/mbarrier");
-  const std::string check = "WSCHECK name=Y rows=4 cols=4 bad=16 nan=16 max_abs=0 max_rel=0 badrows=0-3 badcols=0-3 shape=nan\n";
-  EXPECT_EQ(one(exited(1, check, "WSEMU note mbarrier-init-unordered=1\n")).signature, "wrong:Y:nan(all)+mbarrier-init-unordered");
+  const std::string check =
+      "WSCHECK name=Y rows=4 cols=4 bad=16 nan=16 max_abs=0 max_rel=0 badrows=0-3 badcols=0-3 "
+      "shape=nan\n";
+  EXPECT_EQ(one(exited(1, check, "WSEMU note mbarrier-init-unordered=1\n")).signature,
+            "wrong:Y:nan(all)+mbarrier-init-unordered");
 }
 
 TEST(ClassifyRun, NonZeroExitWithNothingElseIsWrongUnspecified) {
@@ -279,7 +329,9 @@ TEST(ClassifyRepeat, AgreeingRunsKeepTheirVerdict) {
 }
 
 TEST(ClassifyRepeat, DisagreeingRunsAreFlakyAndSayWhich) {
-  auto bad = exited(1, "WSCHECK name=C rows=4 cols=4 bad=4 nan=0 max_abs=1 max_rel=1 badrows=1 badcols=0-3 shape=row-stripe\n");
+  auto bad = exited(1,
+                    "WSCHECK name=C rows=4 cols=4 bad=4 nan=0 max_abs=1 max_rel=1 badrows=1 "
+                    "badcols=0-3 shape=row-stripe\n");
   auto v = classify(built(), {exited(0), bad, exited(0)}, {});
   EXPECT_EQ(v.symptom, "flaky");
   EXPECT_EQ(v.signature, "flaky:pass|wrong/row-stripe");
@@ -287,7 +339,8 @@ TEST(ClassifyRepeat, DisagreeingRunsAreFlakyAndSayWhich) {
 }
 
 TEST(ClassifyRepeat, AnInfraRunMakesTheWholeVerdictInfra) {
-  auto v = classify(built(), {exited(0), exited(1, "", "no CUDA-capable device is detected\n")}, {});
+  auto v =
+      classify(built(), {exited(0), exited(1, "", "no CUDA-capable device is detected\n")}, {});
   EXPECT_EQ(v.symptom, "infra-error");
 }
 
@@ -328,7 +381,8 @@ TEST(ClassifyRecorded, EveryRecordedRunGetsItsExpectedVerdict) {
     }
     ASSERT_FALSE(runs.empty()) << c.path();
     auto v = classify(built(), runs, {});
-    EXPECT_EQ(v.detail, want) << c.path().filename() << ": " << (v.evidence.empty() ? "" : v.evidence[0]);
+    EXPECT_EQ(v.detail, want) << c.path().filename() << ": "
+                              << (v.evidence.empty() ? "" : v.evidence[0]);
     ++n;
   }
   if (n == 0) GTEST_SKIP() << "no recorded runs under " << dir;

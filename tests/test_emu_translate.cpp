@@ -1,5 +1,6 @@
-// The emulator's translator (emu/translate.*) and the emu backend: inline-PTX mapping, the rewrite of
-// each construct, and real programs judged end to end on the CPU (translate + g++ + run + classify).
+// The emulator's translator (emu/translate.*) and the emu backend: inline-PTX mapping, the rewrite
+// of each construct, and real programs judged end to end on the CPU (translate + g++ + run +
+// classify).
 #include "translate.h"
 
 #include "oracle.h"
@@ -69,29 +70,35 @@ wsr::TestOptions onTheEmulator(const std::string &symptom, const std::string &pa
 
 TEST(EmuAsm, MbarrierInitBindsItsOperands) {
   std::string out, unk;
-  ASSERT_TRUE(wsr::emu::translateAsm("mbarrier.init.shared::cta.b64 [%0], %1;\n", {{"r", "smem_u32(bar)"}, {"r", "count"}},
-                                     1, &out, &unk));
-  EXPECT_NE(out.find("::wsemu::ptx::mbarrier_init((uint32_t)(smem_u32(bar)), (uint32_t)(count), WSEMU_HERE)"),
-            std::string::npos)
+  ASSERT_TRUE(wsr::emu::translateAsm("mbarrier.init.shared::cta.b64 [%0], %1;\n",
+                                     {{"r", "smem_u32(bar)"}, {"r", "count"}}, 1, &out, &unk));
+  EXPECT_NE(
+      out.find(
+          "::wsemu::ptx::mbarrier_init((uint32_t)(smem_u32(bar)), (uint32_t)(count), WSEMU_HERE)"),
+      std::string::npos)
       << out;
 }
 
 TEST(EmuAsm, TryWaitWithScopedPredicateAndSelp) {
   std::string out, unk;
-  ASSERT_TRUE(wsr::emu::translateAsm(
-      "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n",
-      {{"=r", "done"}, {"r", "a"}, {"r", "phase"}}, 7, &out, &unk));
+  ASSERT_TRUE(
+      wsr::emu::translateAsm("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, "
+                             "[%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n",
+                             {{"=r", "done"}, {"r", "a"}, {"r", "phase"}}, 7, &out, &unk));
   EXPECT_NE(out.find("bool wsemu_r7_p{}"), std::string::npos) << out;
-  EXPECT_NE(out.find("mbarrier_try_wait_parity((uint32_t)(a), (uint32_t)(phase), WSEMU_HERE)"), std::string::npos) << out;
+  EXPECT_NE(out.find("mbarrier_try_wait_parity((uint32_t)(a), (uint32_t)(phase), WSEMU_HERE)"),
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("(done) = (wsemu_r7_p) ? (1u) : (0u);"), std::string::npos) << out;
 }
 
 TEST(EmuAsm, LabelsAndPredicatedBranchesBecomeGotos) {
   std::string out, unk;
-  ASSERT_TRUE(wsr::emu::translateAsm(
-      "{ .reg .pred P1; LAB_WAIT: mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1; @P1 bra DONE; bra LAB_WAIT; "
-      "DONE: }",
-      {{"r", "a"}, {"r", "ph"}}, 3, &out, &unk));
+  ASSERT_TRUE(
+      wsr::emu::translateAsm("{ .reg .pred P1; LAB_WAIT: mbarrier.try_wait.parity.shared::cta.b64 "
+                             "P1, [%0], %1; @P1 bra DONE; bra LAB_WAIT; "
+                             "DONE: }",
+                             {{"r", "a"}, {"r", "ph"}}, 3, &out, &unk));
   EXPECT_NE(out.find("wsemu_L3_LAB_WAIT: ;"), std::string::npos) << out;
   EXPECT_NE(out.find("if (wsemu_r3_P1) { goto wsemu_L3_DONE; }"), std::string::npos) << out;
 }
@@ -99,15 +106,19 @@ TEST(EmuAsm, LabelsAndPredicatedBranchesBecomeGotos) {
 TEST(EmuAsm, TmaLoadStoreAndBulkGroups) {
   std::string out, unk;
   ASSERT_TRUE(wsr::emu::translateAsm(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];",
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, "
+      "%4}], [%2];",
       {{"r", "d"}, {"l", "m"}, {"r", "b"}, {"r", "c0"}, {"r", "c1"}}, 1, &out, &unk));
-  EXPECT_NE(out.find("::wsemu::ptx::tma_load(2, (uint32_t)(d), ::wsemu_shim::mapOperand((uint64_t)(m)), wsemu_c, (uint32_t)(b)"),
+  EXPECT_NE(out.find("::wsemu::ptx::tma_load(2, (uint32_t)(d), "
+                     "::wsemu_shim::mapOperand((uint64_t)(m)), wsemu_c, (uint32_t)(b)"),
             std::string::npos)
       << out;
-  ASSERT_TRUE(wsr::emu::translateAsm("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];",
-                                     {{"l", "m"}, {"r", "s"}, {"r", "c0"}, {"r", "c1"}}, 2, &out, &unk));
+  ASSERT_TRUE(wsr::emu::translateAsm(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];",
+      {{"l", "m"}, {"r", "s"}, {"r", "c0"}, {"r", "c1"}}, 2, &out, &unk));
   EXPECT_NE(out.find("::wsemu::ptx::tma_store(2,"), std::string::npos) << out;
-  ASSERT_TRUE(wsr::emu::translateAsm("cp.async.bulk.wait_group.read %0;\n", {{"n", "N"}}, 3, &out, &unk));
+  ASSERT_TRUE(
+      wsr::emu::translateAsm("cp.async.bulk.wait_group.read %0;\n", {{"n", "N"}}, 3, &out, &unk));
   EXPECT_NE(out.find("bulk_wait_group((int)(N), true, WSEMU_HERE)"), std::string::npos) << out;
 }
 
@@ -122,11 +133,13 @@ TEST(EmuAsm, WgmmaWithAccumulatorListAndScalePredicate) {
   ops.push_back({"l", "desc_b"});
   ops.push_back({"r", "scale_d"});
   std::string out, unk;
-  ASSERT_TRUE(wsr::emu::translateAsm("{\n .reg .pred p;\n setp.ne.b32 p, %34, 0;\n"
-                                     " wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {" + list +
-                                         "}, %32, %33, p, 1, 1, 0, 0;\n}\n",
-                                     ops, 4, &out, &unk));
-  EXPECT_NE(out.find("wgmma_ss(64, ::wsemu::ptx::WgType::BF16, wsemu_d, (uint64_t)(desc_a), (uint64_t)(desc_b), (bool)wsemu_r4_p"),
+  ASSERT_TRUE(
+      wsr::emu::translateAsm("{\n .reg .pred p;\n setp.ne.b32 p, %34, 0;\n"
+                             " wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {" +
+                                 list + "}, %32, %33, p, 1, 1, 0, 0;\n}\n",
+                             ops, 4, &out, &unk));
+  EXPECT_NE(out.find("wgmma_ss(64, ::wsemu::ptx::WgType::BF16, wsemu_d, (uint64_t)(desc_a), "
+                     "(uint64_t)(desc_b), (bool)wsemu_r4_p"),
             std::string::npos)
       << out;
   EXPECT_NE(out.find("&(d[31])"), std::string::npos);
@@ -134,12 +147,15 @@ TEST(EmuAsm, WgmmaWithAccumulatorListAndScalePredicate) {
 
 TEST(EmuAsm, UnknownInstructionIsNamedNeverANoOp) {
   std::string out, unk;
-  EXPECT_FALSE(wsr::emu::translateAsm("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 128;",
-                                      {{"r", "dst"}}, 1, &out, &unk));
+  EXPECT_FALSE(
+      wsr::emu::translateAsm("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 128;",
+                             {{"r", "dst"}}, 1, &out, &unk));
   EXPECT_NE(unk.find("tcgen05.alloc"), std::string::npos);
-  EXPECT_NE(out.find("::wsemu::ptx::unknown_instruction(\"tcgen05.alloc"), std::string::npos) << out;
-  EXPECT_FALSE(wsr::emu::translateAsm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0}, {%1}, {%2}, {%3};",
-                                      {{"=f", "a"}, {"r", "b"}, {"r", "c"}, {"f", "d"}}, 2, &out, &unk));
+  EXPECT_NE(out.find("::wsemu::ptx::unknown_instruction(\"tcgen05.alloc"), std::string::npos)
+      << out;
+  EXPECT_FALSE(wsr::emu::translateAsm(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0}, {%1}, {%2}, {%3};",
+      {{"=f", "a"}, {"r", "b"}, {"r", "c"}, {"f", "d"}}, 2, &out, &unk));
 }
 
 // ---- the rewrite ----
@@ -152,7 +168,8 @@ TEST(EmuTranslate, UninitialisedDeviceLocalsAreFilledAtRunTime) {
       "struct Pod { int a; float b[2]; };\n"
       "struct Ctor { int a; __device__ Ctor() : a(1) {} };\n"
       "__global__ void k(float *out) {\n"
-      "  float acc[4]; int i, j = 2; Pod p; Ctor c; const int n = 3; __shared__ float s[4]; Pod q = p;\n"
+      "  float acc[4]; int i, j = 2; Pod p; Ctor c; const int n = 3; __shared__ float s[4]; Pod q "
+      "= p;\n"
       "  for (int t; ;) { break; }\n"
       "  out[0] = acc[0] + i + j + p.a + c.a + n + s[0] + q.a;\n"
       "}\n"
@@ -165,7 +182,8 @@ TEST(EmuTranslate, UninitialisedDeviceLocalsAreFilledAtRunTime) {
   EXPECT_TRUE(has("::wsemu::uninit(__builtin_addressof(i), sizeof i);")) << r.text;
   EXPECT_TRUE(has("::wsemu::uninit(__builtin_addressof(p), sizeof p);")) << r.text;
   EXPECT_FALSE(has("__builtin_addressof(j)")) << "initialized";
-  EXPECT_FALSE(has("__builtin_addressof(q)")) << "a copy is an initialization (a tensor map copied so kept its bytes)";
+  EXPECT_FALSE(has("__builtin_addressof(q)"))
+      << "a copy is an initialization (a tensor map copied so kept its bytes)";
   EXPECT_FALSE(has("__builtin_addressof(c)")) << "a constructor sets it";
   EXPECT_FALSE(has("__builtin_addressof(n)"));
   EXPECT_FALSE(has("__builtin_addressof(s)")) << "__shared__";
@@ -213,16 +231,21 @@ TEST(EmuTranslate, KernelParametersAreRegisteredForTheTensorMapCheck) {
   const std::string text =
       "#include <cuda.h>\n"
       "struct Params { CUtensorMap a; int n; };\n"
-      "__global__ void k(const __grid_constant__ CUtensorMap gc, const CUtensorMap copy, int n) {}\n"
+      "__global__ void k(const __grid_constant__ CUtensorMap gc, const CUtensorMap copy, int n) "
+      "{}\n"
       "template <class P> __global__ void t(const __grid_constant__ P p) {}\n"
       "int main() { t<Params><<<1, 1>>>(Params{}); return 0; }\n";
   wsr::emu::TranslateOptions o;
   auto r = wsr::emu::translate(text, "/tmp/params.cu", o);
   ASSERT_TRUE(r.ok) << r.error;
   auto has = [&](const std::string &s) { return r.text.find(s) != std::string::npos; };
-  EXPECT_TRUE(has("::wsemu::ptx::kernelParam(__builtin_addressof(gc), sizeof(gc), \"gc\", true);")) << r.text;
-  EXPECT_TRUE(has("::wsemu::ptx::kernelParam(__builtin_addressof(copy), sizeof(copy), \"copy\", false);")) << r.text;
-  EXPECT_TRUE(has("::wsemu::ptx::kernelParam(__builtin_addressof(p), sizeof(p), \"p\", true);")) << r.text;
+  EXPECT_TRUE(has("::wsemu::ptx::kernelParam(__builtin_addressof(gc), sizeof(gc), \"gc\", true);"))
+      << r.text;
+  EXPECT_TRUE(
+      has("::wsemu::ptx::kernelParam(__builtin_addressof(copy), sizeof(copy), \"copy\", false);"))
+      << r.text;
+  EXPECT_TRUE(has("::wsemu::ptx::kernelParam(__builtin_addressof(p), sizeof(p), \"p\", true);"))
+      << r.text;
   EXPECT_FALSE(has("__builtin_addressof(n)")) << "a scalar holds no map";
 }
 
@@ -238,7 +261,8 @@ TEST(EmuTranslate, FixtureConstructsAreRewrittenAndLinesKept) {
   EXPECT_EQ(r.shared_vars, 1u);
   EXPECT_EQ(r.text.find("<<<"), std::string::npos);
   EXPECT_EQ(r.text.find("asm volatile"), std::string::npos);
-  EXPECT_NE(r.text.find("auto &bar = ::wsemu_shim::sharedVar<uint64_t>(\"bar\");"), std::string::npos);
+  EXPECT_NE(r.text.find("auto &bar = ::wsemu_shim::sharedVar<uint64_t>(\"bar\");"),
+            std::string::npos);
   EXPECT_NE(r.text.find("::wsemu::at(&(out)[threadIdx.x], WSEMU_HERE) = 1;"), std::string::npos);
   // the kernel's one mbarrier.init is declared to the runtime (what a use before init is told)
   EXPECT_EQ(r.init_sites, 1u);
@@ -246,13 +270,17 @@ TEST(EmuTranslate, FixtureConstructsAreRewrittenAndLinesKept) {
   // the user's line count is kept after the three-line prologue (#include, the init sites, #line 1)
   auto count = [](const std::string &s) { return std::count(s.begin(), s.end(), '\n'); };
   EXPECT_EQ(count(r.text), count(text) + 3);
-  // a device loop's body in braces counts toward the launch's operation limit; a host loop's does not
+  // a device loop's body in braces counts toward the launch's operation limit; a host loop's does
+  // not
   std::string loops = text;
-  loops.replace(loops.find("  while (!done)\n"), std::string("  while (!done)\n").size(), "  while (!done) {}\n  if (0)\n");
-  loops.replace(loops.find("int main() {\n"), std::string("int main() {\n").size(), "int main() {\n  for (int i = 0; i < 2; ++i) {}\n");
+  loops.replace(loops.find("  while (!done)\n"), std::string("  while (!done)\n").size(),
+                "  while (!done) {}\n  if (0)\n");
+  loops.replace(loops.find("int main() {\n"), std::string("int main() {\n").size(),
+                "int main() {\n  for (int i = 0; i < 2; ++i) {}\n");
   auto l = wsr::emu::translate(loops, fixture("mbarrier_hang.cu"), o);
   ASSERT_TRUE(l.ok) << l.error;
-  EXPECT_NE(l.text.find("while (!done) { ::wsemu::loopTick(WSEMU_HERE);}"), std::string::npos) << l.text;
+  EXPECT_NE(l.text.find("while (!done) { ::wsemu::loopTick(WSEMU_HERE);}"), std::string::npos)
+      << l.text;
   EXPECT_NE(l.text.find("for (int i = 0; i < 2; ++i) {}"), std::string::npos) << l.text;
   EXPECT_EQ(count(l.text), count(loops) + 3);
 }
@@ -262,7 +290,8 @@ TEST(EmuTranslate, FixtureConstructsAreRewrittenAndLinesKept) {
 TEST(EmuBackend, MbarrierHangIsNamedAtItsLine) {
   auto v = judgeEmu(fixture("mbarrier_hang.cu"));
   EXPECT_EQ(v.detail, "hang/mbarrier") << dump(v);
-  // roles and how far the barrier's phase got (one of two arrivals), no lines: lines move under reduction
+  // roles and how far the barrier's phase got (one of two arrivals), no lines: lines move under
+  // reduction
   EXPECT_EQ(v.signature, "hang:mbarrier:warpgroup0(partial,first)") << dump(v);
   EXPECT_TRUE(evidenceHas(v, "mbarrier_hang.cu:13")) << dump(v);
 }
@@ -324,29 +353,35 @@ TEST(EmuBackend, DynamicSharedMemoryOver48KiBNeedsTheOptIn) {
   fs::path dir = fs::path(WSR_BUILD_DIR) / "emu-test-src";
   fs::create_directories(dir);
   fs::path f = dir / "smem_optin.cu";
-  std::ofstream(f) << "#include <cstdio>\n#include <cstdint>\n"
-                      "__global__ void k(int *out) { extern __shared__ uint8_t s[]; s[threadIdx.x] = 1; out[threadIdx.x] = s[threadIdx.x]; }\n"
-                      "int main() {\n  int *d = nullptr;\n  cudaMalloc(&d, 32 * sizeof(int));\n"
-                      "#ifdef OPTIN\n  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024);\n#endif\n"
-                      "  k<<<1, 32, 64 * 1024>>>(d);\n  cudaError_t e = cudaGetLastError();\n"
-                      "  int h[32] = {};\n  cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);\n"
-                      "  std::printf(\"CUDA launch: %s, out[31] = %d\\n\", cudaGetErrorString(e), h[31]);\n"
-                      "  return e == cudaSuccess && h[31] == 1 ? 0 : 3;\n}\n";
+  std::ofstream(f)
+      << "#include <cstdio>\n#include <cstdint>\n"
+         "__global__ void k(int *out) { extern __shared__ uint8_t s[]; s[threadIdx.x] = 1; "
+         "out[threadIdx.x] = s[threadIdx.x]; }\n"
+         "int main() {\n  int *d = nullptr;\n  cudaMalloc(&d, 32 * sizeof(int));\n"
+         "#ifdef OPTIN\n  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 "
+         "* 1024);\n#endif\n"
+         "  k<<<1, 32, 64 * 1024>>>(d);\n  cudaError_t e = cudaGetLastError();\n"
+         "  int h[32] = {};\n  cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);\n"
+         "  std::printf(\"CUDA launch: %s, out[31] = %d\\n\", cudaGetErrorString(e), h[31]);\n"
+         "  return e == cudaSuccess && h[31] == 1 ? 0 : 3;\n}\n";
   auto with = judgeEmu(f.string(), {"OPTIN"});
   EXPECT_EQ(with.symptom, "pass") << dump(with);
   auto without = judgeEmu(f.string());
-  EXPECT_EQ(without.detail, "crash/invalid-argument") << dump(without);  // what the GPU says of the same program
+  EXPECT_EQ(without.detail, "crash/invalid-argument")
+      << dump(without);  // what the GPU says of the same program
   EXPECT_TRUE(evidenceHas(without, "48 KiB")) << dump(without);
 }
 
 // tests/fixtures/gpu/mbarrier_hang.cu (and the common.h it includes) written into the emulator
 // tests' source folder as `name`, with `piece` replaced by `by` (unchanged when piece is empty).
-static std::string hangVariant(const std::string &name, const std::string &piece = "", const std::string &by = "") {
+static std::string hangVariant(const std::string &name, const std::string &piece = "",
+                               const std::string &by = "") {
   auto text = wsr::readFile(repo() + "/tests/fixtures/gpu/mbarrier_hang.cu");
   EXPECT_TRUE(text);
   fs::path dir = fs::path(WSR_BUILD_DIR) / "emu-test-src";
   fs::create_directories(dir);
-  fs::copy_file(repo() + "/tests/fixtures/gpu/common.h", dir / "common.h", fs::copy_options::overwrite_existing);
+  fs::copy_file(repo() + "/tests/fixtures/gpu/common.h", dir / "common.h",
+                fs::copy_options::overwrite_existing);
   std::string t = text ? *text : "";
   if (!piece.empty()) {
     auto at = t.find(piece);
@@ -367,29 +402,36 @@ TEST(EmuBackend, HangIsSeenOnlyWhenTheHostSynchronizes) {
   EXPECT_EQ(judgeEmu(hangVariant("hang_sync.cu")).detail, "hang/mbarrier");
   // A copy of no bytes, or cudaFree(nullptr), does not wait for the device (the H200 passed such
   // a reduction; bench/probes/sync_points.cu times each call there).
-  auto zero = judgeEmu(hangVariant("hang_memcpy0.cu", "  CHECK(cudaDeviceSynchronize());\n",
-                                   "  CHECK(cudaMemcpy(nullptr, nullptr, 0, cudaMemcpyDeviceToHost));\n"));
+  auto zero =
+      judgeEmu(hangVariant("hang_memcpy0.cu", "  CHECK(cudaDeviceSynchronize());\n",
+                           "  CHECK(cudaMemcpy(nullptr, nullptr, 0, cudaMemcpyDeviceToHost));\n"));
   EXPECT_EQ(zero.symptom, "pass") << dump(zero);
   EXPECT_TRUE(evidenceHas(zero, "never synchronized")) << dump(zero);
-  auto null1 = judgeEmu(hangVariant("hang_memcpy_null.cu", "  CHECK(cudaDeviceSynchronize());\n",
-                                    "  cudaMemcpy(nullptr, nullptr, 1, cudaMemcpyDeviceToHost);\n"));
+  auto null1 =
+      judgeEmu(hangVariant("hang_memcpy_null.cu", "  CHECK(cudaDeviceSynchronize());\n",
+                           "  cudaMemcpy(nullptr, nullptr, 1, cudaMemcpyDeviceToHost);\n"));
   EXPECT_EQ(null1.symptom, "pass") << dump(null1);
   // cudaMalloc of 0 bytes gives a null pointer, and a copy from it is refused without waiting.
-  auto malloc0 = judgeEmu(hangVariant("hang_malloc0.cu", "  CHECK(cudaDeviceSynchronize());\n",
-                                      "  int *z = nullptr, h = 0;\n  CHECK(cudaMalloc(&z, 0));\n"
-                                      "  if (z) return 7;\n  cudaMemcpy(&h, z, 1, cudaMemcpyDeviceToHost);\n"));
+  auto malloc0 = judgeEmu(
+      hangVariant("hang_malloc0.cu", "  CHECK(cudaDeviceSynchronize());\n",
+                  "  int *z = nullptr, h = 0;\n  CHECK(cudaMalloc(&z, 0));\n"
+                  "  if (z) return 7;\n  cudaMemcpy(&h, z, 1, cudaMemcpyDeviceToHost);\n"));
   EXPECT_EQ(malloc0.symptom, "pass") << dump(malloc0);
   // Nor a copy "device to host" from host memory, nor cudaFree of what is not an allocation.
-  auto hostsrc = judgeEmu(hangVariant("hang_memcpy_hostsrc.cu", "  CHECK(cudaDeviceSynchronize());\n",
-                                      "  int a = 1, h = 0;\n  cudaMemcpy(&h, &a, sizeof h, cudaMemcpyDeviceToHost);\n"));
+  auto hostsrc = judgeEmu(hangVariant(
+      "hang_memcpy_hostsrc.cu", "  CHECK(cudaDeviceSynchronize());\n",
+      "  int a = 1, h = 0;\n  cudaMemcpy(&h, &a, sizeof h, cudaMemcpyDeviceToHost);\n"));
   EXPECT_EQ(hostsrc.symptom, "pass") << dump(hostsrc);
-  auto freebad = judgeEmu(hangVariant("hang_free_bad.cu", "  CHECK(cudaDeviceSynchronize());\n",
-                                      "  if (cudaFree(d + 1) != cudaErrorInvalidValue) return 7;\n"));
+  auto freebad =
+      judgeEmu(hangVariant("hang_free_bad.cu", "  CHECK(cudaDeviceSynchronize());\n",
+                           "  if (cudaFree(d + 1) != cudaErrorInvalidValue) return 7;\n"));
   EXPECT_EQ(freebad.symptom, "pass") << dump(freebad);
-  auto free0 = judgeEmu(hangVariant("hang_free0.cu", "  CHECK(cudaDeviceSynchronize());\n", "  CHECK(cudaFree(nullptr));\n"));
+  auto free0 = judgeEmu(hangVariant("hang_free0.cu", "  CHECK(cudaDeviceSynchronize());\n",
+                                    "  CHECK(cudaFree(nullptr));\n"));
   EXPECT_EQ(free0.symptom, "pass") << dump(free0);
-  auto one = judgeEmu(hangVariant("hang_memcpy1.cu", "  CHECK(cudaDeviceSynchronize());\n",
-                                  "  int h = 0;\n  CHECK(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost));\n"));
+  auto one = judgeEmu(
+      hangVariant("hang_memcpy1.cu", "  CHECK(cudaDeviceSynchronize());\n",
+                  "  int h = 0;\n  CHECK(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost));\n"));
   EXPECT_EQ(one.detail, "hang/mbarrier") << dump(one);
 }
 
@@ -400,12 +442,16 @@ TEST(EmuBackend, HangIsSeenOnlyWhenTheHostSynchronizes) {
 // completed a phase per lane and called it a hang, and a reduction's result passed on the GPU.
 TEST(EmuBackend, AWarpArrivingTogetherBeyondThePendingCountIsAnOverArrival) {
   const std::string one = "if (threadIdx.x == 0) asm volatile(\"mbarrier.arrive";
-  auto lanes = judgeEmu(hangVariant("arrive_lanes.cu", one, "if (threadIdx.x < 32) asm volatile(\"mbarrier.arrive"));
+  auto lanes = judgeEmu(
+      hangVariant("arrive_lanes.cu", one, "if (threadIdx.x < 32) asm volatile(\"mbarrier.arrive"));
   EXPECT_EQ(lanes.detail, "crash/ub-over-arrival") << dump(lanes);
   EXPECT_TRUE(evidenceHas(lanes, "arrive here together")) << dump(lanes);
-  auto two = judgeEmu(hangVariant("arrive_two_lanes.cu", one, "if (threadIdx.x < 2) asm volatile(\"mbarrier.arrive"));
+  auto two = judgeEmu(hangVariant("arrive_two_lanes.cu", one,
+                                  "if (threadIdx.x < 2) asm volatile(\"mbarrier.arrive"));
   EXPECT_EQ(two.symptom, "pass") << dump(two);  // two lanes, two pending: the phase completes
-  auto warps = judgeEmu(hangVariant("arrive_two_warps.cu", one, "if (threadIdx.x % 32 == 0 && threadIdx.x < 64) asm volatile(\"mbarrier.arrive"));
+  auto warps = judgeEmu(
+      hangVariant("arrive_two_warps.cu", one,
+                  "if (threadIdx.x % 32 == 0 && threadIdx.x < 64) asm volatile(\"mbarrier.arrive"));
   EXPECT_EQ(warps.symptom, "pass") << dump(warps);  // one lane of each of two warps
   EXPECT_EQ(judgeEmu(hangVariant("arrive_one.cu")).detail, "hang/mbarrier");
 }
@@ -417,25 +463,32 @@ TEST(EmuBackend, AWarpArrivingTogetherBeyondThePendingCountIsAnOverArrival) {
 // emulator's stack gave a positive count and the hang, the H200 ran nothing and passed.
 TEST(EmuBackend, ALaunchOutsideTheLimitsOrFromGarbageNeverRuns) {
   const std::string launch = "  k<<<1, 128>>>(d);\n  CHECK(cudaGetLastError());\n";
-  auto zero = judgeEmu(hangVariant("grid0.cu", launch, "  k<<<0, 128>>>(d);\n  CHECK(cudaGetLastError());\n"));
-  EXPECT_EQ(zero.detail, "crash/invalid-configuration") << dump(zero);  // CHECK exits with the GPU's error
+  auto zero = judgeEmu(
+      hangVariant("grid0.cu", launch, "  k<<<0, 128>>>(d);\n  CHECK(cudaGetLastError());\n"));
+  EXPECT_EQ(zero.detail, "crash/invalid-configuration")
+      << dump(zero);  // CHECK exits with the GPU's error
   EXPECT_TRUE(evidenceHas(zero, "outside the GPU's limits")) << dump(zero);
-  auto big = judgeEmu(hangVariant("block2048.cu", launch, "  k<<<1, 2048>>>(d);\n  CHECK(cudaGetLastError());\n"));
+  auto big = judgeEmu(
+      hangVariant("block2048.cu", launch, "  k<<<1, 2048>>>(d);\n  CHECK(cudaGetLastError());\n"));
   EXPECT_EQ(big.detail, "crash/invalid-configuration") << dump(big);
-  auto garbage = judgeEmu(hangVariant(
-      "grid_garbage.cu", launch,
-      "  cudaDeviceProp prop;\n  int grid = prop.multiProcessorCount < 1 ? prop.multiProcessorCount : 1;\n"
-      "  k<<<grid, 128>>>(d);\n"));
+  auto garbage =
+      judgeEmu(hangVariant("grid_garbage.cu", launch,
+                           "  cudaDeviceProp prop;\n  int grid = prop.multiProcessorCount < 1 ? "
+                           "prop.multiProcessorCount : 1;\n"
+                           "  k<<<grid, 128>>>(d);\n"));
   EXPECT_EQ(garbage.symptom, "pass") << dump(garbage);  // nothing ran, nothing checked the launch
   auto pattern = judgeEmu(hangVariant(
-      "pattern.cu", launch, "  cudaDeviceProp prop;\n  if (prop.multiProcessorCount != (int)0xFEFEFEFE) return 5;\n"));
+      "pattern.cu", launch,
+      "  cudaDeviceProp prop;\n  if (prop.multiProcessorCount != (int)0xFEFEFEFE) return 5;\n"));
   EXPECT_EQ(pattern.symptom, "pass") << dump(pattern);  // the same value every time, not stack luck
-  auto fine = judgeEmu(hangVariant("grid1.cu", launch, "  int grid = 1;\n  k<<<grid, 128>>>(d);\n"));
+  auto fine =
+      judgeEmu(hangVariant("grid1.cu", launch, "  int grid = 1;\n  k<<<grid, 128>>>(d);\n"));
   EXPECT_EQ(fine.detail, "hang/mbarrier") << dump(fine);
 }
 
 // A program's text judged on the emulator (written to a scratch folder as `name`).
-wsr::Verdict judgeEmuText(const std::string &text, std::vector<std::string> defines, const std::string &name = "edited.cu") {
+wsr::Verdict judgeEmuText(const std::string &text, std::vector<std::string> defines,
+                          const std::string &name = "edited.cu") {
   std::string dir = wsr::makeTempDir("wsr-emu-edit.");
   wsr::writeFileAtomic(dir + "/" + name, text);
   auto v = judgeEmu(dir + "/" + name, std::move(defines));
@@ -464,8 +517,11 @@ TEST(EmuBackend, AFaultIsSeenOnlyWhenTheProgramReportsIt) {
   auto checked = judgeVariant("checked.cu", text);
   auto ignored = judgeVariant("ignored.cu", edit("  cudaDeviceSynchronize();\n"));
   // sticky: the copy after the failed sync fails too, and its check reports it
-  auto later = judgeVariant("later.cu", edit("  cudaDeviceSynchronize();\n  float h;\n  CHECK(cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost));\n"));
-  auto exits = judgeVariant("exits.cu", edit("  if (cudaDeviceSynchronize() != cudaSuccess) return 3;\n"));
+  auto later =
+      judgeVariant("later.cu", edit("  cudaDeviceSynchronize();\n  float h;\n  "
+                                    "CHECK(cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost));\n"));
+  auto exits =
+      judgeVariant("exits.cu", edit("  if (cudaDeviceSynchronize() != cudaSuccess) return 3;\n"));
   wsr::removeTree(dir);
   EXPECT_EQ(checked.detail, "crash/ub-out-of-bounds-global") << dump(checked);
   EXPECT_EQ(later.detail, "crash/ub-out-of-bounds-global") << dump(later);
@@ -484,7 +540,8 @@ std::string withoutFirst(std::string text, const std::string &line) {
 }
 
 // tma_pipeline_sm90.cu with its first `from` replaced by `to`, judged on the emulator.
-wsr::Verdict judgePipelineEdit(const std::string &from, const std::string &to, std::vector<std::string> defines) {
+wsr::Verdict judgePipelineEdit(const std::string &from, const std::string &to,
+                               std::vector<std::string> defines) {
   std::string text = *wsr::readFile(repo() + "/kernels/tma_pipeline_sm90.cu");
   size_t at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
@@ -520,7 +577,8 @@ TEST(EmuBackend, AConsumerParkedOnItsFirstWaitIsNotTheSameHangAsOneParkedLater) 
 TEST(EmuBackend, AStoreClippedAtTheTensorsBoundsIsNotTheSameFailureAsNoStore) {
   const std::string store = "tma_store_2d(&y_map, out, 0, t * TILE_ROWS);";
   const std::vector<std::string> four = {"PIPE_ROWS=512", "PIPE_GRID=4"};
-  auto clipped = judgePipelineEdit(store, "tma_store_2d(&y_map, out, 0, (t * TILE_ROWS) + (1 << 20));", four);
+  auto clipped =
+      judgePipelineEdit(store, "tma_store_2d(&y_map, out, 0, (t * TILE_ROWS) + (1 << 20));", four);
   auto none = judgePipelineEdit(store, ";", four);
   EXPECT_EQ(clipped.detail, "wrong/nan") << dump(clipped);
   EXPECT_EQ(none.detail, "wrong/nan") << dump(none);
@@ -534,10 +592,12 @@ TEST(EmuBackend, AStoreClippedAtTheTensorsBoundsIsNotTheSameFailureAsNoStore) {
 // branch the hang never reached, and its result failed in ptxas on the H200 (session 9).
 TEST(EmuBackend, ASetmaxnregCountPtxasRefusesFailsTheBuildEvenWhereItNeverRuns) {
   auto v = judgePipelineEdit("warpgroup_reg_alloc<CONSUMER_REGS>();",
-                             "if (gridDim.x > 1u << 30) warpgroup_reg_alloc<1>(); else warpgroup_reg_alloc<CONSUMER_REGS>();",
+                             "if (gridDim.x > 1u << 30) warpgroup_reg_alloc<1>(); else "
+                             "warpgroup_reg_alloc<CONSUMER_REGS>();",
                              {"PIPE_ROWS=64"});
   EXPECT_EQ(v.detail, "compile-error/ptxas") << dump(v);
-  EXPECT_NE(v.signature.find("setmaxnreg.inc takes a register count of 24-256"), std::string::npos) << dump(v);
+  EXPECT_NE(v.signature.find("setmaxnreg.inc takes a register count of 24-256"), std::string::npos)
+      << dump(v);
 }
 
 // Every thread initialising the barriers (the `threadIdx.x == 0` guard and the __syncthreads gone)
@@ -561,10 +621,12 @@ TEST(EmuBackend, ALoadGoesWithItsExpectedBytesAndTheHangStaysTheSame) {
   auto sites = wsr::findPass("remove-tma-load")->sites(*parsed);
   ASSERT_EQ(sites.size(), 1u);
   auto before = judgeEmuText(text, kDemoHangs, "before.cu");
-  auto pair = judgeEmuText(wsr::applySites(text, std::vector<wsr::Site>{sites[0]}), kDemoHangs, "pair.cu");
+  auto pair =
+      judgeEmuText(wsr::applySites(text, std::vector<wsr::Site>{sites[0]}), kDemoHangs, "pair.cu");
   wsr::Site load_only = sites[0];
   std::erase_if(load_only.edits, [](const wsr::Edit &e) { return e.replacement == "0"; });
-  auto alone = judgeEmuText(wsr::applySites(text, std::vector<wsr::Site>{load_only}), kDemoHangs, "alone.cu");
+  auto alone = judgeEmuText(wsr::applySites(text, std::vector<wsr::Site>{load_only}), kDemoHangs,
+                            "alone.cu");
   EXPECT_EQ(before.detail, "hang/mbarrier") << dump(before);
   EXPECT_EQ(pair.detail, before.detail) << dump(pair);
   EXPECT_EQ(pair.signature, before.signature) << dump(pair);
@@ -577,7 +639,8 @@ TEST(EmuBackend, ALoadGoesWithItsExpectedBytesAndTheHangStaysTheSame) {
 TEST(EmuBackend, ABarrierUsedBeforeAnySyncOrdersItAfterItsInitIsNotTheSameHang) {
   std::string text = *wsr::readFile(repo() + kDemo);
   auto synced = judgeEmuText(text, kDemoHangs, "synced.cu");
-  auto unsynced = judgeEmuText(withoutFirst(text, "  __syncthreads();\n"), kDemoHangs, "unsynced.cu");
+  auto unsynced =
+      judgeEmuText(withoutFirst(text, "  __syncthreads();\n"), kDemoHangs, "unsynced.cu");
   EXPECT_EQ(synced.signature, "hang:mbarrier:warpgroup0(partial);warpgroup1(none)") << dump(synced);
   EXPECT_EQ(unsynced.signature, synced.signature + "+mbarrier-init-unordered") << dump(unsynced);
 }
@@ -588,10 +651,12 @@ TEST(EmuBackend, ABarrierUsedBeforeAnySyncOrdersItAfterItsInitIsNotTheSameHang) 
 // bytes the load brings). The signature says whether any bytes came.
 TEST(EmuBackend, BytesOwedAfterSomeCameAreNotTheSameHangAsBytesNobodySends) {
   const std::string arrive = "mbar_arrive_expect_tx(&full[s], TILE_BYTES);";
-  const std::string load = "tma_load_2d(stage_tile + s * (TILE_ROWS * PIPE_COLS), &x_map, &full[s], 0, t * TILE_ROWS);";
+  const std::string load =
+      "tma_load_2d(stage_tile + s * (TILE_ROWS * PIPE_COLS), &x_map, &full[s], 0, t * TILE_ROWS);";
   const std::vector<std::string> one = {"PIPE_ROWS=64"};
   auto doubled = judgePipelineEdit(arrive, "mbar_arrive_expect_tx(&full[s], 2 * TILE_BYTES);", one);
-  auto unfed = judgePipelineEdit(arrive + "\n        " + load, "mbar_arrive_expect_tx(&full[s], 2 * TILE_BYTES);", one);
+  auto unfed = judgePipelineEdit(arrive + "\n        " + load,
+                                 "mbar_arrive_expect_tx(&full[s], 2 * TILE_BYTES);", one);
   auto over = judgePipelineEdit(arrive, "mbar_arrive_expect_tx(&full[s], TILE_BYTES / 2);", one);
   EXPECT_EQ(doubled.signature, "hang:mbarrier:warpgroup1(tx,first)") << dump(doubled);
   EXPECT_EQ(unfed.signature, "hang:mbarrier:warpgroup1(tx-none,first)") << dump(unfed);
@@ -605,7 +670,10 @@ TEST(EmuBackend, BytesOwedAfterSomeCameAreNotTheSameHangAsBytesNobodySends) {
 TEST(EmuBackend, AUseBeforeAnInitThatNeverRanIsNotTheSameAsAProgramWithNoInit) {
   const std::string guard = "if (threadIdx.x == 0) {\n    for (int s = 0; s < STAGES; ++s) {";
   const std::vector<std::string> one = {"PIPE_ROWS=64"};
-  auto unrun = judgePipelineEdit(guard, "if (threadIdx.x == 0 && threadIdx.x / 128 == 1) {\n    for (int s = 0; s < STAGES; ++s) {", one);
+  auto unrun = judgePipelineEdit(
+      guard,
+      "if (threadIdx.x == 0 && threadIdx.x / 128 == 1) {\n    for (int s = 0; s < STAGES; ++s) {",
+      one);
   auto absent = judgePipelineEdit("mbar_init(&full[s], 1);                  // one",
                                   "(void)0; mbar_init(&empty[s], 0 + CONSUMER_THREADS); //", one);
   EXPECT_EQ(unrun.signature.rfind("crash:ub-use-before-init:", 0), 0u) << dump(unrun);
@@ -650,13 +718,16 @@ TEST(EmuBackend, ATensorMapInTheThreadsLocalMemoryIsUb) {
     if (at != std::string::npos) t.replace(at, from.size(), to);
     return t;
   };
-  auto param = judgeEmuText(edited("const __grid_constant__ CUtensorMap tmap_b", "const CUtensorMap tmap_b"), shape);
+  auto param = judgeEmuText(
+      edited("const __grid_constant__ CUtensorMap tmap_b", "const CUtensorMap tmap_b"), shape);
   EXPECT_EQ(param.detail, "crash/ub-tensor-map-space") << dump(param);
-  EXPECT_TRUE(evidenceHas(param, "kernel parameter `tmap_b`, which is not __grid_constant__")) << dump(param);
+  EXPECT_TRUE(evidenceHas(param, "kernel parameter `tmap_b`, which is not __grid_constant__"))
+      << dump(param);
   // a local copy of a __grid_constant__ parameter is local memory too
-  auto local = judgeEmuText(edited("tma_load_2d(sA + stage * A_STAGE_BYTES, &tmap_a,",
-                                   "CUtensorMap copy = tmap_a; tma_load_2d(sA + stage * A_STAGE_BYTES, &copy,"),
-                            shape);
+  auto local = judgeEmuText(
+      edited("tma_load_2d(sA + stage * A_STAGE_BYTES, &tmap_a,",
+             "CUtensorMap copy = tmap_a; tma_load_2d(sA + stage * A_STAGE_BYTES, &copy,"),
+      shape);
   EXPECT_EQ(local.detail, "crash/ub-tensor-map-space") << dump(local);
   EXPECT_TRUE(evidenceHas(local, "local memory")) << dump(local);
   // the kernel as written (every map __grid_constant__) passes: WsGemmPassesAt128x128x64
@@ -669,7 +740,8 @@ TEST(EmuBackend, ATensorMapInTheThreadsLocalMemoryIsUb) {
 // and every wgmma wait and kept "the same" wrong rows (session 19, call a).
 TEST(EmuBackend, AMissingWgmmaFenceIsUbInTheRealKernels) {
   std::string gemm = *wsr::readFile(repo() + "/kernels/ws_gemm_sm90.cu");
-  auto g = judgeEmuText(withoutFirst(gemm, "        wgmma_fence();\n"), {"GEMM_M=128", "GEMM_N=128", "GEMM_K=128"}, "g.cu");
+  auto g = judgeEmuText(withoutFirst(gemm, "        wgmma_fence();\n"),
+                        {"GEMM_M=128", "GEMM_N=128", "GEMM_K=128"}, "g.cu");
   EXPECT_EQ(g.detail, "crash/ub-wgmma-unfenced") << dump(g);
   std::string att = *wsr::readFile(repo() + "/kernels/ws_attention_sm90.cu");
   const std::string fence = "      wgmma_fence();\n";
@@ -691,17 +763,21 @@ TEST(EmuBackend, AMissingWgmmaFenceIsUbInTheRealKernels) {
 // GPU the CTA's shared memory may be gone before the store reads it.
 TEST(EmuBackend, AStoreItsThreadNeverWaitedForIsUbInTheRealKernel) {
   std::string gemm = *wsr::readFile(repo() + "/kernels/ws_gemm_sm90.cu");
-  auto v = judgeEmuText(withoutFirst(gemm, "    if (wg_thread == 0) tma_store_wait<0>();"), {"GEMM_M=128", "GEMM_N=128", "GEMM_K=64"});
+  auto v = judgeEmuText(withoutFirst(gemm, "    if (wg_thread == 0) tma_store_wait<0>();"),
+                        {"GEMM_M=128", "GEMM_N=128", "GEMM_K=64"});
   EXPECT_EQ(v.detail, "crash/ub-exit-with-bulk-in-flight") << dump(v);
   EXPECT_TRUE(evidenceHas(v, "never waited for its cp.async.bulk.tensor (store)")) << dump(v);
 }
 
-// K = 384: six k-blocks over five stages, so the producer needs empty[0] back, which never completes.
+// K = 384: six k-blocks over five stages, so the producer needs empty[0] back, which never
+// completes.
 TEST(EmuBackend, GemmArrivalCountHangsOnEmpty) {
-  auto v = judgeEmu(repo() + "/corpus/examples/gemm_arrival_count.cu", {"GEMM_M=128", "GEMM_N=128", "GEMM_K=384"});
+  auto v = judgeEmu(repo() + "/corpus/examples/gemm_arrival_count.cu",
+                    {"GEMM_M=128", "GEMM_N=128", "GEMM_K=384"});
   EXPECT_EQ(v.detail, "hang/mbarrier") << dump(v);
   // the producer on empty (2 of 256 arrivals), the consumers on full (nothing arrived)
-  EXPECT_EQ(v.signature, "hang:mbarrier:warpgroup0(partial);warpgroup1(none);warpgroup2(none)") << dump(v);
+  EXPECT_EQ(v.signature, "hang:mbarrier:warpgroup0(partial);warpgroup1(none);warpgroup2(none)")
+      << dump(v);
   EXPECT_TRUE(evidenceHas(v, "gemm_arrival_count.cu:345>gemm_arrival_count.cu:131")) << dump(v);
 }
 
@@ -718,10 +794,12 @@ TEST_P(EmuKernelsUnderEveryPolicy, Passes) {
   ASSERT_EQ(v.policies.size(), 3u) << dump(v);
   for (auto &p : v.policies) EXPECT_EQ(p.detail, "pass") << p.policy << "\n" << dump(v);
 }
-INSTANTIATE_TEST_SUITE_P(Kernels, EmuKernelsUnderEveryPolicy,
-                         ::testing::Values(KernelAtShape{"tma_pipeline_sm90.cu", {"PIPE_ROWS=512"}},
-                                           KernelAtShape{"ws_gemm_sm90.cu", {"GEMM_M=256", "GEMM_N=256", "GEMM_K=512"}},
-                                           KernelAtShape{"ws_attention_sm90.cu", {"ATT_BATCH=1", "ATT_HEADS=1", "ATT_SEQ=512"}}));
+INSTANTIATE_TEST_SUITE_P(
+    Kernels, EmuKernelsUnderEveryPolicy,
+    ::testing::Values(KernelAtShape{"tma_pipeline_sm90.cu", {"PIPE_ROWS=512"}},
+                      KernelAtShape{"ws_gemm_sm90.cu", {"GEMM_M=256", "GEMM_N=256", "GEMM_K=512"}},
+                      KernelAtShape{"ws_attention_sm90.cu",
+                                    {"ATT_BATCH=1", "ATT_HEADS=1", "ATT_SEQ=512"}}));
 
 // The hand-made catalogue variants (corpus/examples/, BUGS.md) get their deterministic verdicts.
 TEST(EmuBackend, CatalogueExamplesGetTheirVerdicts) {
@@ -751,7 +829,8 @@ TEST(EmuBackend, AWgmmaReadingATileItsWarpgroupNeverWaitedForIsNotTheSameWrongRe
   const std::vector<std::string> gemm = {"GEMM_M=128", "GEMM_N=128", "GEMM_K=384"};
   std::string text = *wsr::readFile(repo() + "/corpus/examples/gemm_k_loop_short.cu");
   auto original = judgeEmuText(text, gemm, "k_short.cu");
-  auto unwaited = judgeEmuText(withoutFirst(text, "        mbar_wait(&full[stage], phase);\n"), gemm, "k_short_unwaited.cu");
+  auto unwaited = judgeEmuText(withoutFirst(text, "        mbar_wait(&full[stage], phase);\n"),
+                               gemm, "k_short_unwaited.cu");
   EXPECT_EQ(original.signature, "wrong:C:row-stripe") << dump(original);
   EXPECT_EQ(unwaited.symptom, "wrong") << dump(unwaited);
   EXPECT_NE(unwaited.signature.find("+smem-read-unwaited"), std::string::npos) << dump(unwaited);
@@ -762,8 +841,8 @@ TEST(EmuBackend, AWgmmaReadingATileItsWarpgroupNeverWaitedForIsNotTheSameWrongRe
 // emulator signatures under the emulator as it is now: a change to it that a reduction relied on
 // shows here, and nvcc still builds each result for sm_90a.
 TEST(EmuBackend, TheCorpusReductionsKeepTheirOriginalsSignatures) {
-  for (const char *name :
-       {"gemm_arrival_count", "gemm_expect_tx", "gemm_k_loop_short", "pipeline_init_in_role", "pipeline_missing_proxy_fence"}) {
+  for (const char *name : {"gemm_arrival_count", "gemm_expect_tx", "gemm_k_loop_short",
+                           "pipeline_init_in_role", "pipeline_missing_proxy_fence"}) {
     auto original = judgeEmu(repo() + "/corpus/examples/" + name + ".cu");
     std::string min = repo() + "/corpus/reduced/" + name + ".min.cu";
     auto reduced = judgeEmu(min);
@@ -818,7 +897,8 @@ TEST(EmuBackend, CacheHitsAcrossDirectoriesWithoutTranslating) {
 // they make from the loan must be exactly what they make from a parse of their own: checked on
 // every kernel, on the first check (no preamble yet) and on the re-parse (with the preamble).
 TEST(ParseLoan, TranslationAndInstrumentationFromTheCheckersAstsAreTheFreshOnes) {
-  std::vector<std::string> files = {repo() + "/corpus/examples/gemm_arrival_count.cu", fixture("mbarrier_hang.cu")};
+  std::vector<std::string> files = {repo() + "/corpus/examples/gemm_arrival_count.cu",
+                                    fixture("mbarrier_hang.cu")};
   for (auto &e : fs::directory_iterator(repo() + "/kernels"))
     if (e.path().extension() == ".cu") files.push_back(e.path().string());
   for (auto &path : files) {
@@ -918,7 +998,8 @@ TEST(ParseLoan, ACandidateThatEditsThePreambleGetsAPreambleOfItsOwn) {
   GemmCheck other;
   std::string err;
   EXPECT_TRUE(other.checker.check(variant, &err)) << err;
-  EXPECT_EQ(wsr::sharedPreambleBuilds(), built1) << "the second checker built the same preamble again";
+  EXPECT_EQ(wsr::sharedPreambleBuilds(), built1)
+      << "the second checker built the same preamble again";
   EXPECT_FALSE(g.checker.check("#if 1\n#error the preamble breaks\n#endif\n" + g.text, &err));
   EXPECT_NE(err.find("the preamble breaks"), std::string::npos) << err;
   EXPECT_TRUE(g.checker.check(g.text, &err)) << err;  // the base itself
@@ -950,9 +1031,11 @@ TEST(ParseLoan, AKnobEditIsParsedWithTheBasesIncludesPrecompiled) {
   const long built2 = wsr::sharedPreambleBuilds();
   EXPECT_TRUE(g.checker.check(fewer, &err)) << err;
   EXPECT_EQ(wsr::sharedPreambleBuilds(), built2);
-  EXPECT_FALSE(g.checker.check(g.edit("#include <random>\n", ""), &err));  // the host code's std::mt19937
+  EXPECT_FALSE(
+      g.checker.check(g.edit("#include <random>\n", ""), &err));  // the host code's std::mt19937
   EXPECT_NE(err.find("mt19937"), std::string::npos) << err;
-  EXPECT_FALSE(g.checker.check(g.edit("#include <cuda_runtime.h>", "#include <no_such_header.h>"), &err));
+  EXPECT_FALSE(
+      g.checker.check(g.edit("#include <cuda_runtime.h>", "#include <no_such_header.h>"), &err));
   EXPECT_NE(err.find("no_such_header.h"), std::string::npos) << err;
 }
 
@@ -968,9 +1051,12 @@ TEST(Tester, ACandidateThatLaunchesNoKernelIsRefusedBeforeAnyBuild) {
   std::string text((std::istreambuf_iterator<char>(in)), {});
   auto at = text.find("k<<<1, 128>>>(d);");
   ASSERT_NE(at, std::string::npos);
-  std::string no_launch = text.substr(0, at) + text.substr(at + std::string("k<<<1, 128>>>(d);").size());
-  std::string via_api = text.substr(0, at) + "{ void *args[] = {&d}; cudaLaunchKernel((const void *)k, 1, 128, args); }" +
-                        text.substr(at + std::string("k<<<1, 128>>>(d);").size());
+  std::string no_launch =
+      text.substr(0, at) + text.substr(at + std::string("k<<<1, 128>>>(d);").size());
+  std::string via_api =
+      text.substr(0, at) +
+      "{ void *args[] = {&d}; cudaLaunchKernel((const void *)k, 1, 128, args); }" +
+      text.substr(at + std::string("k<<<1, 128>>>(d);").size());
   for (std::string symptom : {"hang", "compile-error"}) {
     wsr::TestOptions t = onTheEmulator(symptom, path);
     wsr::Tester tester(t);
@@ -979,7 +1065,7 @@ TEST(Tester, ACandidateThatLaunchesNoKernelIsRefusedBeforeAnyBuild) {
     if (symptom == "hang") {
       EXPECT_EQ(r.detail, "no-kernel-launch") << r.note;
       EXPECT_FALSE(r.interesting);
-      EXPECT_EQ(r.build_ms, 0);  // refused from the parse: nothing built
+      EXPECT_EQ(r.build_ms, 0);         // refused from the parse: nothing built
       auto api = tester.test(via_api);  // a launch through the runtime API counts
       EXPECT_NE(api.detail, "no-kernel-launch") << api.note;
     } else {
@@ -989,11 +1075,13 @@ TEST(Tester, ACandidateThatLaunchesNoKernelIsRefusedBeforeAnyBuild) {
 }
 
 // The search's lookahead may still be judging a text when its pass asks for it: the second test
-// waits for that verdict rather than judging the same text again (a real script, counted in a file).
+// waits for that verdict rather than judging the same text again (a real script, counted in a
+// file).
 TEST(Tester, TheSameTextAskedTwiceAtOnceIsJudgedOnce) {
   std::string dir = wsr::makeTempDir("wsr-twice.");
   std::string script = dir + "/slow_test.sh", count = dir + "/runs";
-  ASSERT_TRUE(wsr::writeFileAtomic(script, "#!/bin/sh\necho run >> " + count + "\nsleep 1\ngrep -q keep \"$1\"\n"));
+  ASSERT_TRUE(wsr::writeFileAtomic(
+      script, "#!/bin/sh\necho run >> " + count + "\nsleep 1\ngrep -q keep \"$1\"\n"));
   fs::permissions(script, fs::perms::owner_all);
   wsr::TestOptions t;
   t.test_script = script;
@@ -1077,7 +1165,8 @@ TEST(Tester, ACandidateThatLoopsForEverIsALivelockNotATimeout) {
   auto at = text->find(arrive);
   ASSERT_NE(at, std::string::npos);
   std::string forever = *text;
-  forever.replace(at, arrive.size(), "if (threadIdx.x == 0) for (;;) asm volatile(\"mbarrier.arrive");
+  forever.replace(at, arrive.size(),
+                  "if (threadIdx.x == 0) for (;;) asm volatile(\"mbarrier.arrive");
   auto r = tester.test(forever);
   EXPECT_EQ(r.detail, "hang/livelock") << r.note;
   EXPECT_FALSE(r.interesting);
@@ -1086,7 +1175,8 @@ TEST(Tester, ACandidateThatLoopsForEverIsALivelockNotATimeout) {
   // translation's loopTick counts its turns (86 such candidates of one H200 reduction, session 14
   // call d, ran until the timeout).
   std::string spin = *text;
-  spin.replace(spin.find("  while (!done)\n"), std::string("  while (!done)\n").size(), "  while (!done) {}\n  if (0)\n");
+  spin.replace(spin.find("  while (!done)\n"), std::string("  while (!done)\n").size(),
+               "  while (!done) {}\n  if (0)\n");
   auto s = tester.test(spin);
   EXPECT_EQ(s.detail, "hang/livelock") << s.note;
   EXPECT_LT(s.run_ms, 1500) << "killed at the timeout, not stopped by the limit";
@@ -1119,9 +1209,12 @@ TEST(Tester, AFailureThatComesFromUninitialisedLocalsIsNotInteresting) {
   };
   // the top half's rows off by one: the original's bug, and the same rows off by one where a
   // local left unset is not zero
-  std::string original = variant("if (i < n) y[i] = 2.0f * x[i] + 1.0f + (i < n / 2 ? 1.0f : 0.0f);");
-  std::string unset = variant("int unset[1];  // an array: Clang's -Wuninitialized, which the parse check keeps, does not see it\n"
-                             "  if (i < n) y[i] = 2.0f * x[i] + 1.0f + (i < n / 2 && unset[0] != 0 ? 1.0f : 0.0f);");
+  std::string original =
+      variant("if (i < n) y[i] = 2.0f * x[i] + 1.0f + (i < n / 2 ? 1.0f : 0.0f);");
+  std::string unset = variant(
+      "int unset[1];  // an array: Clang's -Wuninitialized, which the parse check keeps, does not "
+      "see it\n"
+      "  if (i < n) y[i] = 2.0f * x[i] + 1.0f + (i < n / 2 && unset[0] != 0 ? 1.0f : 0.0f);");
   std::string dir = wsr::makeTempDir("wsr-locals.");
   wsr::TestOptions t = wrongOnTheEmulator(dir, original);
   wsr::Tester tester(t);
@@ -1147,7 +1240,8 @@ TEST(Tester, AFailureThatComesFromUninitialisedLocalsIsNotInteresting) {
   wsr::TestResult uo;
   own.judgeOriginal(unset, &uo);
   EXPECT_TRUE(uo.interesting);
-  EXPECT_NE(own.localsCheckOff().find("with zeroed locals"), std::string::npos) << own.localsCheckOff();
+  EXPECT_NE(own.localsCheckOff().find("with zeroed locals"), std::string::npos)
+      << own.localsCheckOff();
   wsr::removeTree(dir);
 }
 
@@ -1190,14 +1284,16 @@ TEST(Tester, AProxyFailureThatStaysWithTheFenceInPlaceIsNotTheMissingFence) {
 
 // The tester's result for `candidate(original)`, where the original is pass.cu made to fail
 // (wrong on the emulator) and judged first, as wsreduce judges it before the search.
-static wsr::TestResult judgedAfterTheWrongOriginal(const std::function<std::string(std::string)> &candidate) {
+static wsr::TestResult judgedAfterTheWrongOriginal(
+    const std::function<std::string(std::string)> &candidate) {
   auto pass = wsr::readFile(fixture("pass.cu"));
   EXPECT_TRUE(pass);
   if (!pass) return {};
   const std::string body = "if (i < n) y[i] = 2.0f * x[i] + 1.0f;";
   EXPECT_NE(pass->find(body), std::string::npos);
   std::string original = *pass;
-  original.replace(original.find(body), body.size(), "if (i < n) y[i] = 2.0f * x[i] + 1.0f + (i < n / 2 ? 1.0f : 0.0f);");
+  original.replace(original.find(body), body.size(),
+                   "if (i < n) y[i] = 2.0f * x[i] + 1.0f + (i < n / 2 ? 1.0f : 0.0f);");
   std::string dir = wsr::makeTempDir("wsr-cand.");
   wsr::TestOptions t = wrongOnTheEmulator(dir, original);
   t.locals_check = false;
@@ -1212,7 +1308,7 @@ static wsr::TestResult judgedAfterTheWrongOriginal(const std::function<std::stri
 }
 
 // What a candidate brought on itself: named, but neither interesting nor an infra error.
-static void expectTheCandidatesDoing(const wsr::TestResult& u, const std::string& detail) {
+static void expectTheCandidatesDoing(const wsr::TestResult &u, const std::string &detail) {
   EXPECT_EQ(u.detail, detail) << u.note;
   EXPECT_FALSE(u.infra);
   EXPECT_FALSE(u.interesting);
@@ -1237,7 +1333,9 @@ TEST(Tester, AnInstructionTheEmulatorLacksIsTheCandidatesNotTheJudges) {
 // and stopped an H200 reduction after 137 s).
 TEST(Tester, ACandidateThatSkipsItselfIsTheCandidatesNotTheJudges) {
   auto u = judgedAfterTheWrongOriginal([](std::string skips) {
-    skips.replace(skips.find("int main() {"), 12, "int main() {\n  { std::printf(\"WSSKIP needs sm_90a (Hopper)\\n\"); return 77; }");
+    skips.replace(
+        skips.find("int main() {"), 12,
+        "int main() {\n  { std::printf(\"WSSKIP needs sm_90a (Hopper)\\n\"); return 77; }");
     return skips;
   });
   expectTheCandidatesDoing(u, "infra-error/unsupported");
@@ -1247,10 +1345,13 @@ TEST(Tester, ACandidateThatSkipsItselfIsTheCandidatesNotTheJudges) {
 // stopped before taking that return, as the demo's 600 s budget did) is tried without the harness,
 // which would otherwise be inlined whole (~130 lines); one that still compares keeps it.
 TEST(Finish, TheHarnessIsDroppedOnlyWhenItsExitCodeIsAllThatIsUsed) {
-  const std::string hang = "#include <cstdio>\n#include \"wscheck.h\"\nint main() {\n  return wscheck::exit_code();\n}\n";
+  const std::string hang =
+      "#include <cstdio>\n#include \"wscheck.h\"\nint main() {\n  return "
+      "wscheck::exit_code();\n}\n";
   EXPECT_EQ(wsr::dropHarness(hang), "#include <cstdio>\nint main() {\n  return 0;\n}\n");
-  const std::string wrong = "#include \"wscheck.h\"\nint main() {\n  float a[1] = {0}, b[1] = {1};\n"
-                            "  wscheck::compare(a, b, 1, 1, 0, 0);\n  return wscheck::exit_code();\n}\n";
+  const std::string wrong =
+      "#include \"wscheck.h\"\nint main() {\n  float a[1] = {0}, b[1] = {1};\n"
+      "  wscheck::compare(a, b, 1, 1, 0, 0);\n  return wscheck::exit_code();\n}\n";
   EXPECT_EQ(wsr::dropHarness(wrong), wrong);
   EXPECT_EQ(wsr::dropHarness("int main() { return 0; }\n"), "int main() { return 0; }\n");
   // what is dropped builds without the harness directory; what is inlined does too

@@ -46,7 +46,9 @@ long count(const std::string &db, const std::string &sql) {
   sqlite3_busy_timeout(h, 10000);
   sqlite3_stmt *s = nullptr;
   long n = -1;
-  if (sqlite3_prepare_v2(h, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) n = sqlite3_column_int64(s, 0);
+  if (sqlite3_prepare_v2(h, sql.c_str(), -1, &s, nullptr) == SQLITE_OK &&
+      sqlite3_step(s) == SQLITE_ROW)
+    n = sqlite3_column_int64(s, 0);
   sqlite3_finalize(s);
   sqlite3_close(h);
   return n;
@@ -67,9 +69,12 @@ void write(const std::string &path, const std::string &text) {
 // A host-only program (no device code): prints the slot it ran on, sleeps a little.
 std::string hostProgram(int n, int sleep_ms) {
   return "// host program " + std::to_string(n) +
-         "\n#include <chrono>\n#include <cstdio>\n#include <cstdlib>\n#include <thread>\nint main() {\n"
+         "\n#include <chrono>\n#include <cstdio>\n#include <cstdlib>\n#include <thread>\nint "
+         "main() {\n"
          "  const char* v = std::getenv(\"CUDA_VISIBLE_DEVICES\");\n"
-         "  std::this_thread::sleep_for(std::chrono::milliseconds(" + std::to_string(sleep_ms) + "));\n"
+         "  std::this_thread::sleep_for(std::chrono::milliseconds(" +
+         std::to_string(sleep_ms) +
+         "));\n"
          "  std::printf(\"slot=%s\\n\", v ? v : \"(unset)\");\n  return 0;\n}\n";
 }
 
@@ -104,19 +109,27 @@ TEST(FuzzReport, ConfusionMatrixLatentAndDisagreementsFromRecordedRows) {
   Dir d;
   std::string db = d.path + "/c.sqlite";
   Store st(db);
-  struct R { const char *hash, *injector, *expected, *detail; bool match; };
+  struct R {
+    const char *hash, *injector, *expected, *detail;
+    bool match;
+  };
   // Rows by the injector's first expected class: hang (arrival-count, k-loop, initial-phase,
-  // expect-tx), wrong (missing-proxy-fence, early-release), crash (oob), compile-error (wrong-arch).
+  // expect-tx), wrong (missing-proxy-fence, early-release), crash (oob), compile-error
+  // (wrong-arch).
   std::vector<R> rs = {
       {"a1", "arrival-count", R"(["hang/mbarrier","hang/unknown"])", "hang/mbarrier", true},
       {"a2", "arrival-count", R"(["hang/mbarrier","hang/unknown"])", "hang/unknown", true},
       {"a3", "arrival-count", R"(["hang/mbarrier","hang/unknown"])", "infra-error/no-gpu", false},
-      {"k1", "k-loop-off-by-one", R"(["hang/mbarrier","hang/unknown","wrong/*"])", "wrong/row-stripe", true},
-      {"i1", "initial-phase", R"(["hang/mbarrier","hang/unknown","wrong/*","crash/launch-failure"])", "pass", false},
-      {"e1", "expect-tx-bytes", R"(["hang/mbarrier","hang/unknown","wrong/*"])", "crash/launch-failure", false},
+      {"k1", "k-loop-off-by-one", R"(["hang/mbarrier","hang/unknown","wrong/*"])",
+       "wrong/row-stripe", true},
+      {"i1", "initial-phase",
+       R"(["hang/mbarrier","hang/unknown","wrong/*","crash/launch-failure"])", "pass", false},
+      {"e1", "expect-tx-bytes", R"(["hang/mbarrier","hang/unknown","wrong/*"])",
+       "crash/launch-failure", false},
       {"p1", "missing-proxy-fence", R"(["wrong/finite-patterned","wrong/*"])", "pass", false},
       {"r1", "early-release", R"(["wrong/*","flaky"])", "flaky", true},
-      {"o1", "oob-coordinate", R"(["crash/illegal-address","wrong/*"])", "crash/illegal-address", true},
+      {"o1", "oob-coordinate", R"(["crash/illegal-address","wrong/*"])", "crash/illegal-address",
+       true},
       {"w1", "wrong-arch", R"(["compile-error/ptxas"])", "compile-error/ptxas", true},
   };
   std::vector<MutantRow> ms;
@@ -141,7 +154,9 @@ TEST(FuzzReport, ConfusionMatrixLatentAndDisagreementsFromRecordedRows) {
     v.expected_match = r.match;
     v.infra = v.symptom == "infra-error";
     v.runs = {{0, v.symptom, v.detail, v.signature, 0, 0, false, 100}};
-    if (v.symptom == "flaky") v.runs = {{0, "wrong", "wrong/scattered", "", 1, 0, false, 90}, {1, "pass", "pass", "", 0, 0, false, 80}};
+    if (v.symptom == "flaky")
+      v.runs = {{0, "wrong", "wrong/scattered", "", 1, 0, false, 90},
+                {1, "pass", "pass", "", 0, 0, false, 80}};
     ASSERT_TRUE(st.recordVerdict(v));
     EXPECT_FALSE(st.recordVerdict(v)) << "a second verdict for one mutant must be refused";
   }
@@ -152,28 +167,38 @@ TEST(FuzzReport, ConfusionMatrixLatentAndDisagreementsFromRecordedRows) {
   const std::string &md = rep.markdown;
   // columns: pass, compile-error, hang, crash, wrong, slow, flaky, infra-error, compiled, agree
   EXPECT_NE(md.find("| hang | 1 | 0 | 2 | 1 | 1 | 0 | 0 | 1 | 0 | 3/6 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| wrong | 1 | 0 | 0 | 0 | 0 | 0 | 1 | 0 | 0 | 1/2 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| crash | 0 | 0 | 0 | 1 | 0 | 0 | 0 | 0 | 0 | 1/1 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| compile-error | 0 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1/1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| wrong | 1 | 0 | 0 | 0 | 0 | 0 | 1 | 0 | 0 | 1/2 |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| crash | 0 | 0 | 0 | 1 | 0 | 0 | 0 | 0 | 0 | 1/1 |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| compile-error | 0 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1/1 |"),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("2 latent mutants: a tool saw 1, nothing sees 1"), std::string::npos) << md;
   EXPECT_NE(md.find("SAW IT: ERROR SUMMARY: 3 errors"), std::string::npos);
   EXPECT_NE(md.find("**1 judgments are infra-error**"), std::string::npos);
   // The one disagreement: expect-tx-bytes crashed (719) where the catalogue says hang or wrong.
-  EXPECT_NE(md.find("| k.cu | expect-tx-bytes #0 | site of expect-tx-bytes |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| k.cu | expect-tx-bytes #0 | site of expect-tx-bytes |"), std::string::npos)
+      << md;
   // Triage agreement counts the mutants that show anything: 6 (a1 a2 k1 e1 r1 o1 w1 -> 7), 6 agree.
   EXPECT_NE(md.find("85.7% (6/7)"), std::string::npos) << md;  // a tenth, truncated
   EXPECT_NE(md.find("wrong/scattered, pass"), std::string::npos) << "flaky runs listed";
   EXPECT_NE(rep.html.find("<table>"), std::string::npos);
   EXPECT_EQ(rep.html.find("<script"), std::string::npos) << "self-contained, static";
 
-  // Explanations kept with the campaign land next to the disagreement and the latent mutant they name.
-  auto ex = parseExplanations("# kernel | injector | observed | why\n"
-                              "* | expect-tx-bytes | crash/launch | 719: the extra bytes never arrive; a finding\n"
-                              "k.cu | missing-proxy-fence | pass | the H200 orders these writes anyway\n"
-                              "malformed line without bars\n");
+  // Explanations kept with the campaign land next to the disagreement and the latent mutant they
+  // name.
+  auto ex = parseExplanations(
+      "# kernel | injector | observed | why\n"
+      "* | expect-tx-bytes | crash/launch | 719: the extra bytes never arrive; a finding\n"
+      "k.cu | missing-proxy-fence | pass | the H200 orders these writes anyway\n"
+      "malformed line without bars\n");
   ASSERT_EQ(ex.size(), 2u);
   auto rx = buildReport(st, "t", ex).markdown;
-  EXPECT_NE(rx.find("| crash/launch-failure | sig-e1 | 719: the extra bytes never arrive; a finding |"), std::string::npos) << rx;
+  EXPECT_NE(
+      rx.find("| crash/launch-failure | sig-e1 | 719: the extra bytes never arrive; a finding |"),
+      std::string::npos)
+      << rx;
   EXPECT_NE(rx.find("the H200 orders these writes anyway"), std::string::npos) << rx;
 }
 
@@ -188,7 +213,9 @@ TEST(FuzzRetention, InjectedTextOrBrokenConstructMustSurvive) {
   EXPECT_FALSE(editRetained(*ac, m, "mbar_init(&empty[0], NUM_CONSUMERS);", &how)) << how;
   m.edits_json = R"([{"offset":10,"length":30,"replacement":""}])";
   auto *pf = inject::findInjector("missing-proxy-fence");
-  EXPECT_TRUE(editRetained(*pf, m, "asm(\"cp.async.bulk.tensor.2d.global.shared::cta [%0]\");", &how)) << how;
+  EXPECT_TRUE(
+      editRetained(*pf, m, "asm(\"cp.async.bulk.tensor.2d.global.shared::cta [%0]\");", &how))
+      << how;
   EXPECT_FALSE(editRetained(*pf, m, "int main() {}", &how)) << how;
   auto *wa = inject::findInjector("wrong-arch");
   EXPECT_TRUE(editRetained(*wa, m, "asm(\"setmaxnreg.inc.sync.aligned.u32 232;\");", &how)) << how;
@@ -221,20 +248,23 @@ TEST(FuzzSlots, FakeDeviceListOneRunPerSlotAllSlotsUsed) {
   std::mutex m;
   std::map<std::string, int> busy, used;
   bool clash = false;
-  parallelFor(12, 5, [&](size_t) {
-    std::string s = pool.acquire();
-    {
-      std::lock_guard<std::mutex> l(m);
-      clash |= busy[s]++ > 0;
-      used[s]++;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    {
-      std::lock_guard<std::mutex> l(m);
-      busy[s]--;
-    }
-    pool.release(s);
-  }, [] { return false; });
+  parallelFor(
+      12, 5,
+      [&](size_t) {
+        std::string s = pool.acquire();
+        {
+          std::lock_guard<std::mutex> l(m);
+          clash |= busy[s]++ > 0;
+          used[s]++;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        {
+          std::lock_guard<std::mutex> l(m);
+          busy[s]--;
+        }
+        pool.release(s);
+      },
+      [] { return false; });
   EXPECT_FALSE(clash);
   EXPECT_EQ(pool.maxBusy(), 2);
   EXPECT_EQ(used.size(), 2u);
@@ -253,7 +283,10 @@ TEST(FuzzSlots, AReservedTurnIsNotTakenByAnyoneElse) {
   EXPECT_EQ(pool.name(r), "1") << "the free slot first";
   std::atomic<bool> got{false};
   std::string other;
-  std::thread t([&] { other = pool.acquire(); got = true; });
+  std::thread t([&] {
+    other = pool.acquire();
+    got = true;
+  });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(got) << "acquire() took a turn another caller had reserved";
   pool.take(r);
@@ -263,7 +296,10 @@ TEST(FuzzSlots, AReservedTurnIsNotTakenByAnyoneElse) {
   size_t r2 = pool.reserve(), r3 = pool.reserve();  // both busy: each gets one waiter
   EXPECT_NE(r2, r3);
   std::atomic<bool> third{false};
-  std::thread t3([&] { pool.take(pool.reserve()); third = true; });
+  std::thread t3([&] {
+    pool.take(pool.reserve());
+    third = true;
+  });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(third) << "a third waiter with two slots, each already with a waiter";
   pool.release(pool.name(r2));
@@ -280,7 +316,8 @@ TEST(FuzzSlots, AReservedTurnIsNotTakenByAnyoneElse) {
 TEST(FuzzSlots, RunsGetOneHardwareQueueUnlessTheEnvironmentSaysOtherwise) {
   ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
   CampaignOptions o;
-  EXPECT_EQ(campaignRunEnv(o), (std::map<std::string, std::string>{{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}}));
+  EXPECT_EQ(campaignRunEnv(o),
+            (std::map<std::string, std::string>{{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}}));
   o.max_connections = 0;
   EXPECT_TRUE(campaignRunEnv(o).empty()) << "0 is the driver's default";
   o.max_connections = 4;
@@ -294,46 +331,78 @@ TEST(FuzzCampaign, WrongArchHostProgramsBlackwellStaticCorpusAndReport) {
   if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed";
   Dir d;
   std::string hosts = d.path + "/hosts";
-  for (int i = 0; i < 3; ++i) write(hosts + "/host" + std::to_string(i) + ".cpp", hostProgram(i, 50));
+  for (int i = 0; i < 3; ++i)
+    write(hosts + "/host" + std::to_string(i) + ".cpp", hostProgram(i, 50));
   fs::copy_file(std::string(WSR_FIXTURES) + "/cuda/needs_gpu.cu", hosts + "/needs_gpu.cu");
   std::string db = d.path + "/c.sqlite", corpus = d.path + "/corpus";
   std::string k = std::string(WSREDUCE_SOURCE_DIR) + "/kernels/";
   std::string out;
-  int rc = runWsfuzz({"--kernels", k + "tma_pipeline_sm90.cu," + k + "ws_gemm_sm100.cu," + hosts, "--injectors",
-                      "wrong-arch,commit-outside-elect", "--repeat", "1", "-j", "2", "--gpus", "0,1", "--backend", "gpu", "--db", db,
-                      "--corpus", corpus, "--cache-dir", kCache, "--timeout", "30"},
+  int rc = runWsfuzz({"--kernels",   k + "tma_pipeline_sm90.cu," + k + "ws_gemm_sm100.cu," + hosts,
+                      "--injectors", "wrong-arch,commit-outside-elect",
+                      "--repeat",    "1",
+                      "-j",          "2",
+                      "--gpus",      "0,1",
+                      "--backend",   "gpu",
+                      "--db",        db,
+                      "--corpus",    corpus,
+                      "--cache-dir", kCache,
+                      "--timeout",   "30"},
                      &out);
   ASSERT_EQ(rc, 0) << out;
   // wrong-arch: one mutant per sm_90a program (4 hosts + the pipeline); commit-outside-elect: 1.
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM mutants"), 6) << out;
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts"), 6) << out;
-  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.kernel = 'tma_pipeline_sm90.cu' "
-                      "AND v.detail = 'compile-error/ptxas' AND v.expected_match = 1"), 1) << out;
-  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.injector = 'commit-outside-elect' "
-                      "AND v.detail = 'compiled/static-confirmed' AND v.static_check = 1"), 1) << out;
-  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.kernel LIKE 'host%' AND v.symptom = 'pass'"), 3) << out;
+  EXPECT_EQ(count(db,
+                  "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.kernel = "
+                  "'tma_pipeline_sm90.cu' "
+                  "AND v.detail = 'compile-error/ptxas' AND v.expected_match = 1"),
+            1)
+      << out;
+  EXPECT_EQ(count(db,
+                  "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.injector = "
+                  "'commit-outside-elect' "
+                  "AND v.detail = 'compiled/static-confirmed' AND v.static_check = 1"),
+            1)
+      << out;
+  EXPECT_EQ(count(db,
+                  "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.kernel LIKE "
+                  "'host%' AND v.symptom = 'pass'"),
+            3)
+      << out;
   if (!gpuPresent()) {
-    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.kernel = 'needs_gpu.cu' AND v.infra = 1"), 1) << out;
-    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM kernels WHERE name = 'tma_pipeline_sm90.cu' AND baseline_detail LIKE 'infra-error%'"), 1) << out;
+    EXPECT_EQ(count(db,
+                    "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.kernel = "
+                    "'needs_gpu.cu' AND v.infra = 1"),
+              1)
+        << out;
+    EXPECT_EQ(count(db,
+                    "SELECT COUNT(*) FROM kernels WHERE name = 'tma_pipeline_sm90.cu' AND "
+                    "baseline_detail LIKE 'infra-error%'"),
+              1)
+        << out;
   }
   // Runs that got a slot got one of the fake devices, and both were used.
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts WHERE gpu NOT IN ('0', '1', '')"), 0);
-  EXPECT_GE(count(db, "SELECT COUNT(DISTINCT gpu) FROM verdicts WHERE gpu IN ('0', '1')"), 1) << out;
-  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts WHERE site_executed IS NOT NULL"), 0) << "unknown until the watchdog";
+  EXPECT_GE(count(db, "SELECT COUNT(DISTINCT gpu) FROM verdicts WHERE gpu IN ('0', '1')"), 1)
+      << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts WHERE site_executed IS NOT NULL"), 0)
+      << "unknown until the watchdog";
   // The detected mutants went to the corpus with their metadata.
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM corpus"), 2) << out;
   bool meta = false;
   for (auto &e : fs::recursive_directory_iterator(corpus))
-    if (e.path().string().find("tma_pipeline_sm90/wrong-arch/") != std::string::npos && e.path().extension() == ".json") {
+    if (e.path().string().find("tma_pipeline_sm90/wrong-arch/") != std::string::npos &&
+        e.path().extension() == ".json") {
       auto j = readFile(e.path().string());
-      meta = j && j->find("\"injector\": \"wrong-arch\"") != std::string::npos && j->find("compile-error/ptxas") != std::string::npos;
+      meta = j && j->find("\"injector\": \"wrong-arch\"") != std::string::npos &&
+             j->find("compile-error/ptxas") != std::string::npos;
     }
   EXPECT_TRUE(meta) << "corpus/<kernel>/<injector>/<hash>.meta.json";
 
   // Run again: nothing left to judge.
-  rc = runWsfuzz({"--kernels", k + "tma_pipeline_sm90.cu," + k + "ws_gemm_sm100.cu," + hosts, "--injectors",
-                  "wrong-arch,commit-outside-elect", "--repeat", "1", "-j", "2", "--backend", "gpu", "--db", db, "--corpus", corpus,
-                  "--cache-dir", kCache},
+  rc = runWsfuzz({"--kernels", k + "tma_pipeline_sm90.cu," + k + "ws_gemm_sm100.cu," + hosts,
+                  "--injectors", "wrong-arch,commit-outside-elect", "--repeat", "1", "-j", "2",
+                  "--backend", "gpu", "--db", db, "--corpus", corpus, "--cache-dir", kCache},
                  &out);
   ASSERT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("0 to judge"), std::string::npos) << out;
@@ -347,7 +416,9 @@ TEST(FuzzCampaign, WrongArchHostProgramsBlackwellStaticCorpusAndReport) {
   if (!gpuPresent()) {
     // wrong-arch row: the kernel fails in ptxas (agrees); the 3 host programs have nothing
     // sm_90a-only and pass; needs_gpu is infra-error here.
-    EXPECT_NE(md->find("| compile-error | 3 | 1 | 0 | 0 | 0 | 0 | 0 | 1 | 0 | 1/5 |"), std::string::npos) << *md;
+    EXPECT_NE(md->find("| compile-error | 3 | 1 | 0 | 0 | 0 | 0 | 0 | 1 | 0 | 1/5 |"),
+              std::string::npos)
+        << *md;
     EXPECT_NE(md->find("judgments are infra-error"), std::string::npos) << *md;
   }
   EXPECT_TRUE(fs::exists(d.path + "/report.html"));
@@ -359,10 +430,13 @@ TEST(FuzzCampaign, KilledThenResumedJudgesEachMutantOnce) {
   Dir d;
   std::string hosts = d.path + "/hosts";
   const int n = 6;
-  for (int i = 0; i < n; ++i) write(hosts + "/slow" + std::to_string(i) + ".cpp", hostProgram(100 + i, 700));
+  for (int i = 0; i < n; ++i)
+    write(hosts + "/slow" + std::to_string(i) + ".cpp", hostProgram(100 + i, 700));
   std::string db = d.path + "/c.sqlite";
-  std::vector<std::string> args = {kWsfuzz, "--kernels", hosts, "--injectors", "wrong-arch", "--backend", "gpu", "--repeat", "2", "-j", "1",
-                                   "--db", db, "--corpus", "", "--cache-dir", kCache};
+  std::vector<std::string> args = {
+      kWsfuzz, "--kernels", hosts, "--injectors", "wrong-arch", "--backend",
+      "gpu",   "--repeat",  "2",   "-j",          "1",          "--db",
+      db,      "--corpus",  "",    "--cache-dir", kCache};
   pid_t pid = spawn(args, "/dev/null");
   ASSERT_GE(pid, 0);
   // Kill it (SIGKILL: no handler, no cleanup) once two mutants are judged.
@@ -376,7 +450,8 @@ TEST(FuzzCampaign, KilledThenResumedJudgesEachMutantOnce) {
   waitpid(pid, &status, 0);
   long before = count(db, "SELECT COUNT(*) FROM verdicts");
   EXPECT_GE(before, 2);
-  EXPECT_LT(before, n) << "the campaign finished before it could be killed; the test proves nothing";
+  EXPECT_LT(before, n)
+      << "the campaign finished before it could be killed; the test proves nothing";
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM mutants"), n);
 
   std::string out;
@@ -385,9 +460,15 @@ TEST(FuzzCampaign, KilledThenResumedJudgesEachMutantOnce) {
   EXPECT_NE(out.find(std::to_string(n - before) + " to judge"), std::string::npos) << out;
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts"), n);
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM judge_log"), n) << "a mutant was judged twice";
-  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM (SELECT hash FROM judge_log GROUP BY hash HAVING COUNT(*) > 1)"), 0);
+  EXPECT_EQ(
+      count(db,
+            "SELECT COUNT(*) FROM (SELECT hash FROM judge_log GROUP BY hash HAVING COUNT(*) > 1)"),
+      0);
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs"), 2 * n) << "every verdict has its runs";
-  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v LEFT JOIN mutants m USING(hash) WHERE m.hash IS NULL"), 0);
+  EXPECT_EQ(
+      count(db,
+            "SELECT COUNT(*) FROM verdicts v LEFT JOIN mutants m USING(hash) WHERE m.hash IS NULL"),
+      0);
 }
 
 }  // namespace
@@ -399,8 +480,9 @@ TEST(FuzzCampaign, EmulatorJudgesRealMutantsOnTheCpu) {
   std::string db = d.path + "/e.sqlite";
   std::string k = std::string(WSREDUCE_SOURCE_DIR) + "/kernels/tma_pipeline_sm90.cu";
   std::string out;
-  int rc = runWsfuzz({"--kernels", k, "--injectors", "arrival-count,wrong-arch", "--backend", "emu", "-DPIPE_ROWS=512",
-                      "--repeat", "1", "-j", "2", "--db", db, "--corpus", "", "--cache-dir", kCache},
+  int rc = runWsfuzz({"--kernels", k, "--injectors", "arrival-count,wrong-arch", "--backend", "emu",
+                      "-DPIPE_ROWS=512", "--repeat", "1", "-j", "2", "--db", db, "--corpus", "",
+                      "--cache-dir", kCache},
                      &out);
   ASSERT_EQ(rc, 0) << out;
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM kernels WHERE baseline_detail = 'pass'"), 1) << out;
@@ -409,15 +491,31 @@ TEST(FuzzCampaign, EmulatorJudgesRealMutantsOnTheCpu) {
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts"), n) << out;
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts WHERE infra = 1"), 0) << out;
   // Every runtime verdict came from the emulator; wrong-arch is nvcc's compile error.
-  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.injector = 'arrival-count' "
-                      "AND v.verdict_json NOT LIKE '%\"backend\":\"emu\"%'"), 0) << out;
-  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.injector = 'wrong-arch' "
-                      "AND v.detail = 'compile-error/ptxas' AND v.expected_match = 1"), 1) << out;
+  EXPECT_EQ(count(db,
+                  "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.injector = "
+                  "'arrival-count' "
+                  "AND v.verdict_json NOT LIKE '%\"backend\":\"emu\"%'"),
+            0)
+      << out;
+  EXPECT_EQ(count(db,
+                  "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.injector = "
+                  "'wrong-arch' "
+                  "AND v.detail = 'compile-error/ptxas' AND v.expected_match = 1"),
+            1)
+      << out;
   // Deterministic deadlock reports: every arrival-count mutant that hangs names the mbarrier.
-  EXPECT_GE(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.injector = 'arrival-count' "
-                      "AND v.detail = 'hang/mbarrier'"), 1) << out;
-  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.injector = 'arrival-count' "
-                      "AND v.symptom = 'hang' AND v.detail != 'hang/mbarrier'"), 0) << out;
+  EXPECT_GE(count(db,
+                  "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.injector = "
+                  "'arrival-count' "
+                  "AND v.detail = 'hang/mbarrier'"),
+            1)
+      << out;
+  EXPECT_EQ(count(db,
+                  "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE m.injector = "
+                  "'arrival-count' "
+                  "AND v.symptom = 'hang' AND v.detail != 'hang/mbarrier'"),
+            0)
+      << out;
 }
 
 // --reduce-budget: each reduction stops at its wall-clock budget with its best program so far,
@@ -429,18 +527,45 @@ TEST(FuzzCampaign, ReduceBudgetEndsEachReductionWithItsBestProgram) {
   std::string db = d.path + "/r.sqlite";
   std::string k = std::string(WSREDUCE_SOURCE_DIR) + "/kernels/tma_pipeline_sm90.cu";
   std::string out;
-  int rc = runWsfuzz({"--kernels", k, "--injectors", "arrival-count", "--backend", "emu", "-DPIPE_ROWS=512", "--repeat",
-                      "1", "-j", "2", "--db", db, "--corpus", "", "--cache-dir", kCache, "--reduce", "--reduce-budget", "20"},
+  int rc = runWsfuzz({"--kernels",
+                      k,
+                      "--injectors",
+                      "arrival-count",
+                      "--backend",
+                      "emu",
+                      "-DPIPE_ROWS=512",
+                      "--repeat",
+                      "1",
+                      "-j",
+                      "2",
+                      "--db",
+                      db,
+                      "--corpus",
+                      "",
+                      "--cache-dir",
+                      kCache,
+                      "--reduce",
+                      "--reduce-budget",
+                      "20"},
                      &out);
   ASSERT_EQ(rc, 0) << out;
-  long detected = count(db, "SELECT COUNT(*) FROM verdicts WHERE symptom NOT IN ('pass', 'flaky', 'slow') AND infra = 0");
+  long detected = count(
+      db,
+      "SELECT COUNT(*) FROM verdicts WHERE symptom NOT IN ('pass', 'flaky', 'slow') AND infra = 0");
   ASSERT_GE(detected, 1) << out;
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions"), detected) << out;
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions WHERE ok = 1"), detected) << out;
   // a 325-line kernel is not reduced to a fixpoint in 20 s on this machine: the budget stopped it
-  EXPECT_GE(count(db, "SELECT COUNT(*) FROM reductions WHERE how LIKE '%stopped at the budget%'"), 1) << out;
-  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions WHERE wall_s > 20 + 90"), 0) << out;  // budget + judging the mutant
-  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions WHERE lines_after > lines_before OR lines_after <= 0"), 0) << out;
+  EXPECT_GE(count(db, "SELECT COUNT(*) FROM reductions WHERE how LIKE '%stopped at the budget%'"),
+            1)
+      << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions WHERE wall_s > 20 + 90"), 0)
+      << out;  // budget + judging the mutant
+  EXPECT_EQ(
+      count(db,
+            "SELECT COUNT(*) FROM reductions WHERE lines_after > lines_before OR lines_after <= 0"),
+      0)
+      << out;
   std::string report_out;
   ASSERT_EQ(runWsfuzz({"report", db, "-o", d.path + "/rep"}, &report_out), 0) << report_out;
   auto md = readFile(d.path + "/rep.md");
@@ -448,8 +573,10 @@ TEST(FuzzCampaign, ReduceBudgetEndsEachReductionWithItsBestProgram) {
   EXPECT_NE(md->find("stopped at --reduce-budget"), std::string::npos) << *md;
   // and how far they got, so that a retention of reductions that hardly reduced is read as such
   EXPECT_NE(md->find("Their median size after reduction: "), std::string::npos) << *md;
-  long most = count(db, "SELECT COUNT(*) FROM reductions WHERE ok = 1 AND 2 * lines_after > lines_before");
-  EXPECT_NE(md->find(std::to_string(most) + " of " + std::to_string(detected) + " kept more than half of their lines"),
+  long most =
+      count(db, "SELECT COUNT(*) FROM reductions WHERE ok = 1 AND 2 * lines_after > lines_before");
+  EXPECT_NE(md->find(std::to_string(most) + " of " + std::to_string(detected) +
+                     " kept more than half of their lines"),
             std::string::npos)
       << *md;
 }
@@ -458,8 +585,8 @@ TEST(FuzzCampaign, ReduceBudgetEndsEachReductionWithItsBestProgram) {
 // once meant "no budget" without a word.
 TEST(FuzzCli, ANegativeReduceBudgetIsRefused) {
   std::string out;
-  int rc = runWsfuzz({"--kernels", std::string(WSREDUCE_SOURCE_DIR) + "/kernels", "--reduce", "--reduce-budget", "-5",
-                      "--db", "/nonexistent-dir/x.sqlite"},
+  int rc = runWsfuzz({"--kernels", std::string(WSREDUCE_SOURCE_DIR) + "/kernels", "--reduce",
+                      "--reduce-budget", "-5", "--db", "/nonexistent-dir/x.sqlite"},
                      &out);
   EXPECT_NE(rc, 0) << out;
   EXPECT_NE(out.find("--reduce-budget must be a number of seconds"), std::string::npos) << out;
@@ -478,21 +605,46 @@ TEST(FuzzCampaign, ReduceBackendIsTheReducersOracle) {
   std::string db = d.path + "/r.sqlite";
   std::string k = std::string(WSREDUCE_SOURCE_DIR) + "/kernels/tma_pipeline_sm90.cu";
   std::string out;
-  int rc = runWsfuzz({"--kernels", k, "--injectors", "arrival-count", "--backend", "emu", "-DPIPE_ROWS=512", "--repeat",
-                      "1", "-j", "2", "--db", db, "--corpus", "", "--cache-dir", kCache, "--reduce", "--reduce-backend",
-                      "gpu", "--reduce-budget", "20"},
+  int rc = runWsfuzz({"--kernels",
+                      k,
+                      "--injectors",
+                      "arrival-count",
+                      "--backend",
+                      "emu",
+                      "-DPIPE_ROWS=512",
+                      "--repeat",
+                      "1",
+                      "-j",
+                      "2",
+                      "--db",
+                      db,
+                      "--corpus",
+                      "",
+                      "--cache-dir",
+                      kCache,
+                      "--reduce",
+                      "--reduce-backend",
+                      "gpu",
+                      "--reduce-budget",
+                      "20"},
                      &out);
   ASSERT_EQ(rc, 0) << out;
-  long detected = count(db, "SELECT COUNT(*) FROM verdicts WHERE symptom NOT IN ('pass', 'flaky', 'slow') AND infra = 0");
+  long detected = count(
+      db,
+      "SELECT COUNT(*) FROM verdicts WHERE symptom NOT IN ('pass', 'flaky', 'slow') AND infra = 0");
   ASSERT_GE(detected, 1) << out;
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions"), detected) << out;
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions WHERE ok = 1"), detected) << out;
-  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions WHERE how LIKE '%reduced on emu (gpu did not reproduce it: infra-error%'"),
+  EXPECT_EQ(count(db,
+                  "SELECT COUNT(*) FROM reductions WHERE how LIKE '%reduced on emu (gpu did not "
+                  "reproduce it: infra-error%'"),
             detected)
       << out;
   EXPECT_NE(out.find("reduced on emu instead"), std::string::npos) << out;
   std::string bad;
-  EXPECT_NE(runWsfuzz({"--kernels", k, "--reduce-backend", "cpu", "--db", d.path + "/x.sqlite"}, &bad), 0);
+  EXPECT_NE(
+      runWsfuzz({"--kernels", k, "--reduce-backend", "cpu", "--db", d.path + "/x.sqlite"}, &bad),
+      0);
   EXPECT_NE(bad.find("--reduce-backend must be gpu or emu"), std::string::npos) << bad;
 }
 
@@ -504,9 +656,27 @@ TEST(FuzzCampaign, AnInterruptedReductionGoesOnFromItsBestProgram) {
   Dir d;
   std::string db = d.path + "/r.sqlite", corpus = d.path + "/corpus";
   std::string k = std::string(WSREDUCE_SOURCE_DIR) + "/kernels/tma_pipeline_sm90.cu";
-  std::vector<std::string> args = {kWsfuzz, "--kernels", k, "--injectors", "arrival-count", "--backend", "emu",
-                                   "-DPIPE_ROWS=512", "--repeat", "1", "-j", "2", "--db", db, "--corpus", corpus,
-                                   "--cache-dir", kCache, "--reduce", "--reduce-budget", "20"};
+  std::vector<std::string> args = {kWsfuzz,
+                                   "--kernels",
+                                   k,
+                                   "--injectors",
+                                   "arrival-count",
+                                   "--backend",
+                                   "emu",
+                                   "-DPIPE_ROWS=512",
+                                   "--repeat",
+                                   "1",
+                                   "-j",
+                                   "2",
+                                   "--db",
+                                   db,
+                                   "--corpus",
+                                   corpus,
+                                   "--cache-dir",
+                                   kCache,
+                                   "--reduce",
+                                   "--reduce-budget",
+                                   "20"};
   std::string log = d.path + "/first.log";
   pid_t pid = spawn(args, log);
   ASSERT_GE(pid, 0);
@@ -516,7 +686,8 @@ TEST(FuzzCampaign, AnInterruptedReductionGoesOnFromItsBestProgram) {
     std::error_code ec;
     if (fs::exists(corpus))
       for (auto &e : fs::recursive_directory_iterator(corpus, ec))
-        if (e.path().string().find(".min.cu") != std::string::npos && e.path().extension() == ".cu") v.push_back(e.path());
+        if (e.path().string().find(".min.cu") != std::string::npos && e.path().extension() == ".cu")
+          v.push_back(e.path());
     return v;
   };
   auto t0 = std::chrono::steady_clock::now();
@@ -529,20 +700,28 @@ TEST(FuzzCampaign, AnInterruptedReductionGoesOnFromItsBestProgram) {
   ASSERT_EQ(minFiles().size(), 1u) << first;
   fs::path best = minFiles().front();
   EXPECT_NE(first.find("the same command goes on from there"), std::string::npos) << first;
-  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions"), 0) << "an interrupted reduction was recorded\n" << first;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions"), 0)
+      << "an interrupted reduction was recorded\n"
+      << first;
   ASSERT_TRUE(fs::exists(best.string() + ".spent")) << first;
   const long at_stop = (long)countNonBlankLines(readFile(best.string()).value_or(""));
 
   std::string out;
   int rc = runWsfuzz(std::vector<std::string>(args.begin() + 1, args.end()), &out);
   ASSERT_EQ(rc, 0) << out;
-  EXPECT_NE(out.find("the interrupted reduction goes on from its best program (" + std::to_string(at_stop) + " lines"),
+  EXPECT_NE(out.find("the interrupted reduction goes on from its best program (" +
+                     std::to_string(at_stop) + " lines"),
             std::string::npos)
       << out;
-  long detected = count(db, "SELECT COUNT(*) FROM verdicts WHERE symptom NOT IN ('pass', 'flaky', 'slow') AND infra = 0");
+  long detected = count(
+      db,
+      "SELECT COUNT(*) FROM verdicts WHERE symptom NOT IN ('pass', 'flaky', 'slow') AND infra = 0");
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions"), detected) << out;
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM reductions WHERE ok = 1"), detected) << out;
-  EXPECT_FALSE(fs::exists(best.string() + ".spent")) << "the finished reduction left its resume note behind";
+  EXPECT_FALSE(fs::exists(best.string() + ".spent"))
+      << "the finished reduction left its resume note behind";
   // it went on from where it stopped: never larger than the program it had at the stop
-  EXPECT_LE(count(db, "SELECT lines_after FROM reductions WHERE path = '" + best.string() + "'"), at_stop) << out;
+  EXPECT_LE(count(db, "SELECT lines_after FROM reductions WHERE path = '" + best.string() + "'"),
+            at_stop)
+      << out;
 }

@@ -37,7 +37,8 @@ Case run(std::function<float(int, int, float)> bug) {
 
 // compare() on a 64x64 output and reference: the line it prints and the signature classify()
 // makes of a run that printed it and exited 1.
-std::pair<std::string, std::string> lineAndSignature(const std::vector<float> &out, const std::vector<float> &ref) {
+std::pair<std::string, std::string> lineAndSignature(const std::vector<float> &out,
+                                                     const std::vector<float> &ref) {
   testing::internal::CaptureStdout();
   wscheck::compare(out.data(), ref.data(), 64, 64, 1e-3, 1e-3, "C");
   std::string printed = testing::internal::GetCapturedStdout();
@@ -77,7 +78,8 @@ TEST(Harness, UnwrittenPoisonedOutputIsNan) {
 
 TEST(Harness, OneStaleTileIsFinitePatterned) {
   // A 64x64 tile from the wrong moment: finite, confined to a block.
-  auto k = run([](int r, int c, float v) { return (r >= 64 && r < 128 && c < 64) ? v * 0.5f + 0.25f : v; });
+  auto k = run(
+      [](int r, int c, float v) { return (r >= 64 && r < 128 && c < 64) ? v * 0.5f + 0.25f : v; });
   EXPECT_EQ(k.shape, "finite-patterned");
 }
 
@@ -117,7 +119,9 @@ TEST(Harness, AConstantReferenceIsSaidAndIsNotTheSameWrongResult) {
   for (int i = 0; i < R * C; ++i) real[i] = std::sin(0.37f * i);
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) out[r * C + c] = r < 32 ? 1.f : 0.f;
-  auto sig = [](const std::vector<float> &ref, const std::vector<float> &o) { return lineAndSignature(o, ref); };
+  auto sig = [](const std::vector<float> &ref, const std::vector<float> &o) {
+    return lineAndSignature(o, ref);
+  };
   auto [zline, zsig] = sig(zero, out);
   EXPECT_NE(zline.find(" ref=constant"), std::string::npos) << zline;
   EXPECT_EQ(zsig, "wrong:C:row-stripe+ref-constant");

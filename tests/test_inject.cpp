@@ -52,36 +52,53 @@ Parsed &kernel(const std::string &name) {
   return *p;
 }
 
-const std::vector<std::string> kAll = {"tma_pipeline_sm90.cu", "ws_gemm_sm90.cu", "ws_attention_sm90.cu", "ws_gemm_sm100.cu"};
+const std::vector<std::string> kAll = {"tma_pipeline_sm90.cu", "ws_gemm_sm90.cu",
+                                       "ws_attention_sm90.cu", "ws_gemm_sm100.cu"};
 
 // The number of sites each injector must find on each kernel of its architecture.
 const std::map<std::string, std::map<std::string, int>> kSites = {
     // 2 per mbarrier.init use (x2, and 1 <-> 128): pipeline full/empty, gemm full/empty,
     // attention q_full/k_full/v_full/kv_empty.
-    {"arrival-count", {{"tma_pipeline_sm90.cu", 4}, {"ws_gemm_sm90.cu", 4}, {"ws_attention_sm90.cu", 8}}},
+    {"arrival-count",
+     {{"tma_pipeline_sm90.cu", 4}, {"ws_gemm_sm90.cu", 4}, {"ws_attention_sm90.cu", 8}}},
     // one init block, one role branch thread 0 does not take.
-    {"init-in-role-branch", {{"tma_pipeline_sm90.cu", 1}, {"ws_gemm_sm90.cu", 1}, {"ws_attention_sm90.cu", 1}}},
-    // one top-level __syncthreads, two role arms (pipeline: `wg == 0` and `wg == 1`; the others: if/else).
-    {"cta-sync-in-role-branch", {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 2}}},
+    {"init-in-role-branch",
+     {{"tma_pipeline_sm90.cu", 1}, {"ws_gemm_sm90.cu", 1}, {"ws_attention_sm90.cu", 1}}},
+    // one top-level __syncthreads, two role arms (pipeline: `wg == 0` and `wg == 1`; the others:
+    // if/else).
+    {"cta-sync-in-role-branch",
+     {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 2}}},
     // the producer's and the consumer's handoff loop.
-    {"k-loop-off-by-one", {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 2}}},
+    {"k-loop-off-by-one",
+     {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 2}}},
     // every mbarrier wait's parity (attention: q_full, kv_empty, k_full, v_full).
-    {"initial-phase", {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 4}}},
+    {"initial-phase",
+     {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 4}}},
     // x2 and /2 per arrive.expect_tx use.
-    {"expect-tx-bytes", {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 6}}},
+    {"expect-tx-bytes",
+     {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 6}}},
     // grid-stride tile loops of each role; attention is not persistent.
-    {"scheduler-skip", {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 0}}},
-    {"missing-proxy-fence", {{"tma_pipeline_sm90.cu", 1}, {"ws_gemm_sm90.cu", 1}, {"ws_attention_sm90.cu", 1}}},
+    {"scheduler-skip",
+     {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 0}}},
+    {"missing-proxy-fence",
+     {{"tma_pipeline_sm90.cu", 1}, {"ws_gemm_sm90.cu", 1}, {"ws_attention_sm90.cu", 1}}},
     // commit, wait_group.read, final wait_group (attention has no staging reuse: no .read).
-    {"missing-store-wait", {{"tma_pipeline_sm90.cu", 3}, {"ws_gemm_sm90.cu", 3}, {"ws_attention_sm90.cu", 2}}},
-    // consumer arrives after a wgmma wait: gemm in the k-loop and after the tile; the pipeline has no wgmma.
-    {"early-release", {{"tma_pipeline_sm90.cu", 0}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 1}}},
-    {"missing-wgmma-fence", {{"tma_pipeline_sm90.cu", 0}, {"ws_gemm_sm90.cu", 1}, {"ws_attention_sm90.cu", 2}}},
+    {"missing-store-wait",
+     {{"tma_pipeline_sm90.cu", 3}, {"ws_gemm_sm90.cu", 3}, {"ws_attention_sm90.cu", 2}}},
+    // consumer arrives after a wgmma wait: gemm in the k-loop and after the tile; the pipeline has
+    // no wgmma.
+    {"early-release",
+     {{"tma_pipeline_sm90.cu", 0}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 1}}},
+    {"missing-wgmma-fence",
+     {{"tma_pipeline_sm90.cu", 0}, {"ws_gemm_sm90.cu", 1}, {"ws_attention_sm90.cu", 2}}},
     // every TMA load/store row coordinate, plus the pipeline's rstd_out[...] store.
-    {"oob-coordinate", {{"tma_pipeline_sm90.cu", 3}, {"ws_gemm_sm90.cu", 3}, {"ws_attention_sm90.cu", 4}}},
-    {"wrong-arch", {{"tma_pipeline_sm90.cu", 1}, {"ws_gemm_sm90.cu", 1}, {"ws_attention_sm90.cu", 1}}},
+    {"oob-coordinate",
+     {{"tma_pipeline_sm90.cu", 3}, {"ws_gemm_sm90.cu", 3}, {"ws_attention_sm90.cu", 4}}},
+    {"wrong-arch",
+     {{"tma_pipeline_sm90.cu", 1}, {"ws_gemm_sm90.cu", 1}, {"ws_attention_sm90.cu", 1}}},
     // STAGES to its static_assert minimum; gemm also wgmma_wait<1> -> <0>.
-    {"shallow-pipeline", {{"tma_pipeline_sm90.cu", 1}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 1}}},
+    {"shallow-pipeline",
+     {{"tma_pipeline_sm90.cu", 1}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 1}}},
     {"tmem-alloc-lane-guard", {{"ws_gemm_sm100.cu", 2}}},
     {"dealloc-without-sync", {{"ws_gemm_sm100.cu", 1}}},
     {"commit-outside-elect", {{"ws_gemm_sm100.cu", 1}}},
@@ -103,11 +120,15 @@ void expectOnlyDeclaredEdits(const std::string &orig, const std::string &mut, co
   size_t pre = 0;
   while (pre < orig.size() && pre < mut.size() && orig[pre] == mut[pre]) ++pre;
   size_t suf = 0;
-  while (suf < orig.size() && suf < mut.size() && orig[orig.size() - 1 - suf] == mut[mut.size() - 1 - suf]) ++suf;
+  while (suf < orig.size() && suf < mut.size() &&
+         orig[orig.size() - 1 - suf] == mut[mut.size() - 1 - suf])
+    ++suf;
   EXPECT_GE(pre, lo) << "changed before the first edit: " << s.note;
-  EXPECT_GE(suf, orig.size() - std::max<size_t>(hi, std::min<size_t>(pre, orig.size()))) << "changed after the last edit: " << s.note;
+  EXPECT_GE(suf, orig.size() - std::max<size_t>(hi, std::min<size_t>(pre, orig.size())))
+      << "changed after the last edit: " << s.note;
   for (size_t i = 0; i < s.edits.size(); ++i)
-    for (size_t j = i + 1; j < s.edits.size(); ++j) EXPECT_FALSE(overlaps(s.edits[i], s.edits[j])) << s.note;
+    for (size_t j = i + 1; j < s.edits.size(); ++j)
+      EXPECT_FALSE(overlaps(s.edits[i], s.edits[j])) << s.note;
 }
 
 class Inject : public ::testing::TestWithParam<std::string> {};
@@ -118,7 +139,8 @@ TEST(InjectRegistry, EveryCatalogueRowHasAnInjectorWithExpectations) {
     ASSERT_NE(i, nullptr) << name;
     EXPECT_FALSE(i->expected.empty()) << name;
     EXPECT_EQ(i->runtime, std::string(i->arch) == "sm_90a") << name;
-    EXPECT_EQ(i->check != nullptr, !i->runtime) << name << ": the Blackwell rows need a static check";
+    EXPECT_EQ(i->check != nullptr, !i->runtime)
+        << name << ": the Blackwell rows need a static check";
   }
   EXPECT_EQ(allInjectors().size(), kSites.size());
   EXPECT_TRUE(expects(*findInjector("arrival-count"), "hang/mbarrier"));
@@ -165,11 +187,14 @@ int main() {}
 
   auto ac = sitesFor(*findInjector("arrival-count"), *src, idx);
   ASSERT_EQ(ac.size(), 2u);
-  EXPECT_NE(applySites(text, std::vector<Site>{ac[0]}).find("my_barrier_setup(&bar, (32) * 2)"), std::string::npos);
-  EXPECT_NE(applySites(text, std::vector<Site>{ac[1]}).find("my_barrier_setup(&bar, 1)"), std::string::npos);
+  EXPECT_NE(applySites(text, std::vector<Site>{ac[0]}).find("my_barrier_setup(&bar, (32) * 2)"),
+            std::string::npos);
+  EXPECT_NE(applySites(text, std::vector<Site>{ac[1]}).find("my_barrier_setup(&bar, 1)"),
+            std::string::npos);
   auto tb = sitesFor(*findInjector("expect-tx-bytes"), *src, idx);
   ASSERT_EQ(tb.size(), 2u);
-  EXPECT_NE(applySites(text, std::vector<Site>{tb[0]}).find("\"r\"((4096) * 2)"), std::string::npos);
+  EXPECT_NE(applySites(text, std::vector<Site>{tb[0]}).find("\"r\"((4096) * 2)"),
+            std::string::npos);
 }
 
 TEST_P(Inject, SitesMutantsAndOneBuildPerKernel) {
@@ -183,7 +208,8 @@ TEST_P(Inject, SitesMutantsAndOneBuildPerKernel) {
     if (k.arch != inj->arch) continue;
     auto sites = sitesFor(*inj, *k.src, k.idx);
     auto want = kSites.at(name).find(kname);
-    ASSERT_NE(want, kSites.at(name).end()) << "no site count specified for " << name << " on " << kname;
+    ASSERT_NE(want, kSites.at(name).end())
+        << "no site count specified for " << name << " on " << kname;
     EXPECT_EQ((int)sites.size(), want->second) << name << " on " << kname;
     for (auto &s : sites) {
       SCOPED_TRACE(name + " on " + kname + ": " + s.note);
@@ -194,12 +220,14 @@ TEST_P(Inject, SitesMutantsAndOneBuildPerKernel) {
       if (!inj->runtime) {
         std::string why;
         auto pm = parseSource(mut, kKernels + kname, parseOptions(k.arch));
-        EXPECT_TRUE(inj->check(buildIndex(*pm), &why)) << "the defect is not in the mutant: " << why;
+        EXPECT_TRUE(inj->check(buildIndex(*pm), &why))
+            << "the defect is not in the mutant: " << why;
       }
     }
     if (!inj->runtime) {
       std::string why;
-      EXPECT_FALSE(inj->check(k.idx, &why)) << "the reference kernel already has the defect: " << why;
+      EXPECT_FALSE(inj->check(k.idx, &why))
+          << "the reference kernel already has the defect: " << why;
     }
     if (sites.empty()) continue;
 
@@ -224,7 +252,8 @@ TEST_P(Inject, SitesMutantsAndOneBuildPerKernel) {
       EXPECT_FALSE(b.ok) << kname << " built for " << arch;
       EXPECT_EQ(classifyBuild(b).detail, "compile-error/ptxas") << b.log.substr(0, 2000);
     } else {
-      EXPECT_TRUE(b.ok) << name << " on " << kname << " (" << s.note << ") does not build for " << arch << ":\n"
+      EXPECT_TRUE(b.ok) << name << " on " << kname << " (" << s.note << ") does not build for "
+                        << arch << ":\n"
                         << b.log.substr(0, 3000);
     }
   }

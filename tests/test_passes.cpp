@@ -60,7 +60,8 @@ std::vector<PassSite> sitesOf(const char *pass, const Program &p) {
 std::string listing(const std::vector<PassSite> &sites) {
   std::string s;
   for (auto &x : sites)
-    s += "  [level " + std::to_string(x.level) + " group " + std::to_string(x.group) + "] " + x.note + "\n";
+    s += "  [level " + std::to_string(x.level) + " group " + std::to_string(x.group) + "] " +
+         x.note + "\n";
   return s;
 }
 
@@ -76,18 +77,24 @@ const PassSite *withNote(const std::vector<PassSite> &sites, const std::string &
   return nullptr;
 }
 
-bool anyNote(const std::vector<PassSite> &sites, const std::string &part) { return withNote(sites, part) != nullptr; }
+bool anyNote(const std::vector<PassSite> &sites, const std::string &part) {
+  return withNote(sites, part) != nullptr;
+}
 
-std::string apply(const Program &p, const PassSite &s) { return wsr::applySites(p.text, std::vector<wsr::Site>{s}); }
+std::string apply(const Program &p, const PassSite &s) {
+  return wsr::applySites(p.text, std::vector<wsr::Site>{s});
+}
 
 // The input with each `before` (found exactly once) replaced by its `after`: the
 // expected output, written as the pieces of the input that change.
-std::string rewrite(std::string text, const std::vector<std::pair<std::string, std::string>> &changes) {
+std::string rewrite(std::string text,
+                    const std::vector<std::pair<std::string, std::string>> &changes) {
   for (auto &[before, after] : changes) {
     auto at = text.find(before);
     EXPECT_NE(at, std::string::npos) << "not in the fixture: " << before;
     if (at == std::string::npos) continue;
-    EXPECT_EQ(text.find(before, at + 1), std::string::npos) << "more than once in the fixture: " << before;
+    EXPECT_EQ(text.find(before, at + 1), std::string::npos)
+        << "more than once in the fixture: " << before;
     text.replace(at, before.size(), after);
   }
   return text;
@@ -99,9 +106,9 @@ bool parses(const Program &p, const std::string &text) {
   return r->ok();
 }
 
-#define LOAD(var, name)                                                        \
-  Program var = load(name);                                                    \
-  ASSERT_TRUE(var.parsed && var.parsed->ok()) << var.parsed->firstError()
+#define LOAD(var, name)     \
+  Program var = load(name); \
+  ASSERT_TRUE(var.parsed &&var.parsed->ok()) << var.parsed->firstError()
 
 TEST(Registry, EveryPassHasANameAPhaseAndADescription) {
   std::vector<std::string> names;
@@ -110,9 +117,9 @@ TEST(Registry, EveryPassHasANameAPhaseAndADescription) {
     EXPECT_NE(std::string(p.description), "") << p.name;
     EXPECT_EQ(wsr::findPass(p.name), &p);
   }
-  for (const char *n : {"shape", "loop-trips", "remove-function", "remove-stmt", "unwrap-branch", "remove-param",
-                        "instantiate-template", "remove-decl", "inline-call", "lines", "simplify-expr", "tokens",
-                        "cleanup"})
+  for (const char *n : {"shape", "loop-trips", "remove-function", "remove-stmt", "unwrap-branch",
+                        "remove-param", "instantiate-template", "remove-decl", "inline-call",
+                        "lines", "simplify-expr", "tokens", "cleanup"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   // Shape passes come first in the table, cleanup last (the schedule within a phase).
   EXPECT_EQ(names.front(), "shape");
@@ -146,9 +153,10 @@ TEST(LoopTrips, LowersNamedAndComputedBoundsOnly) {
   LOAD(p, "loop_trips.cu");
   auto sites = sitesOf("loop-trips", p);
   SCOPED_TRACE(listing(sites));
-  EXPECT_EQ(notes(sites), (std::vector<std::string>{"loop bound K_TILES - 1 (7) -> 1", "loop bound K_TILES - 1 (7) -> 2",
-                                                     "loop bound K_TILES - 1 (7) -> 3", "loop bound STAGES (4) -> 1",
-                                                     "loop bound STAGES (4) -> 2"}));
+  EXPECT_EQ(notes(sites), (std::vector<std::string>{
+                              "loop bound K_TILES - 1 (7) -> 1", "loop bound K_TILES - 1 (7) -> 2",
+                              "loop bound K_TILES - 1 (7) -> 3", "loop bound STAGES (4) -> 1",
+                              "loop bound STAGES (4) -> 2"}));
   // Literal bounds, written or a whole macro, are shape's: offered there, not twice. The
   // consumer-side `(N_TILES) - 1` names the count the other role's loop names: no site.
   auto shape = sitesOf("shape", p);
@@ -166,16 +174,21 @@ TEST(RemoveFunction, EveryDefinitionButMain) {
   auto sites = sitesOf("remove-function", p);
   // helper and scaled are called by the kernel: each goes with the statement that calls it;
   // the kernel is not used anywhere, so it goes alone.
-  EXPECT_EQ(notes(sites), (std::vector<std::string>{"remove function helper and the statements using it",
-                                                     "remove function scaled and the statements using it",
-                                                     "remove function kernel"}));
+  EXPECT_EQ(notes(sites),
+            (std::vector<std::string>{"remove function helper and the statements using it",
+                                      "remove function scaled and the statements using it",
+                                      "remove function kernel"}));
   ASSERT_EQ(sites.size(), 3u);
-  EXPECT_EQ(apply(p, sites[0]), rewrite(p.text, {{"__device__ int helper(int x) { return x + 1; }\n", ""},
-                                                 {"out[0] = helper(scaled<2>(out[0])); }", " }"}}));
+  EXPECT_EQ(apply(p, sites[0]),
+            rewrite(p.text, {{"__device__ int helper(int x) { return x + 1; }\n", ""},
+                             {"out[0] = helper(scaled<2>(out[0])); }", " }"}}));
   EXPECT_TRUE(parses(p, apply(p, sites[0])));
   EXPECT_TRUE(parses(p, apply(p, sites[1])));  // a template: its specialisation's call goes too
   std::string out = apply(p, sites[2]);
-  EXPECT_EQ(out, rewrite(p.text, {{"__global__ void kernel(int *out) { out[0] = helper(scaled<2>(out[0])); }\n", ""}}));
+  EXPECT_EQ(out,
+            rewrite(p.text,
+                    {{"__global__ void kernel(int *out) { out[0] = helper(scaled<2>(out[0])); }\n",
+                      ""}}));
   EXPECT_TRUE(parses(p, out));
 }
 
@@ -189,7 +202,9 @@ TEST(RemoveStmt, OuterBlocksBeforeTheirStatements) {
   EXPECT_EQ(sites[3].note, "remove CompoundAssignOperator at line 5");
   EXPECT_EQ(sites[3].level, 1);
   std::string out = apply(p, sites[1]);
-  EXPECT_EQ(out, rewrite(p.text, {{"  for (int i = 0; i < n; ++i) {\n    acc += i;\n    acc *= 2;\n  }\n", ""}}));
+  EXPECT_EQ(
+      out, rewrite(p.text,
+                   {{"  for (int i = 0; i < n; ++i) {\n    acc += i;\n    acc *= 2;\n  }\n", ""}}));
   EXPECT_TRUE(parses(p, out));
 }
 
@@ -228,50 +243,69 @@ TEST(Tidy, RewritesThatKeepTheMeaning) {
   EXPECT_EQ(apply(p, *loop), rewrite(p.text, {{"for (int kt = 0; 1; ++kt)", "while (1)"}}));
   for (auto &s : sites) EXPECT_TRUE(parses(p, apply(p, s))) << s.note;
   std::string all = wsr::tidyProgram(p.text, p.path, wsr::ParseOptions{});
-  EXPECT_EQ(all, rewrite(p.text, {{"unsigned x = ((threadIdx.x / 128));", "unsigned x = threadIdx.x / 128;"},
-                                  {"(smem_raw + (0)) + 64u", "smem_raw + 64u"},
-                                  {"\"r\"((128)), \"l\"((unsigned long)(p))", "\"r\"(128), \"l\"((unsigned long)p)"},
-                                  {"for (int kt = 0; 1; ++kt)", "while (1)"},
-                                  {"if ((x == 0))", "if (x == 0)"},
-                                  {"out[(x)] = (unsigned char)(x * 1);", "out[x] = (unsigned char)x;"},
-                                  {"sizeof(x) + (x - 0) * 2", "sizeof(x) + x * 2"},
-                                  {"(unsigned char)s + (x + SMEM_OFF)", "(unsigned char)s + x"},
-                                  {"(unsigned *)(&reinterpret_cast<unsigned *>(smem_raw)[0])", "reinterpret_cast<unsigned *>(smem_raw)"},
-                                  {"+ (threadIdx.x);", "+ threadIdx.x;"},
-                                  {"for (int t = 0; j < 2; ++j)", "for (; j < 2; ++j)"},
-                                  {"__cvta_generic_to_shared((const void *)reinterpret_cast<unsigned long *>(smem_raw + 8))",
-                                   "__cvta_generic_to_shared(smem_raw + 8)"},
-                                  {"sink((void *)cq) + sink((void *)(q + 1))", "sink((void *)cq) + sink(q + 1)"},
-                                  {"reinterpret_cast<unsigned char *>(reinterpret_cast<unsigned long>(smem_raw)) + 16", "smem_raw + 16"},
-                                  {"(unsigned *)(unsigned long)(q + 1);", "q + 1;"},
-                                  {"*(unsigned *)(unsigned long)(q + 1) +", "*(q + 1) +"},
-                                  {"*reinterpret_cast<unsigned char *>(reinterpret_cast<char *>(base))", "*base"},
-                                  {"((const float *)reinterpret_cast<float *>(smem_raw))[1] + *reinterpret_cast<const float *>((unsigned char *)cb)",
-                                   "((const float *)smem_raw)[1] + *reinterpret_cast<const float *>(cb)"},
-                                  {"#pragma unroll\n  for (int rr = 0; rr < SMEM_OFF + 1; ++rr)\n#pragma unroll\n    for (unsigned jj = 0; jj < 1; jj += 1) {\n      acc[jj] = base[jj + 3];\n    }\n",
-                                   "\n      acc[0u] = base[0u + 3];\n    \n"},
-                                  {"  for (int rr = 2; rr < 2; ++rr) acc[rr] = 0;\n", ""},
-                                  {"for (int rr = 0; rr < 1; ++rr) {\n    int t = rr;", "{\n    int t = 0;"},
-                                  {"reinterpret_cast<long *>(reinterpret_cast<long>(smem_raw) + 64) + (int)x;",
-                                   "reinterpret_cast<long *>(smem_raw + 64) + (int)x;"},
-                                  {"unsigned same = (unsigned)x, *sp = (unsigned *)(unsigned long)((unsigned long)q + 4);",
-                                   "unsigned same = x, *sp = (unsigned *)((unsigned long)q + 4);"},
-                                  {"(long)(reinterpret_cast<unsigned char *>(smem_raw) + 1 - smem_raw)", "(smem_raw + 1 - smem_raw)"},
-                                  {"return (0);", "return 0;"}}));
-  EXPECT_NE(all.find("(unsigned *)((unsigned long)q + 4)"), std::string::npos) << "q points to 4-byte words";
+  EXPECT_EQ(
+      all,
+      rewrite(
+          p.text,
+          {{"unsigned x = ((threadIdx.x / 128));", "unsigned x = threadIdx.x / 128;"},
+           {"(smem_raw + (0)) + 64u", "smem_raw + 64u"},
+           {"\"r\"((128)), \"l\"((unsigned long)(p))", "\"r\"(128), \"l\"((unsigned long)p)"},
+           {"for (int kt = 0; 1; ++kt)", "while (1)"},
+           {"if ((x == 0))", "if (x == 0)"},
+           {"out[(x)] = (unsigned char)(x * 1);", "out[x] = (unsigned char)x;"},
+           {"sizeof(x) + (x - 0) * 2", "sizeof(x) + x * 2"},
+           {"(unsigned char)s + (x + SMEM_OFF)", "(unsigned char)s + x"},
+           {"(unsigned *)(&reinterpret_cast<unsigned *>(smem_raw)[0])",
+            "reinterpret_cast<unsigned *>(smem_raw)"},
+           {"+ (threadIdx.x);", "+ threadIdx.x;"},
+           {"for (int t = 0; j < 2; ++j)", "for (; j < 2; ++j)"},
+           {"__cvta_generic_to_shared((const void *)reinterpret_cast<unsigned long *>(smem_raw + "
+            "8))",
+            "__cvta_generic_to_shared(smem_raw + 8)"},
+           {"sink((void *)cq) + sink((void *)(q + 1))", "sink((void *)cq) + sink(q + 1)"},
+           {"reinterpret_cast<unsigned char *>(reinterpret_cast<unsigned long>(smem_raw)) + 16",
+            "smem_raw + 16"},
+           {"(unsigned *)(unsigned long)(q + 1);", "q + 1;"},
+           {"*(unsigned *)(unsigned long)(q + 1) +", "*(q + 1) +"},
+           {"*reinterpret_cast<unsigned char *>(reinterpret_cast<char *>(base))", "*base"},
+           {"((const float *)reinterpret_cast<float *>(smem_raw))[1] + *reinterpret_cast<const "
+            "float *>((unsigned char *)cb)",
+            "((const float *)smem_raw)[1] + *reinterpret_cast<const float *>(cb)"},
+           {"#pragma unroll\n  for (int rr = 0; rr < SMEM_OFF + 1; ++rr)\n#pragma unroll\n    for "
+            "(unsigned jj = 0; jj < 1; jj += 1) {\n      acc[jj] = base[jj + 3];\n    }\n",
+            "\n      acc[0u] = base[0u + 3];\n    \n"},
+           {"  for (int rr = 2; rr < 2; ++rr) acc[rr] = 0;\n", ""},
+           {"for (int rr = 0; rr < 1; ++rr) {\n    int t = rr;", "{\n    int t = 0;"},
+           {"reinterpret_cast<long *>(reinterpret_cast<long>(smem_raw) + 64) + (int)x;",
+            "reinterpret_cast<long *>(smem_raw + 64) + (int)x;"},
+           {"unsigned same = (unsigned)x, *sp = (unsigned *)(unsigned long)((unsigned long)q + 4);",
+            "unsigned same = x, *sp = (unsigned *)((unsigned long)q + 4);"},
+           {"(long)(reinterpret_cast<unsigned char *>(smem_raw) + 1 - smem_raw)",
+            "(smem_raw + 1 - smem_raw)"},
+           {"return (0);", "return 0;"}}));
+  EXPECT_NE(all.find("(unsigned *)((unsigned long)q + 4)"), std::string::npos)
+      << "q points to 4-byte words";
   EXPECT_NE(all.find("(unsigned &)x"), std::string::npos) << "a reference";
-  EXPECT_NE(all.find("sizeof((unsigned char *)smem_raw)"), std::string::npos) << "sizeof would see the array";
+  EXPECT_NE(all.find("sizeof((unsigned char *)smem_raw)"), std::string::npos)
+      << "sizeof would see the array";
   EXPECT_NE(all.find("base[0u + 3]"), std::string::npos) << "3 is an int, 0u + 3 an unsigned";
-  EXPECT_NE(all.find("for (int rr = 0; rr < 1; ++rr) if (acc[rr] > 0) break;"), std::string::npos) << "a break leaves the loop";
-  EXPECT_NE(all.find("for (int rr = 0; rr < 2; ++rr) acc[rr] = 1;"), std::string::npos) << "two trips";
-  EXPECT_NE(all.find("for (int rr = 0; rr < 1; ++rr) acc[rr++] = 1;"), std::string::npos) << "the body steps the counter";
+  EXPECT_NE(all.find("for (int rr = 0; rr < 1; ++rr) if (acc[rr] > 0) break;"), std::string::npos)
+      << "a break leaves the loop";
+  EXPECT_NE(all.find("for (int rr = 0; rr < 2; ++rr) acc[rr] = 1;"), std::string::npos)
+      << "two trips";
+  EXPECT_NE(all.find("for (int rr = 0; rr < 1; ++rr) acc[rr++] = 1;"), std::string::npos)
+      << "the body steps the counter";
   EXPECT_NE(all.find("*reinterpret_cast<float *>((unsigned char *)cb)"), std::string::npos)
       << "reinterpret_cast cannot take the const away that the inner cast did";
-  EXPECT_NE(all.find("sizeof(reinterpret_cast<unsigned char *>((unsigned long)smem_raw))"), std::string::npos)
+  EXPECT_NE(all.find("sizeof(reinterpret_cast<unsigned char *>((unsigned long)smem_raw))"),
+            std::string::npos)
       << "sizeof would see the array";
-  EXPECT_NE(all.find("(unsigned *)(unsigned)(unsigned long)q"), std::string::npos) << "32 bits do not hold a pointer";
-  EXPECT_NE(all.find("(unsigned)(&smem_raw[0] != 0)"), std::string::npos) << "an array's &a[0] is not the array";
-  EXPECT_NE(all.find("sink((void *)cq)"), std::string::npos) << "a const pointer needs its cast to reach void *";
+  EXPECT_NE(all.find("(unsigned *)(unsigned)(unsigned long)q"), std::string::npos)
+      << "32 bits do not hold a pointer";
+  EXPECT_NE(all.find("(unsigned)(&smem_raw[0] != 0)"), std::string::npos)
+      << "an array's &a[0] is not the array";
+  EXPECT_NE(all.find("sink((void *)cq)"), std::string::npos)
+      << "a const pointer needs its cast to reach void *";
   EXPECT_NE(all.find("out[i] = (x, 1);"), std::string::npos) << "a comma keeps its parentheses";
   EXPECT_TRUE(parses(p, all));
   EXPECT_EQ(wsr::tidyProgram(all, p.path, wsr::ParseOptions{}), all) << "nothing left to tidy";
@@ -285,15 +319,21 @@ TEST(Tidy, AJudgeThatRefusesOneRewriteCostsHalvesNotOneJudgmentPerSite) {
   const size_t n = sitesOf("tidy", p).size();
   ASSERT_GT(n, 16u);
   int judged = 0, checked = 0, left_out = -1;
-  auto keepsTheParens = [](const std::string &t) { return t.find("if ((x == 0))") != std::string::npos; };
-  std::string halves = wsr::tidyProgramJudged(p.text, p.path, wsr::ParseOptions{}, 8, [&](const std::string &t) {
-    ++judged;
-    return keepsTheParens(t);
-  }, &left_out);
-  std::string one_by_one = wsr::tidyProgram(p.text, p.path, wsr::ParseOptions{}, 8, [&](const std::string &t) {
-    ++checked;
-    return keepsTheParens(t);
-  });
+  auto keepsTheParens = [](const std::string &t) {
+    return t.find("if ((x == 0))") != std::string::npos;
+  };
+  std::string halves = wsr::tidyProgramJudged(
+      p.text, p.path, wsr::ParseOptions{}, 8,
+      [&](const std::string &t) {
+        ++judged;
+        return keepsTheParens(t);
+      },
+      &left_out);
+  std::string one_by_one =
+      wsr::tidyProgram(p.text, p.path, wsr::ParseOptions{}, 8, [&](const std::string &t) {
+        ++checked;
+        return keepsTheParens(t);
+      });
   std::string all = wsr::tidyProgram(p.text, p.path, wsr::ParseOptions{});
   EXPECT_EQ(halves, rewrite(all, {{"if (x == 0)", "if ((x == 0))"}}));
   EXPECT_EQ(halves, one_by_one);
@@ -302,8 +342,9 @@ TEST(Tidy, AJudgeThatRefusesOneRewriteCostsHalvesNotOneJudgmentPerSite) {
   EXPECT_LT(judged, checked) << n << " sites";
   // a judge that takes everything sees one text a round, and nothing is left out
   judged = 0;
-  EXPECT_EQ(wsr::tidyProgramJudged(p.text, p.path, wsr::ParseOptions{}, 8, [&](const std::string &) { return ++judged, true; },
-                                   &left_out),
+  EXPECT_EQ(wsr::tidyProgramJudged(
+                p.text, p.path, wsr::ParseOptions{}, 8,
+                [&](const std::string &) { return ++judged, true; }, &left_out),
             all);
   EXPECT_EQ(left_out, 0);
   EXPECT_LE(judged, 8);
@@ -327,7 +368,8 @@ TEST(Tidy, UnusedVariablesGoTheirSideEffectsStay) {
                                   {"  int r = tick(out);\n", "  tick(out);\n"},
                                   {"  int quiet = 3;\n", ""},
                                   {"  int lead = 1, trail = tick(out);\n", "  tick(out);\n"},
-                                  {"  int *d;\n  int status = cudaMalloc(&d, 16);", "  int *d;\n  cudaMalloc(&d, 16);"}}));
+                                  {"  int *d;\n  int status = cudaMalloc(&d, 16);",
+                                   "  int *d;\n  cudaMalloc(&d, 16);"}}));
   EXPECT_TRUE(parses(p, all));
   EXPECT_EQ(wsr::tidyProgram(all, p.path, wsr::ParseOptions{}), all) << "nothing left to tidy";
 }
@@ -342,8 +384,9 @@ TEST(RemoveUses, ADeclarationTakesItsUsersAlong) {
   auto *base = withNote(stmts, "declaration at line 9");
   ASSERT_NE(base, nullptr);
   EXPECT_EQ(base->note, "remove the declaration at line 9 and the 2 statements using it");
-  EXPECT_EQ(apply(p, *base), rewrite(p.text, {{"  int base = n * 4;\n  int step = base / 2;\n", ""},
-                                              {"  for (int i = 0; i < step; ++i) out[i] = twice(i);\n", ""}}));
+  EXPECT_EQ(apply(p, *base),
+            rewrite(p.text, {{"  int base = n * 4;\n  int step = base / 2;\n", ""},
+                             {"  for (int i = 0; i < step; ++i) out[i] = twice(i);\n", ""}}));
   EXPECT_TRUE(parses(p, apply(p, *base)));
   auto *d = withNote(stmts, "declaration at line 17");
   ASSERT_NE(d, nullptr);
@@ -420,8 +463,10 @@ TEST(UnwrapBranch, OneArmOrTheBodyOnceAsAlternatives) {
   EXPECT_NE(sites[2].group, sites[0].group);
   // an arm that is a block declaring nothing, in a block: its statements, without the braces
   std::string out = apply(p, sites[1]);
-  EXPECT_EQ(out, rewrite(p.text, {{"if (threadIdx.x == 0) {\n    out[0] = 1;\n  } else {\n    out[1] = 2;\n  }",
-                                   "\n    out[1] = 2;\n  "}}));
+  EXPECT_EQ(out,
+            rewrite(p.text,
+                    {{"if (threadIdx.x == 0) {\n    out[0] = 1;\n  } else {\n    out[1] = 2;\n  }",
+                      "\n    out[1] = 2;\n  "}}));
   EXPECT_TRUE(parses(p, out));
   // a loop whose body only reads its variable: the body once, with the first value in its place
   out = apply(p, sites[2]);
@@ -429,19 +474,24 @@ TEST(UnwrapBranch, OneArmOrTheBodyOnceAsAlternatives) {
   EXPECT_TRUE(parses(p, out));
   ASSERT_EQ(sites[6].note, "loop -> body once at line 16");
   out = apply(p, sites[6]);
-  EXPECT_EQ(out, rewrite(p.text, {{"for (int s = 0; s < 2; ++s) {\n    out[s] = 1;\n    bar[s] = s + 1;\n  }",
-                                   "\n    out[0] = 1;\n    bar[0] = 0 + 1;\n  "}}));
+  EXPECT_EQ(
+      out,
+      rewrite(p.text, {{"for (int s = 0; s < 2; ++s) {\n    out[s] = 1;\n    bar[s] = s + 1;\n  }",
+                        "\n    out[0] = 1;\n    bar[0] = 0 + 1;\n  "}}));
   EXPECT_TRUE(parses(p, out));
   // a body that declares a name keeps its braces (the name stays in its own scope)
   ASSERT_EQ(sites[8].note, "loop -> body once at line 20");
   out = apply(p, sites[8]);
-  EXPECT_EQ(out, rewrite(p.text, {{"for (int j = 1; j < 4; ++j) {\n    int t = j * 2;\n    out[t] = j;\n  }",
-                                   "{\n    int t = 1 * 2;\n    out[t] = 1;\n  }"}}));
+  EXPECT_EQ(
+      out,
+      rewrite(p.text, {{"for (int j = 1; j < 4; ++j) {\n    int t = j * 2;\n    out[t] = j;\n  }",
+                        "{\n    int t = 1 * 2;\n    out[t] = 1;\n  }"}}));
   EXPECT_TRUE(parses(p, out));
   // a body that writes its variable runs once with the variable declared
   ASSERT_EQ(sites[10].note, "loop -> body once at line 24");
   out = apply(p, sites[10]);
-  EXPECT_EQ(out, rewrite(p.text, {{"for (int k = 0; k < 4; ++k) out[k++] = 0;", "{ int k = 0; out[k++] = 0; }"}}));
+  EXPECT_EQ(out, rewrite(p.text, {{"for (int k = 0; k < 4; ++k) out[k++] = 0;",
+                                   "{ int k = 0; out[k++] = 0; }"}}));
   EXPECT_TRUE(parses(p, out));
   // a block inside a block (what inlining and unwrapping leave) becomes its statements
   EXPECT_EQ(sites[4].note, "block -> its statements at line 11");
@@ -462,11 +512,14 @@ TEST(LinesAndCleanup, LinesAndComments) {
   auto cleanup = sitesOf("cleanup", p);
   SCOPED_TRACE(listing(cleanup));
   // Three comments (the one inside a string literal is not one) and one run of blanks.
-  EXPECT_EQ(notes(cleanup), (std::vector<std::string>{"remove comment at line 1", "remove comment at line 3",
-                                                       "remove comment at line 5", "collapse blank lines",
-                                                       "remove comment at line 8"}));
+  EXPECT_EQ(notes(cleanup),
+            (std::vector<std::string>{"remove comment at line 1", "remove comment at line 3",
+                                      "remove comment at line 5", "collapse blank lines",
+                                      "remove comment at line 8"}));
   out = wsr::applySites(p.text, std::vector<wsr::Site>(cleanup.begin(), cleanup.end()));
-  EXPECT_EQ(out, "#include <cstdio>\nint main() {\n  int x = 1;  \n\n  std::printf(\"%d\\n\", x);  \n  return 0;\n}\n");
+  EXPECT_EQ(out,
+            "#include <cstdio>\nint main() {\n  int x = 1;  \n\n  std::printf(\"%d\\n\", x);  \n  "
+            "return 0;\n}\n");
   EXPECT_TRUE(parses(p, out));
 }
 
@@ -485,15 +538,17 @@ TEST(SimplifyExpr, OuterFirstAlternativesGroupedNoMacrosNoAsmStrings) {
   EXPECT_TRUE(anyNote(sites, "`c ? a : b` -> false arm"));
   EXPECT_TRUE(anyNote(sites, "`m + t` -> lhs"));  // an asm input operand is an expression
   // Written lvalues are not values to replace: the asm output `r`, the left of `r = r + 1`.
-  unsigned output = (unsigned)p.text.find("\"+r\"(r)") + 5, assigned = (unsigned)p.text.find("  r = r + 1;") + 2;
+  unsigned output = (unsigned)p.text.find("\"+r\"(r)") + 5,
+           assigned = (unsigned)p.text.find("  r = r + 1;") + 2;
   for (auto &s : sites) {
-    EXPECT_EQ(s.note.find("TWICE"), std::string::npos) << s.note;  // from a macro: no text of its own
+    EXPECT_EQ(s.note.find("TWICE"), std::string::npos)
+        << s.note;  // from a macro: no text of its own
     EXPECT_EQ(s.note.find("add.s32"), std::string::npos) << s.note;
     EXPECT_NE(s.edits[0].offset, output) << s.note;
     EXPECT_NE(s.edits[0].offset, assigned) << s.note;
   }
   EXPECT_TRUE(anyNote(sites, "`r + 1` -> 0 at line 9"));  // the right of it is read
-  EXPECT_FALSE(anyNote(sites, "`r` -> 0"));                // no shorter than `r`: not simpler
+  EXPECT_FALSE(anyNote(sites, "`r` -> 0"));               // no shorter than `r`: not simpler
   std::string out = apply(p, *lhs);
   EXPECT_EQ(out, rewrite(p.text, {{"int r = a * b + 1;", "int r = a * b;"}}));
   EXPECT_TRUE(parses(p, out));
@@ -539,15 +594,17 @@ TEST(RemoveParam, TheParameterAndEveryArgument) {
   ASSERT_TRUE(scale);
   EXPECT_NE(scale->note.find("kept as a local"), std::string::npos);
   out = apply(p, *scale);
-  EXPECT_EQ(out, rewrite(p.text, {{"int *out, int n, int scale) {", "int *out, int n) { int scale{};"},
-                                  {"(d, 4, 3)", "(d, 4)"}}));
+  EXPECT_EQ(out,
+            rewrite(p.text, {{"int *out, int n, int scale) {", "int *out, int n) { int scale{};"},
+                             {"(d, 4, 3)", "(d, 4)"}}));
   EXPECT_TRUE(parses(p, out));
 
   auto *first = withNote(sites, "remove parameter out of kernel");
   ASSERT_TRUE(first);
   out = apply(p, *first);
-  EXPECT_EQ(out, rewrite(p.text, {{"(int *out, int n, int scale) {", "(int n, int scale) { int *out{};"},
-                                  {"(d, 4, 3)", "(4, 3)"}}));
+  EXPECT_EQ(out,
+            rewrite(p.text, {{"(int *out, int n, int scale) {", "(int n, int scale) { int *out{};"},
+                             {"(d, 4, 3)", "(4, 3)"}}));
   EXPECT_TRUE(parses(p, out));
 }
 
@@ -556,17 +613,23 @@ TEST(InstantiateTemplate, TheOneInstantiationReplacesTheTemplate) {
   auto sites = sitesOf("instantiate-template", p);
   SCOPED_TRACE(listing(sites));
   // twice_used has two instantiations: not offered.
-  ASSERT_EQ(notes(sites), (std::vector<std::string>{"instantiate scale<4>", "instantiate rows<float, 3>"}));
+  ASSERT_EQ(notes(sites),
+            (std::vector<std::string>{"instantiate scale<4>", "instantiate rows<float, 3>"}));
   std::string out = apply(p, sites[0]);
-  EXPECT_EQ(out, rewrite(p.text, {{"template <int N>\n__device__ int scale(int x) { return x * N; }",
-                                   "__device__ int scale(int x) { return x * 4; }"},
-                                  {"scale<4>(iout[0])", "scale(iout[0])"}}));
+  EXPECT_EQ(out,
+            rewrite(p.text, {{"template <int N>\n__device__ int scale(int x) { return x * N; }",
+                              "__device__ int scale(int x) { return x * 4; }"},
+                             {"scale<4>(iout[0])", "scale(iout[0])"}}));
   EXPECT_TRUE(parses(p, out));
   out = apply(p, sites[1]);
-  EXPECT_EQ(out, rewrite(p.text, {{"template <typename T, int R>\n__device__ T rows(T v) {\n  T acc = v;\n"
-                                   "  for (int i = 0; i < R; ++i)",
-                                   "__device__ float rows(float v) {\n  float acc = v;\n  for (int i = 0; i < 3; ++i)"},
-                                  {"rows<float, 3>(out[0])", "rows(out[0])"}}));
+  EXPECT_EQ(
+      out,
+      rewrite(
+          p.text,
+          {{"template <typename T, int R>\n__device__ T rows(T v) {\n  T acc = v;\n"
+            "  for (int i = 0; i < R; ++i)",
+            "__device__ float rows(float v) {\n  float acc = v;\n  for (int i = 0; i < 3; ++i)"},
+           {"rows<float, 3>(out[0])", "rows(out[0])"}}));
   EXPECT_TRUE(parses(p, out));
 }
 
@@ -576,11 +639,13 @@ TEST(RemoveDecl, UnusedDeclarationsMacrosAndIncludes) {
   SCOPED_TRACE(listing(sites));
   // <cstdio> gives main its printf; nothing comes from <cstdint>.
   EXPECT_FALSE(anyNote(sites, "remove `#include <cstdio>`"));
-  for (const char *n : {"remove `#include <cstdint>`", "unused macro UNUSED_KNOB",
-                        "unused type Unused", "unused type alias unused_t", "unused global g_unused",
-                        "unused variable unused_local", "remove static_assert at line 14"})
+  for (const char *n :
+       {"remove `#include <cstdint>`", "unused macro UNUSED_KNOB", "unused type Unused",
+        "unused type alias unused_t", "unused global g_unused", "unused variable unused_local",
+        "remove static_assert at line 14"})
     EXPECT_TRUE(anyNote(sites, n)) << n;
-  for (const char *n : {"USED_KNOB", "type Used", "used_t at", "g_used", "variable u ", "variable v "})
+  for (const char *n :
+       {"USED_KNOB", "type Used", "used_t at", "g_used", "variable u ", "variable v "})
     EXPECT_FALSE(anyNote(sites, std::string(" ") + n)) << n;
   EXPECT_EQ(sites.size(), 7u);
 
@@ -611,27 +676,37 @@ TEST(InlineCall, AHelperCalledOnceBecomesItsBody) {
   SCOPED_TRACE(listing(sites));
   // fact calls itself, kernel is launched (never called), put_long's statement has two lines and
   // four calls (inlined, they would add as many lines as the definition takes away).
-  ASSERT_EQ(notes(sites), (std::vector<std::string>{"inline the one call of axpy (its return expression)",
-                                                     "inline the one call of store (its body as a block)",
-                                                     "inline the 2 calls of used_twice (its return expression)",
-                                                     "inline the 2 calls of put (its statement)"}));
+  ASSERT_EQ(notes(sites),
+            (std::vector<std::string>{"inline the one call of axpy (its return expression)",
+                                      "inline the one call of store (its body as a block)",
+                                      "inline the 2 calls of used_twice (its return expression)",
+                                      "inline the 2 calls of put (its statement)"}));
   std::string out = apply(p, sites[0]);
-  EXPECT_EQ(out, rewrite(p.text, {{"__device__ float axpy(float a, float x, float y) { return a * x + y; }\n", ""},
-                                  {"axpy(2.0f, out[1], out[2])", "(2.0f * (out[1]) + (out[2]))"}}));
+  EXPECT_EQ(
+      out,
+      rewrite(p.text,
+              {{"__device__ float axpy(float a, float x, float y) { return a * x + y; }\n", ""},
+               {"axpy(2.0f, out[1], out[2])", "(2.0f * (out[1]) + (out[2]))"}}));
   EXPECT_TRUE(parses(p, out));
   out = apply(p, sites[1]);
-  EXPECT_EQ(out, rewrite(p.text, {{"__device__ void store(int *p, int v) {\n  int w = v * 2;\n  p[0] = w;\n}\n", ""},
-                                  {"store(iout, k + 1);",
-                                   "{ int *p = iout; int v = (k + 1); \n  int w = v * 2;\n  p[0] = w;\n}"}}));
+  EXPECT_EQ(
+      out,
+      rewrite(p.text,
+              {{"__device__ void store(int *p, int v) {\n  int w = v * 2;\n  p[0] = w;\n}\n", ""},
+               {"store(iout, k + 1);",
+                "{ int *p = iout; int v = (k + 1); \n  int w = v * 2;\n  p[0] = w;\n}"}}));
   EXPECT_TRUE(parses(p, out));
   out = apply(p, sites[2]);
-  EXPECT_EQ(out, rewrite(p.text, {{"__device__ int used_twice(int v) { return v + 1; }\n", ""},
-                                  {"used_twice(k) + used_twice(k + 1)", "(k + 1) + ((k + 1) + 1)"}}));
+  EXPECT_EQ(out,
+            rewrite(p.text, {{"__device__ int used_twice(int v) { return v + 1; }\n", ""},
+                             {"used_twice(k) + used_twice(k + 1)", "(k + 1) + ((k + 1) + 1)"}}));
   EXPECT_TRUE(parses(p, out));
   out = apply(p, sites[3]);  // the literal takes the parameter's type; an int into unsigned is cast
-  EXPECT_EQ(out, rewrite(p.text, {{"__device__ void put(int *p, unsigned v) {\n  p[v] = 7;\n}\n", ""},
-                                  {"  put(iout, 2);\n  if (k)\n    put(iout + 1, k);\n",
-                                   "  iout[2u] = 7;\n  if (k)\n    (iout + 1)[((unsigned int)(k))] = 7;\n"}}));
+  EXPECT_EQ(
+      out,
+      rewrite(p.text, {{"__device__ void put(int *p, unsigned v) {\n  p[v] = 7;\n}\n", ""},
+                       {"  put(iout, 2);\n  if (k)\n    put(iout + 1, k);\n",
+                        "  iout[2u] = 7;\n  if (k)\n    (iout + 1)[((unsigned int)(k))] = 7;\n"}}));
   EXPECT_TRUE(parses(p, out));
 }
 
@@ -642,24 +717,26 @@ TEST(FoldConstant, ConstantsBecomeTheirValues) {
   LOAD(p, "fold_constant.cu");
   auto sites = sitesOf("fold-constant", p);
   SCOPED_TRACE(listing(sites));
-  ASSERT_EQ(notes(sites), (std::vector<std::string>{"fold the 6 constants into their uses",
-                                                     "fold TILE (64) into its 1 use(s)",
-                                                     "fold THREADS (128) into its 2 use(s)",
-                                                     "fold TILES (8) into its 3 use(s)",
-                                                     "fold OFF_B (64u) into its 2 use(s)",
-                                                     "fold SMEM (80u) into its 1 use(s)",
-                                                     "fold local (40l) into its 1 use(s)"}));
+  ASSERT_EQ(notes(sites),
+            (std::vector<std::string>{
+                "fold the 6 constants into their uses", "fold TILE (64) into its 1 use(s)",
+                "fold THREADS (128) into its 2 use(s)", "fold TILES (8) into its 3 use(s)",
+                "fold OFF_B (64u) into its 2 use(s)", "fold SMEM (80u) into its 1 use(s)",
+                "fold local (40l) into its 1 use(s)"}));
   EXPECT_EQ(sites[0].level, 0);
   EXPECT_EQ(sites[1].level, 1);
   std::string all = apply(p, sites[0]);
-  EXPECT_EQ(all, rewrite(p.text, {{"#define TILE 64\n", ""},
-                                  {"#define THREADS 128\n", ""},
-                                  {"constexpr int TILES = 512 / TILE;\nconstexpr uint32_t OFF_B = TILES * 8;\n"
-                                   "constexpr uint32_t SMEM = OFF_B + 16;\n", ""},
-                                  {"  const long local = 5l * TILES;\n", ""},
-                                  {"threadIdx.x % THREADS] = n + local", "threadIdx.x % 128] = n + 40l"},
-                                  {"std::min(n, TILES)", "std::min(n, 8)"},
-                                  {"<<<1, THREADS, SMEM>>>(d, OFF_B)", "<<<1, 128, 80u>>>(d, 64u)"}}));
+  EXPECT_EQ(
+      all,
+      rewrite(p.text, {{"#define TILE 64\n", ""},
+                       {"#define THREADS 128\n", ""},
+                       {"constexpr int TILES = 512 / TILE;\nconstexpr uint32_t OFF_B = TILES * 8;\n"
+                        "constexpr uint32_t SMEM = OFF_B + 16;\n",
+                        ""},
+                       {"  const long local = 5l * TILES;\n", ""},
+                       {"threadIdx.x % THREADS] = n + local", "threadIdx.x % 128] = n + 40l"},
+                       {"std::min(n, TILES)", "std::min(n, 8)"},
+                       {"<<<1, THREADS, SMEM>>>(d, OFF_B)", "<<<1, 128, 80u>>>(d, 64u)"}}));
   EXPECT_TRUE(parses(p, all));
   // One constant alone also rewrites the other constants' initializers that name it.
   std::string tiles = apply(p, sites[3]);
@@ -679,28 +756,35 @@ TEST(InlineVar, ReadOnlyLocalsBecomeTheirInitializers) {
   LOAD(p, "inline_var.cu");
   auto sites = sitesOf("inline-var", p);
   SCOPED_TRACE(listing(sites));
-  ASSERT_EQ(notes(sites), (std::vector<std::string>{"inline the 7 read-only locals into their uses",
-                                                     "inline smem into its 1 use(s)",
-                                                     "inline full into its 2 use(s)",
-                                                     "inline warpgroup into its 2 use(s)",
-                                                     "inline s into its 2 use(s)",
-                                                     "inline moved into its 2 use(s)",
-                                                     "inline addr into its 1 use(s)",
-                                                     "inline f into its 1 use(s)"}));
+  ASSERT_EQ(notes(sites),
+            (std::vector<std::string>{
+                "inline the 7 read-only locals into their uses", "inline smem into its 1 use(s)",
+                "inline full into its 2 use(s)", "inline warpgroup into its 2 use(s)",
+                "inline s into its 2 use(s)", "inline moved into its 2 use(s)",
+                "inline addr into its 1 use(s)", "inline f into its 1 use(s)"}));
   std::string all = apply(p, sites[0]);
-  EXPECT_EQ(all, rewrite(p.text, {{"  unsigned char *smem = smem_raw + (0);\n  int *full = reinterpret_cast<int *>(smem);\n"
-                                   "  int warpgroup(threadIdx.x / 128);\n  int s = 0;\n", ""},
-                                  {"  int moved = n + 1;\n  const unsigned addr = smem_u32(full);\n", ""},
-                                  {"  float f = n;\n", ""},
-                                  {"out[s] = full[s] + warpgroup + counter + moved + f + addr;",
-                                   "out[0] = (reinterpret_cast<int *>((smem_raw + (0))))[0] + (threadIdx.x / 128) + counter + "
-                                   "(n + 1) + ((float)(n)) + (smem_u32((reinterpret_cast<int *>((smem_raw + (0))))));"},
-                                  {"out[warpgroup] = moved;", "out[(threadIdx.x / 128)] = (n + 1);"}}));
+  EXPECT_EQ(
+      all,
+      rewrite(
+          p.text,
+          {{"  unsigned char *smem = smem_raw + (0);\n  int *full = reinterpret_cast<int "
+            "*>(smem);\n"
+            "  int warpgroup(threadIdx.x / 128);\n  int s = 0;\n",
+            ""},
+           {"  int moved = n + 1;\n  const unsigned addr = smem_u32(full);\n", ""},
+           {"  float f = n;\n", ""},
+           {"out[s] = full[s] + warpgroup + counter + moved + f + addr;",
+            "out[0] = (reinterpret_cast<int *>((smem_raw + (0))))[0] + (threadIdx.x / 128) + "
+            "counter + "
+            "(n + 1) + ((float)(n)) + (smem_u32((reinterpret_cast<int *>((smem_raw + (0))))));"},
+           {"out[warpgroup] = moved;", "out[(threadIdx.x / 128)] = (n + 1);"}}));
   EXPECT_TRUE(parses(p, all));
   std::string one = apply(p, sites[2]);
-  EXPECT_EQ(one, rewrite(p.text, {{"  int *full = reinterpret_cast<int *>(smem);\n", ""},
-                                  {"smem_u32(full)", "smem_u32((reinterpret_cast<int *>(smem)))"},
-                                  {"full[s] + warpgroup", "(reinterpret_cast<int *>(smem))[s] + warpgroup"}}));
+  EXPECT_EQ(
+      one,
+      rewrite(p.text, {{"  int *full = reinterpret_cast<int *>(smem);\n", ""},
+                       {"smem_u32(full)", "smem_u32((reinterpret_cast<int *>(smem)))"},
+                       {"full[s] + warpgroup", "(reinterpret_cast<int *>(smem))[s] + warpgroup"}}));
   EXPECT_TRUE(parses(p, one));
 }
 
@@ -710,15 +794,18 @@ TEST(RemoveTmaLoad, TheLoadsGoWithTheBytesExpectedOfThem) {
   LOAD(p, "tma_load.cu");
   auto sites = sitesOf("remove-tma-load", p);
   SCOPED_TRACE(listing(sites));
-  EXPECT_EQ(notes(sites), (std::vector<std::string>{
-                              "remove every TMA load and set every expect_tx byte count to 0",
-                              "remove the 2 TMA load(s) of wrapped and set its 1 expect_tx byte count(s) to 0",
-                              "remove the 1 TMA load(s) of raw and set its 1 expect_tx byte count(s) to 0"}));
+  EXPECT_EQ(notes(sites),
+            (std::vector<std::string>{
+                "remove every TMA load and set every expect_tx byte count to 0",
+                "remove the 2 TMA load(s) of wrapped and set its 1 expect_tx byte count(s) to 0",
+                "remove the 1 TMA load(s) of raw and set its 1 expect_tx byte count(s) to 0"}));
   if (sites.size() != 3) return;
   std::string wrapped = apply(p, sites[1]);
-  EXPECT_EQ(wrapped, rewrite(p.text, {{"mbar_arrive_expect_tx(&full, 2 * TILE_BYTES);", "mbar_arrive_expect_tx(&full, 0);"},
-                                      {"  tma_load_2d(tiles, &a, &full, 0, 0);\n", ""},
-                                      {"  tma_load_2d(tiles + TILE_BYTES, &b, &full, 0, 0);\n", ""}}));
+  EXPECT_EQ(wrapped,
+            rewrite(p.text, {{"mbar_arrive_expect_tx(&full, 2 * TILE_BYTES);",
+                              "mbar_arrive_expect_tx(&full, 0);"},
+                             {"  tma_load_2d(tiles, &a, &full, 0, 0);\n", ""},
+                             {"  tma_load_2d(tiles + TILE_BYTES, &b, &full, 0, 0);\n", ""}}));
   EXPECT_TRUE(parses(p, wrapped));
   std::string raw = apply(p, sites[2]);
   auto count = [](const std::string &t, const std::string &what) {
@@ -727,7 +814,9 @@ TEST(RemoveTmaLoad, TheLoadsGoWithTheBytesExpectedOfThem) {
     return n;
   };
   EXPECT_EQ(count(p.text, "cp.async.bulk.tensor"), 2u);
-  EXPECT_EQ(count(raw, "cp.async.bulk.tensor"), 1u) << "the kernel's own load is gone, the wrapper's stays:\n" << raw;
+  EXPECT_EQ(count(raw, "cp.async.bulk.tensor"), 1u)
+      << "the kernel's own load is gone, the wrapper's stays:\n"
+      << raw;
   EXPECT_NE(raw.find(":\"r\"(smem_u32(&full)), \"r\"(0) : \"memory\");"), std::string::npos) << raw;
   EXPECT_TRUE(parses(p, raw));
   EXPECT_TRUE(parses(p, apply(p, sites[0])));
@@ -794,7 +883,9 @@ TEST(Survey, DISABLED_ReferenceKernel) {
     int tried = 0, ok = 0;
     size_t step = only ? 1 : std::max<size_t>(1, sites.size() / 4);
     for (size_t i = 0; i < sites.size() && (only || tried < 4); i += step, ++tried) {
-      bool good = wsr::parseSource(wsr::applySites(ss.str(), std::vector<wsr::Site>{sites[i]}), path, opt)->ok();
+      bool good =
+          wsr::parseSource(wsr::applySites(ss.str(), std::vector<wsr::Site>{sites[i]}), path, opt)
+              ->ok();
       ok += good;
       if (only) std::printf("  %s %s\n", good ? "parses " : "REJECTED", sites[i].note.c_str());
     }
@@ -838,7 +929,8 @@ TEST(ParseCheck, StrictRefusesWhatADeletionMakesUndefined) {
 // #include once parsed here and failed in nvcc on the H200.
 TEST(ParseCheck, TheDriverApiNeedsItsInclude) {
   std::string path = std::string(WSR_FIXTURES) + "/passes/driver_api.cu";
-  const std::string use = "__global__ void k(const __grid_constant__ CUtensorMap m) {}\nint main() { return 0; }\n";
+  const std::string use =
+      "__global__ void k(const __grid_constant__ CUtensorMap m) {}\nint main() { return 0; }\n";
   for (bool strict : {false, true}) {
     wsr::ParseOptions o;
     o.strict_return = strict;
@@ -859,7 +951,9 @@ TEST(ParseCheck, AnAsmOperandLargerThanItsConstraintIsRefused) {
   std::string path = std::string(WSR_FIXTURES) + "/passes/driver_api.cu";
   auto prog = [](const std::string &operand) {
     return "__global__ void k() {\n  __shared__ unsigned long long bar;\n"
-           "  asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 1;\" :: \"r\"(" + operand + "));\n}\n"
+           "  asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 1;\" :: \"r\"(" +
+           operand +
+           "));\n}\n"
            "int main() { return 0; }\n";
   };
   wsr::ParseChecker c(path, wsr::ParseOptions{});
@@ -876,12 +970,16 @@ TEST(ParseCheck, AnAsmOperandLargerThanItsConstraintIsRefused) {
 // declared is an error now, and a header that does not exist is one too.
 TEST(ParseCheck, IncludeLinesArePrecompiledOnceAndShared) {
   std::string path = std::string(WSR_FIXTURES) + "/passes/driver_api.cu";
-  const std::string body = "__global__ void k(int *p) { p[threadIdx.x] = 1; }\nint main() { return 0; }\n";
-  const std::string a = "#include <cstdio>\n#include <vector>\n" + body, b = "#include <cstdio>\n" + body;
+  const std::string body =
+      "__global__ void k(int *p) { p[threadIdx.x] = 1; }\nint main() { return 0; }\n";
+  const std::string a = "#include <cstdio>\n#include <vector>\n" + body,
+                    b = "#include <cstdio>\n" + body;
   wsr::ParseCheckerPool pool(path, wsr::ParseOptions{});
   std::string err;
   EXPECT_TRUE(pool.check(a, &err)) << err;
-  EXPECT_TRUE(pool.check("#include <cstdio>\n#include <vector>\nstd::vector<int> v;\n" + body, &err)) << err;
+  EXPECT_TRUE(
+      pool.check("#include <cstdio>\n#include <vector>\nstd::vector<int> v;\n" + body, &err))
+      << err;
   const long before = wsr::sharedPreambleBuilds();
   EXPECT_TRUE(pool.check(b, &err)) << err;  // the candidate that takes <vector>
   const long after = wsr::sharedPreambleBuilds();
@@ -894,10 +992,12 @@ TEST(ParseCheck, IncludeLinesArePrecompiledOnceAndShared) {
   EXPECT_EQ(listing.includeOnlyParses(), 2);
   EXPECT_TRUE(pool.check("#include <cstdio>\n__device__ int x;\n" + body, &err)) << err;
   EXPECT_FALSE(pool.check("#include <cstdio>\nstd::vector<int> v;\n" + body, &err));
-  EXPECT_EQ(wsr::sharedPreambleBuilds(), after) << "the parse, warm() and the checks after reuse b's preamble";
+  EXPECT_EQ(wsr::sharedPreambleBuilds(), after)
+      << "the parse, warm() and the checks after reuse b's preamble";
   EXPECT_FALSE(pool.check("#include <cstdio>\n#include <wsr_no_such_header.h>\n" + body, &err));
   EXPECT_NE(err.find("wsr_no_such_header.h"), std::string::npos) << err;
-  EXPECT_FALSE(pool.check("#include <cstdio>\n#include <wsr_no_such_header.h>\n" + body, &err)) << "asked twice";
+  EXPECT_FALSE(pool.check("#include <cstdio>\n#include <wsr_no_such_header.h>\n" + body, &err))
+      << "asked twice";
   // A text with no #include line: what the driver includes for CUDA on its own, precompiled once
   // too (after a reduction's last #include went, each checker's first candidate had cost a plain
   // parse, 16 of them at once on the H200).
@@ -917,7 +1017,8 @@ static std::optional<bool> nvccCompiles(const std::string &text) {
   auto dir = std::filesystem::temp_directory_path() / ("wsr_nvcc_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "t.cu") << text;
-  std::string cmd = "nvcc -arch=sm_90a -c " + (dir / "t.cu").string() + " -o " + (dir / "t.o").string() + " > /dev/null 2>&1";
+  std::string cmd = "nvcc -arch=sm_90a -c " + (dir / "t.cu").string() + " -o " +
+                    (dir / "t.o").string() + " > /dev/null 2>&1";
   bool ok = std::system(cmd.c_str()) == 0;
   std::filesystem::remove_all(dir);
   return ok;
@@ -933,7 +1034,8 @@ TEST(RemoveDecl, TheFixedWidthTypesKeepTheirInclude) {
   EXPECT_FALSE(anyNote(sites, "#include <cstdint>"));
   std::string without = rewrite(p.text, {{"#include <cstdint>\n", ""}});
   EXPECT_TRUE(parses(p, without)) << "Clang sees uint32_t without the include";
-  if (auto built = nvccCompiles(without)) EXPECT_FALSE(*built) << "nvcc compiled uint32_t without <cstdint>";
+  if (auto built = nvccCompiles(without))
+    EXPECT_FALSE(*built) << "nvcc compiled uint32_t without <cstdint>";
 }
 
 // The fixed-width types spelled as builtin types, every use at once: then <cstdint> can go, and
@@ -945,17 +1047,21 @@ TEST(BuiltinTypes, TheFixedWidthTypesBecomeBuiltinsAndTheIncludeCanGo) {
   SCOPED_TRACE(listing(sites));
   ASSERT_EQ(sites.size(), 1u);
   EXPECT_EQ(sites[0].note,
-            "spell int32_t -> int, int64_t -> long, uint32_t -> unsigned, uint64_t -> unsigned long, uint8_t -> unsigned char");
+            "spell int32_t -> int, int64_t -> long, uint32_t -> unsigned, uint64_t -> unsigned "
+            "long, uint8_t -> unsigned char");
   std::string out = apply(p, sites[0]);
-  EXPECT_NE(out.find("__global__ void k(unsigned long *bar, unsigned n) {"), std::string::npos) << out;
-  EXPECT_NE(out.find("unsigned x = unsigned(n) + (unsigned)threadIdx.x;"), std::string::npos) << out;
+  EXPECT_NE(out.find("__global__ void k(unsigned long *bar, unsigned n) {"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("unsigned x = unsigned(n) + (unsigned)threadIdx.x;"), std::string::npos)
+      << out;
   EXPECT_EQ(out.find("int64_t"), std::string::npos) << out;
   EXPECT_TRUE(parses(p, out));
   Program q = reparsed(p, out);
   ASSERT_TRUE(q.parsed->ok());
   EXPECT_TRUE(anyNote(sitesOf("remove-decl", q), "#include <cstdint>"));
   std::string without = rewrite(out, {{"#include <cstdint>\n", ""}});
-  if (auto built = nvccCompiles(without)) EXPECT_TRUE(*built) << "nvcc did not compile the builtin spelling without <cstdint>";
+  if (auto built = nvccCompiles(without))
+    EXPECT_TRUE(*built) << "nvcc did not compile the builtin spelling without <cstdint>";
 
   Program r = reparsed(p, rewrite(p.text, {{"(uint64_t)big", "uint64_t(big)"}}));
   ASSERT_TRUE(r.parsed->ok());
@@ -969,19 +1075,25 @@ TEST(SyncCall, AWaitingCallBecomesCudaDeviceSynchronize) {
   LOAD(p, "sync_call.cu");
   auto sites = sitesOf("sync-call", p);
   SCOPED_TRACE(listing(sites));
-  ASSERT_EQ(notes(sites), (std::vector<std::string>{"cudaMemcpy(...) -> cudaDeviceSynchronize() at line 11",
-                                                    "cudaStreamSynchronize(...) -> cudaDeviceSynchronize() at line 12",
-                                                    "cudaFree(...) -> cudaDeviceSynchronize() at line 13"}));
+  ASSERT_EQ(notes(sites), (std::vector<std::string>{
+                              "cudaMemcpy(...) -> cudaDeviceSynchronize() at line 11",
+                              "cudaStreamSynchronize(...) -> cudaDeviceSynchronize() at line 12",
+                              "cudaFree(...) -> cudaDeviceSynchronize() at line 13"}));
   std::string out = apply(p, sites[0]);
-  EXPECT_EQ(out, rewrite(p.text, {{"cudaMemcpy(h.data(), d, 32 * sizeof(int), cudaMemcpyDeviceToHost)",
-                                   "cudaDeviceSynchronize()"}}));
+  EXPECT_EQ(out,
+            rewrite(p.text, {{"cudaMemcpy(h.data(), d, 32 * sizeof(int), cudaMemcpyDeviceToHost)",
+                              "cudaDeviceSynchronize()"}}));
   EXPECT_TRUE(parses(p, out));
-  EXPECT_EQ(apply(p, sites[1]), rewrite(p.text, {{"CHECK(cudaStreamSynchronize(0));", "CHECK(cudaDeviceSynchronize());"}}));
-  Program q = reparsed(p, wsr::applySites(p.text, std::vector<wsr::Site>(sites.begin(), sites.end())));
+  EXPECT_EQ(
+      apply(p, sites[1]),
+      rewrite(p.text, {{"CHECK(cudaStreamSynchronize(0));", "CHECK(cudaDeviceSynchronize());"}}));
+  Program q =
+      reparsed(p, wsr::applySites(p.text, std::vector<wsr::Site>(sites.begin(), sites.end())));
   ASSERT_TRUE(q.parsed->ok()) << q.parsed->firstError();
   EXPECT_TRUE(sitesOf("sync-call", q).empty());
-  Program m = reparsed(p, rewrite(p.text, {{"#define CHECK(x)", "#define SYNC() (cudaFree(0), 0)\n#define CHECK(x)"},
-                                           {"CHECK(cudaStreamSynchronize(0));", "SYNC();"}}));
+  Program m = reparsed(
+      p, rewrite(p.text, {{"#define CHECK(x)", "#define SYNC() (cudaFree(0), 0)\n#define CHECK(x)"},
+                          {"CHECK(cudaStreamSynchronize(0));", "SYNC();"}}));
   ASSERT_TRUE(m.parsed->ok()) << m.parsed->firstError();
   EXPECT_FALSE(anyNote(sitesOf("sync-call", m), "line 13")) << listing(sitesOf("sync-call", m));
 }
@@ -990,21 +1102,23 @@ TEST(UnwrapPp, AConditionalBecomesOneArmOrGoesOuterFirst) {
   LOAD(p, "unwrap_pp.cu");
   auto sites = sitesOf("unwrap-pp", p);
   SCOPED_TRACE(listing(sites));
-  ASSERT_EQ(notes(sites), (std::vector<std::string>{"remove `#ifndef TILE` block at line 3",
-                                                    "`#ifndef TILE` -> arm 1 at line 3",
-                                                    "remove `#ifndef STAGES` block at line 6",
-                                                    "`#ifndef STAGES` -> arm 1 at line 6",
-                                                    "remove `#if TILE == 128` block at line 7",
-                                                    "`#if TILE == 128` -> arm 1 at line 7",
-                                                    "`#if TILE == 128` -> arm 2 at line 7"}));
+  ASSERT_EQ(notes(sites),
+            (std::vector<std::string>{
+                "remove `#ifndef TILE` block at line 3", "`#ifndef TILE` -> arm 1 at line 3",
+                "remove `#ifndef STAGES` block at line 6", "`#ifndef STAGES` -> arm 1 at line 6",
+                "remove `#if TILE == 128` block at line 7", "`#if TILE == 128` -> arm 1 at line 7",
+                "`#if TILE == 128` -> arm 2 at line 7"}));
   EXPECT_EQ(sites[0].group, sites[1].group);
   EXPECT_NE(sites[1].group, sites[2].group);
   EXPECT_EQ(sites[4].level, 1);  // inside #ifndef STAGES: after the outer ones
   std::string out = apply(p, sites[1]);
-  EXPECT_EQ(out, rewrite(p.text, {{"#ifndef TILE\n#define TILE 64\n#endif\n", "#define TILE 64\n"}}));
+  EXPECT_EQ(out,
+            rewrite(p.text, {{"#ifndef TILE\n#define TILE 64\n#endif\n", "#define TILE 64\n"}}));
   EXPECT_TRUE(parses(p, out));
   out = apply(p, sites[6]);
-  EXPECT_EQ(out, rewrite(p.text, {{"#if TILE == 128\n#define STAGES 3\n#else\n#define STAGES 5\n#endif\n", "#define STAGES 5\n"}}));
+  EXPECT_EQ(
+      out, rewrite(p.text, {{"#if TILE == 128\n#define STAGES 3\n#else\n#define STAGES 5\n#endif\n",
+                             "#define STAGES 5\n"}}));
   EXPECT_TRUE(parses(p, out));
   // a file whose conditionals do not balance offers nothing
   wsr::ParsedSource broken;
@@ -1027,7 +1141,8 @@ TEST(UnwrapMacro, AMacroUseBecomesTheCallPassedToIt) {
   sites.erase(sites.begin());
   EXPECT_NE(sites[0].group, sites[1].group);
   std::string out = apply(p, sites[0]);
-  EXPECT_EQ(out, rewrite(p.text, {{"CHECK(cudaMalloc(&d, TILE * sizeof(int)));", "cudaMalloc(&d, TILE * sizeof(int));"}}));
+  EXPECT_EQ(out, rewrite(p.text, {{"CHECK(cudaMalloc(&d, TILE * sizeof(int)));",
+                                   "cudaMalloc(&d, TILE * sizeof(int));"}}));
   EXPECT_TRUE(parses(p, out));
 }
 
@@ -1035,7 +1150,8 @@ TEST(UnwrapMacro, AMacroUseBecomesTheCallPassedToIt) {
 // parse check's kind): every pass must offer exactly what it offers on a plain parse, the shape
 // pass's knobs included (their #defines are inside the preamble).
 TEST(ParseCheck, EveryPassOffersTheSameSitesOnAPreambleParse) {
-  for (std::string name : {"/kernels/ws_gemm_sm90.cu", "/corpus/examples/pipeline_arrival_count.cu"}) {
+  for (std::string name :
+       {"/kernels/ws_gemm_sm90.cu", "/corpus/examples/pipeline_arrival_count.cu"}) {
     std::string path = std::string(WSREDUCE_SOURCE_DIR) + name;
     SCOPED_TRACE(path);
     std::ifstream in(path);
@@ -1049,7 +1165,8 @@ TEST(ParseCheck, EveryPassOffersTheSameSitesOnAPreambleParse) {
     ASSERT_TRUE(fresh->ok()) << fresh->firstError();
     wsr::ParseChecker checker(path, opt);
     std::string err;
-    ASSERT_TRUE(checker.check(text, &err)) << err;  // the first parse; the next one has the preamble
+    ASSERT_TRUE(checker.check(text, &err))
+        << err;  // the first parse; the next one has the preamble
     for (int round = 0; round < 2; ++round) {
       bool ran = false;
       ASSERT_TRUE(checker.check(text, &err, [&](const wsr::ParsedSource &kept) {

@@ -64,13 +64,15 @@ TEST(Process, CancelFlagKillsTheRunSoonAndMarksItCancelled) {
   setThreadCancelFlag(nullptr);
   raiser.join();
   EXPECT_TRUE(r.cancelled);
-  EXPECT_TRUE(r.timed_out) << "a cancelled run is no verdict: callers that cache skip timed-out runs";
+  EXPECT_TRUE(r.timed_out)
+      << "a cancelled run is no verdict: callers that cache skip timed-out runs";
   EXPECT_LT(r.wall_ms, 2000) << "killed soon after the flag, not at the 30 s timeout";
   EXPECT_GT(r.wall_ms, 250) << "not before the flag went up";
   EXPECT_TRUE(again.cancelled);
   EXPECT_EQ(again.wall_ms, 0) << "started although the flag was already up";
   auto free_run = runProcess({bin("forever")}, RunOptions{.timeout_s = 0.3});
-  EXPECT_FALSE(free_run.cancelled) << "the flag belongs to the thread that set it, and it was cleared";
+  EXPECT_FALSE(free_run.cancelled)
+      << "the flag belongs to the thread that set it, and it was cleared";
 }
 
 // A helper that lives beside the runs (the GPU keeper): started without waiting, in its own
@@ -97,7 +99,8 @@ TEST(Process, GrandchildThatNeverEndsDiesWithTheHungProgram) {
   EXPECT_TRUE(r.timed_out);
   pid_t g = readPid(pidfile);
   ASSERT_GT(g, 0);
-  for (int i = 0; i < 50 && !gone(g); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 50 && !gone(g); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_TRUE(gone(g)) << "grandchild " << g << " outlived the run";
   removeTree(dir);
 }
@@ -114,7 +117,8 @@ TEST(Process, GrandchildLeftBehindByAnExitingProgramIsKilledAndDoesNotBlockTheRu
   EXPECT_NE(r.out.find("parent exits"), std::string::npos);
   pid_t g = readPid(pidfile);
   ASSERT_GT(g, 0);
-  for (int i = 0; i < 50 && !gone(g); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 50 && !gone(g); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_TRUE(gone(g));
   removeTree(dir);
 }
@@ -191,7 +195,10 @@ TEST(Process, AtomicWriteReplacesWholeFiles) {
   ASSERT_TRUE(writeFileAtomic(f, "two"));
   EXPECT_EQ(*readFile(f), "two");
   int files = 0;
-  for (auto &e : fs::directory_iterator(dir)) { (void)e; ++files; }
+  for (auto &e : fs::directory_iterator(dir)) {
+    (void)e;
+    ++files;
+  }
   EXPECT_EQ(files, 1) << "no temp file is left next to it";
   std::string err;
   EXPECT_FALSE(writeFileAtomic("/nonexistent-dir/x.cu", "x", &err));
@@ -211,14 +218,17 @@ TEST(Process, GatedRunWaitsAtTheGateUntilItsTurn) {
   o.gate_library = gate;
   o.timeout_s = 10;
   std::string mark = dir + "/ran";
-  GatedRun g({"/bin/sh", "-c", "echo yes > " + mark + "; echo \"gate=[$WSR_GATE_FD]\"; sh -c 'echo child'"}, o);
+  GatedRun g({"/bin/sh", "-c",
+              "echo yes > " + mark + "; echo \"gate=[$WSR_GATE_FD]\"; sh -c 'echo child'"},
+             o);
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   EXPECT_FALSE(fs::exists(mark)) << "the program ran before its gate opened";
   auto r = g.run();
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(mark));
   EXPECT_NE(r.out.find("gate=[]"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("child"), std::string::npos) << "a child of the program is not held at a gate";
+  EXPECT_NE(r.out.find("child"), std::string::npos)
+      << "a child of the program is not held at a gate";
   EXPECT_LT(r.wall_ms, 300) << "the time at the gate is not the run's";
   {
     GatedRun never({"/bin/sh", "-c", "echo yes > " + dir + "/never"}, o);

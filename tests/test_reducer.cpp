@@ -57,8 +57,9 @@ TEST(Reducer, PtxasErrorIn300LinesShrinksToAHandfulWithTheSameError) {
   ASSERT_GE(countNonBlankLines(*readFile(src)), 280u);
   // The structural passes: what takes a 300-line program to a handful of lines (the shape
   // and expression passes would only cost CI time here).
-  auto r = wsreduce({src, "--symptom", "compile-error", "-j2", "--passes",
-                     "remove-stmt,remove-function,unwrap-branch,remove-decl,remove-param,inline-call,cleanup"});
+  auto r = wsreduce(
+      {src, "--symptom", "compile-error", "-j2", "--passes",
+       "remove-stmt,remove-function,unwrap-branch,remove-decl,remove-param,inline-call,cleanup"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto min = readFile(minOf(src));
   ASSERT_TRUE(min);
@@ -88,10 +89,14 @@ TEST(Reducer, ABudgetEndsTheSearchAndTheResultIsStillFinishedAndReported) {
   auto r = wsreduce({src, "--symptom", "compile-error", "-j2", "--budget", "15"});
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("the budget of 15 s is spent; finishing the best program so far"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the budget of 15 s is spent; finishing the best program so far"),
+            std::string::npos)
+      << r.err;
   auto min = readFile(minOf(src));
   ASSERT_TRUE(min);
-  EXPECT_LT(countNonBlankLines(*min), before) << "the input, formatted, has " << before << " lines:\n" << *min;
+  EXPECT_LT(countNonBlankLines(*min), before)
+      << "the input, formatted, has " << before << " lines:\n"
+      << *min;
   EXPECT_NE(min->find("tcgen05.fence"), std::string::npos) << "the construct that fails is kept";
   // Stopped midway, the program is still formatted: no trailing spaces, no runs of blank lines.
   EXPECT_EQ(min->find(" \n"), std::string::npos) << *min;
@@ -108,8 +113,9 @@ TEST(Reducer, ABudgetEndsTheSearchAndTheResultIsStillFinishedAndReported) {
 TEST(Reducer, HostHangIsReducedToTheWaitThatNeverEnds) {
   Work w;
   std::string src = w.copy("reduce/host_hang.cu");
-  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend", "gpu", "--passes",
-                     "remove-stmt,remove-function,unwrap-branch,remove-decl,cleanup"});
+  auto r =
+      wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend", "gpu",
+                "--passes", "remove-stmt,remove-function,unwrap-branch,remove-decl,cleanup"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto min = readFile(minOf(src));
   ASSERT_TRUE(min);
@@ -123,8 +129,8 @@ TEST(Reducer, HostHangIsReducedToTheWaitThatNeverEnds) {
 TEST(Reducer, CandidatesAreSpreadOverTheGpusGiven) {
   Work w;
   std::string src = w.copy("reduce/host_hang.cu");
-  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend", "gpu", "--gpus", "0,1",
-                     "--passes", "remove-function,cleanup"});
+  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend",
+                     "gpu", "--gpus", "0,1", "--passes", "remove-function,cleanup"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("candidates spread over 2 GPUs"), std::string::npos) << r.err;
   auto trace = readFile(w.dir + "/host_hang.min.trace.jsonl");
@@ -143,13 +149,14 @@ TEST(Reducer, CandidatesAreSpreadOverTheGpusGiven) {
 }
 
 // A C-Reduce-style script instead of the oracle; both search algorithms (ddmin and probabilistic
-// delta debugging) reach the same minimum (bench/cpu measures which needs fewer tests on real cases).
+// delta debugging) reach the same minimum (bench/cpu measures which needs fewer tests on real
+// cases).
 TEST(Reducer, InterestingnessScriptInsteadOfTheOracle) {
   for (const char *algo : {"ddmin", "pdd"}) {
     Work w;
     std::string src = w.copy("reduce/ptxas_error.cu");
-    auto r = wsreduce({src, "--test", fixture("reduce/grep_test.sh"), "-j2", "--no-parse-check", "--algorithm", algo,
-                       "--passes", "remove-function,remove-stmt,lines"});
+    auto r = wsreduce({src, "--test", fixture("reduce/grep_test.sh"), "-j2", "--no-parse-check",
+                       "--algorithm", algo, "--passes", "remove-function,remove-stmt,lines"});
     ASSERT_EQ(r.exit_code, 0) << algo << ": " << r.err;
     auto min = readFile(minOf(src));
     ASSERT_TRUE(min);
@@ -171,26 +178,31 @@ TEST(Reducer, InterestingnessScriptInsteadOfTheOracle) {
 TEST(Reducer, AFinishingStepTheJudgeRefusesIsSaid) {
   Work w;
   std::string src = w.dir + "/parens.cu";
-  ASSERT_TRUE(writeFileAtomic(
-      src, "__global__ void k(int *o) { o[0] = (threadIdx.x); o[1] = blockIdx.x + 0; }\nint main() { return 0; }\n"));
+  ASSERT_TRUE(writeFileAtomic(src,
+                              "__global__ void k(int *o) { o[0] = (threadIdx.x); o[1] = blockIdx.x "
+                              "+ 0; }\nint main() { return 0; }\n"));
   auto r = wsreduce({src, "--test", fixture("reduce/needs_parens.sh"), "-j1", "--passes", "lines"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("tidy left out 1 rewrite: with it the program no longer fails the same way (script exit 1)"),
+  EXPECT_NE(r.err.find("tidy left out 1 rewrite: with it the program no longer fails the same way "
+                       "(script exit 1)"),
             std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("the result is not finished by formatting: with it the program no longer fails the same way "
+  EXPECT_NE(r.err.find("the result is not finished by formatting: with it the program no longer "
+                       "fails the same way "
                        "(script exit 1)"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("not finished by tidy"), std::string::npos) << r.err;
   auto min = readFile(minOf(src));
   ASSERT_TRUE(min);
-  EXPECT_NE(min->find("(threadIdx.x); o[1] = blockIdx.x;"), std::string::npos) << "the `+ 0` went, the parentheses stayed:\n"
-                                                                               << *min;
+  EXPECT_NE(min->find("(threadIdx.x); o[1] = blockIdx.x;"), std::string::npos)
+      << "the `+ 0` went, the parentheses stayed:\n"
+      << *min;
   // the report says it too: a maintainer reading the unformatted line learns why
   auto md = readFile(w.dir + "/parens.min.md");
   ASSERT_TRUE(md);
-  EXPECT_NE(md->find("the judge refused:\n- tidy left out 1 rewrite: with it the program no longer fails the same way "
+  EXPECT_NE(md->find("the judge refused:\n- tidy left out 1 rewrite: with it the program no longer "
+                     "fails the same way "
                      "(script exit 1)\n- the result is not finished by formatting"),
             std::string::npos)
       << *md;
@@ -203,8 +215,9 @@ TEST(Reducer, TheLookaheadDoesNotChangeTheResult) {
   for (int on = 0; on < 2; ++on) {
     Work w;
     std::string src = w.copy("reduce/ptxas_error.cu");
-    auto r = wsreduce({src, "--test", fixture("reduce/grep_test.sh"), "-j4", "--no-parse-check", "--lookahead",
-                       on ? "on" : "off", "--passes", "remove-function,remove-decl,remove-stmt,unwrap-branch,lines"});
+    auto r = wsreduce({src, "--test", fixture("reduce/grep_test.sh"), "-j4", "--no-parse-check",
+                       "--lookahead", on ? "on" : "off", "--passes",
+                       "remove-function,remove-decl,remove-stmt,unwrap-branch,lines"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out.find("judged ahead") != std::string::npos, on == 1) << r.out;
     results[on] = readFile(minOf(src)).value_or("");
@@ -212,7 +225,8 @@ TEST(Reducer, TheLookaheadDoesNotChangeTheResult) {
   EXPECT_FALSE(results[0].empty());
   EXPECT_EQ(results[0], results[1]);
   Work w;
-  auto bad = wsreduce({w.copy("reduce/ptxas_error.cu"), "--test", fixture("reduce/grep_test.sh"), "--lookahead", "maybe"});
+  auto bad = wsreduce({w.copy("reduce/ptxas_error.cu"), "--test", fixture("reduce/grep_test.sh"),
+                       "--lookahead", "maybe"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--lookahead must be on, off or auto"), std::string::npos) << bad.err;
 }
@@ -222,7 +236,9 @@ TEST(Reducer, RefusesAnInputWithoutTheSymptomAndSaysItsVerdict) {
   std::string src = w.copy("reduce/ptxas_error.cu");
   auto r = wsreduce({src, "--symptom", "hang"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("does not show the symptom hang: its verdict is compile-error/ptxas"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("does not show the symptom hang: its verdict is compile-error/ptxas"),
+            std::string::npos)
+      << r.err;
   EXPECT_FALSE(fs::exists(minOf(src)));
 }
 
@@ -234,11 +250,17 @@ TEST(Reducer, AnOriginalKilledAtTheTimeoutOnTheEmulatorIsCalledSlowNotDeadlocked
   std::string src = w.copy("reduce/slow_on_the_emulator.cu");
   auto r = wsreduce({src, "--symptom", "wrong", "--backend", "emu", "--timeout", "1", "-j1"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.err.find("the emulator was still running the original when --timeout killed it (1 s)"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("does not show the symptom wrong: its verdict is hang/"), std::string::npos) << r.err;
-  auto c = wsreduce({w.copy("reduce/ptxas_error.cu"), "--symptom", "wrong", "--backend", "emu", "--timeout", "1", "-j1"});
+  EXPECT_NE(
+      r.err.find("the emulator was still running the original when --timeout killed it (1 s)"),
+      std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("does not show the symptom wrong: its verdict is hang/"), std::string::npos)
+      << r.err;
+  auto c = wsreduce({w.copy("reduce/ptxas_error.cu"), "--symptom", "wrong", "--backend", "emu",
+                     "--timeout", "1", "-j1"});
   EXPECT_EQ(c.exit_code, 1) << c.err;
-  EXPECT_EQ(c.err.find("still running"), std::string::npos) << "a compile error was not killed:\n" << c.err;
+  EXPECT_EQ(c.err.find("still running"), std::string::npos) << "a compile error was not killed:\n"
+                                                            << c.err;
 }
 
 TEST(Reducer, BadInputIsOneSentence) {
@@ -266,15 +288,19 @@ TEST(Reducer, KilledMidwayLosesNothingAndResumes) {
     setenv("WSREDUCE_CACHE", (std::string(WSR_BUILD_DIR) + "/test-cache").c_str(), 1);
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 2);
-    execl(tool().c_str(), tool().c_str(), src.c_str(), "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend", "gpu",
-          "--passes", "remove-stmt,remove-function", (char *)nullptr);
+    execl(tool().c_str(), tool().c_str(), src.c_str(), "--symptom", "hang", "--timeout", "1",
+          "--no-retry", "-j2", "--backend", "gpu", "--passes", "remove-stmt,remove-function",
+          (char *)nullptr);
     _exit(127);
   }
   std::string seen;
   for (int i = 0; i < 6000; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     auto t = readFile(best);
-    if (t && *t != original && countNonBlankLines(*t) < countNonBlankLines(original)) { seen = *t; break; }
+    if (t && *t != original && countNonBlankLines(*t) < countNonBlankLines(original)) {
+      seen = *t;
+      break;
+    }
   }
   ::kill(pid, SIGKILL);
   int st = 0;
@@ -282,11 +308,13 @@ TEST(Reducer, KilledMidwayLosesNothingAndResumes) {
   ASSERT_FALSE(seen.empty()) << "no accepted step was written within 600 s";
   auto atKill = readFile(best);
   ASSERT_TRUE(atKill);
-  EXPECT_LT(countNonBlankLines(*atKill), countNonBlankLines(original)) << "the best so far is on disk";
-  EXPECT_NE(atKill->find("while (!ready)"), std::string::npos) << "and it is a program that still hangs";
+  EXPECT_LT(countNonBlankLines(*atKill), countNonBlankLines(original))
+      << "the best so far is on disk";
+  EXPECT_NE(atKill->find("while (!ready)"), std::string::npos)
+      << "and it is a program that still hangs";
 
-  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend", "gpu", "--resume", "--passes",
-                     "remove-stmt,remove-function"});
+  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend",
+                     "gpu", "--resume", "--passes", "remove-stmt,remove-function"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("resuming from"), std::string::npos) << r.err;
   auto fin = readFile(best);
@@ -305,11 +333,13 @@ TEST(Reducer, AResumedProgramThatNoLongerFailsTheSameWayIsLeftForTheInput) {
   ASSERT_TRUE(writeFileAtomic(best, "int main() { return 0; }\n"));
   std::string state = best.substr(0, best.size() - 3) + ".state.json";
   ASSERT_TRUE(writeFileAtomic(state, "{\"original\": \"" + contentHash(original) + "\"}"));
-  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend", "gpu", "--resume", "--passes",
-                     "remove-stmt,remove-function"});
+  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend",
+                     "gpu", "--resume", "--passes", "remove-stmt,remove-function"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("resuming from"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("the program to resume from no longer fails the same way (pass"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the program to resume from no longer fails the same way (pass"),
+            std::string::npos)
+      << r.err;
   auto fin = readFile(best);
   ASSERT_TRUE(fin);
   EXPECT_NE(fin->find("while (!ready)"), std::string::npos) << "reduced from the input:\n" << *fin;
@@ -321,16 +351,20 @@ TEST(Reducer, KernelHangIsReducedOnTheEmulator) {
   Work w;
   std::string src = w.copy("reduce/kernel_hang.cu");
   auto r = wsreduce({src, "--symptom", "hang", "--backend", "emu", "-j2", "--passes",
-                     "remove-function,remove-stmt,unwrap-branch,unwrap-macro,remove-decl,inline-call,simplify-expr,cleanup"});
+                     "remove-function,remove-stmt,unwrap-branch,unwrap-macro,remove-decl,inline-"
+                     "call,simplify-expr,cleanup"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("signature hang:mbarrier:warpgroup0(partial,first) (backend emu)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("signature hang:mbarrier:warpgroup0(partial,first) (backend emu)"),
+            std::string::npos)
+      << r.err;
   auto min = readFile(minOf(src));
   ASSERT_TRUE(min);
   EXPECT_NE(min->find("mbarrier.init"), std::string::npos) << *min;
   EXPECT_NE(min->find("mbarrier.try_wait"), std::string::npos) << *min;
   // the bug itself: fewer arrivals than the init count, not a barrier nobody arrives on
   EXPECT_NE(min->find("mbarrier.arrive"), std::string::npos) << *min;
-  EXPECT_EQ(min->find("scale_kernel"), std::string::npos) << "the unrelated kernel is gone:\n" << *min;
+  EXPECT_EQ(min->find("scale_kernel"), std::string::npos) << "the unrelated kernel is gone:\n"
+                                                          << *min;
   EXPECT_EQ(min->find("check_scaled"), std::string::npos) << *min;
   EXPECT_LE(countNonBlankLines(*min), 30u) << *min;
   auto md = readFile(w.dir + "/kernel_hang.min.md");
@@ -344,13 +378,17 @@ TEST(Reducer, KernelHangIsReducedOnTheEmulator) {
 TEST(Keep, RegionsPairUpAndCompareWithoutCommentsOrLayout) {
   std::vector<KeptRegion> k;
   std::string err;
-  ASSERT_TRUE(findKeptRegions("int x;\n// wsreduce: keep begin\nref[i] = a[i] * 2;  // two\n// wsreduce: keep end\n", &k, &err)) << err;
+  ASSERT_TRUE(findKeptRegions(
+      "int x;\n// wsreduce: keep begin\nref[i] = a[i] * 2;  // two\n// wsreduce: keep end\n", &k,
+      &err))
+      << err;
   ASSERT_EQ(k.size(), 1u);
   EXPECT_EQ(k[0].first_line, 2);
   EXPECT_EQ(k[0].last_line, 4);
   EXPECT_EQ(k[0].code, "ref[i]=a[i]*2;");
   EXPECT_EQ(normalizeCode("unsigned  int /* c */ x = y ;"), "unsigned int x=y;");
-  EXPECT_EQ(normalizeCode("s = \"a  // b\";"), "s=\"a  // b\";") << "string literals stay as written";
+  EXPECT_EQ(normalizeCode("s = \"a  // b\";"), "s=\"a  // b\";")
+      << "string literals stay as written";
   EXPECT_EQ(lostKeptRegion(normalizeCode("f();\nref[i] =\n    a[i]*2;\n"), k), -1) << "reformatted";
   EXPECT_EQ(lostKeptRegion(normalizeCode("f();\nref[i] = a[i];\n"), k), 0) << "an operand dropped";
   EXPECT_FALSE(findKeptRegions("// wsreduce: keep end\n", &k, &err));
@@ -358,7 +396,8 @@ TEST(Keep, RegionsPairUpAndCompareWithoutCommentsOrLayout) {
   EXPECT_FALSE(findKeptRegions("// wsreduce: keep begin\nx;\n", &k, &err));
   EXPECT_EQ(err, "the kept region begun at line 1 is never ended (// wsreduce: keep end)");
   EXPECT_FALSE(findKeptRegions("// wsreduce: keep begin\n// wsreduce: keep begin\n", &k, &err));
-  EXPECT_FALSE(findKeptRegions("// wsreduce: keep begin\n  // only a comment\n// wsreduce: keep end\n", &k, &err));
+  EXPECT_FALSE(findKeptRegions(
+      "// wsreduce: keep begin\n  // only a comment\n// wsreduce: keep end\n", &k, &err));
   EXPECT_EQ(err, "the kept region at lines 1-3 holds no code");
 }
 
@@ -371,62 +410,78 @@ TEST(Keep, RegionsPairUpAndCompareWithoutCommentsOrLayout) {
 TEST(Reducer, AKeptReferenceComesOutUnchangedAndUnmarkedItDoesNot) {
   const std::string ref_line = "ref[i]=weight(i)*a[i]+b[i];";
   const std::string guard_line = "if(ref[i]!=ref[i])ref[i]=0.f;";
-  const std::vector<std::string> args = {"--symptom", "wrong", "-j2", "--backend", "emu", "--passes", "remove-stmt,remove-function"};
+  const std::vector<std::string> args = {
+      "--symptom", "wrong", "-j2", "--backend", "emu", "--passes", "remove-stmt,remove-function"};
   auto reduce = [&](bool marked, std::string *min, std::string *md, std::string *trace) {
     Work w;
     std::string src = w.copy("reduce/host_wrong_kept.cu");
     if (!marked) {
       std::string t = *readFile(src);
-      for (const char *m : {"// wsreduce: keep begin\n", "// wsreduce: keep end\n"}) t.erase(t.find(m), std::string(m).size());
+      for (const char *m : {"// wsreduce: keep begin\n", "// wsreduce: keep end\n"})
+        t.erase(t.find(m), std::string(m).size());
       writeFileAtomic(src, t);
     }
     std::vector<std::string> a = {src};
     a.insert(a.end(), args.begin(), args.end());
     auto r = wsreduce(a);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    if (marked) EXPECT_NE(r.err.find("lines 27-31 are kept as written"), std::string::npos) << r.err;
+    if (marked)
+      EXPECT_NE(r.err.find("lines 27-31 are kept as written"), std::string::npos) << r.err;
     *min = *readFile(minOf(src));
     *md = *readFile(w.dir + "/host_wrong_kept.min.md");
     *trace = *readFile(w.dir + "/host_wrong_kept.min.trace.jsonl");
     if (!marked) return;
     // again, from the finished result
     const std::string harness = normalizeCode(inlineHarness("#include \"wscheck.h\"\n"));
-    ASSERT_NE(normalizeCode(*min).find(harness), std::string::npos) << "the result holds the harness inlined:\n" << *min;
+    ASSERT_NE(normalizeCode(*min).find(harness), std::string::npos)
+        << "the result holds the harness inlined:\n"
+        << *min;
     a.push_back("--resume");
     auto again = wsreduce(a);
     ASSERT_EQ(again.exit_code, 0) << again.err;
     EXPECT_NE(again.err.find("resuming from"), std::string::npos) << again.err;
     EXPECT_NE(again.err.find("is `#include \"wscheck.h\"` again"), std::string::npos) << again.err;
     auto fin = readFile(minOf(src));
-    EXPECT_NE(normalizeCode(*fin).find(harness), std::string::npos) << "the comparison is wscheck.h's own:\n" << *fin;
+    EXPECT_NE(normalizeCode(*fin).find(harness), std::string::npos)
+        << "the comparison is wscheck.h's own:\n"
+        << *fin;
   };
   std::string min, md, trace;
   reduce(true, &min, &md, &trace);
   EXPECT_NE(normalizeCode(min).find(ref_line), std::string::npos) << min;
   EXPECT_NE(normalizeCode(min).find(guard_line), std::string::npos) << min;
-  EXPECT_NE(normalizeCode(min).find("wscheck::compare(out.data(),ref.data(),R,C,1e-4,1e-4,\"C\");"), std::string::npos) << min;
+  EXPECT_NE(normalizeCode(min).find("wscheck::compare(out.data(),ref.data(),R,C,1e-4,1e-4,\"C\");"),
+            std::string::npos)
+      << min;
   EXPECT_EQ(min.find("unrelated_setup"), std::string::npos) << "the rest was reduced:\n" << min;
-  EXPECT_NE(trace.find("kept-region-changed"), std::string::npos) << "candidates that changed it were offered";
+  EXPECT_NE(trace.find("kept-region-changed"), std::string::npos)
+      << "candidates that changed it were offered";
   EXPECT_NE(md.find("Kept as written"), std::string::npos) << md;
-  // the report gives the program's own size too: the original includes the header, the result inlines it
+  // the report gives the program's own size too: the original includes the header, the result
+  // inlines it
   const std::string plain = uninlineHarness(min);
   EXPECT_LT(countNonBlankLines(plain), countNonBlankLines(min));
-  EXPECT_NE(md.find("Without the inlined wscheck.h (as `#include \"wscheck.h\"`, as the original has it): " +
-                    std::to_string(countNonBlankLines(plain)) + " lines, "),
-            std::string::npos)
+  EXPECT_NE(
+      md.find(
+          "Without the inlined wscheck.h (as `#include \"wscheck.h\"`, as the original has it): " +
+          std::to_string(countNonBlankLines(plain)) + " lines, "),
+      std::string::npos)
       << md;
   reduce(false, &min, &md, &trace);
   EXPECT_NE(normalizeCode(min).find(ref_line), std::string::npos) << min;
-  EXPECT_EQ(normalizeCode(min).find(guard_line), std::string::npos) << "unmarked, the reference was reduced too:\n" << min;
+  EXPECT_EQ(normalizeCode(min).find(guard_line), std::string::npos)
+      << "unmarked, the reference was reduced too:\n"
+      << min;
 }
 
 namespace {
 // The report of a reduction confirmed on the GPU (--confirm gpu), from verdicts as wsreduce
 // gathers them: the emulator's of the result, the GPU's of the result and of the original.
-std::string confirmedReport(const std::string &dir, const std::string &emu, const std::string &gpu_result,
-                            const std::string &gpu_original) {
+std::string confirmedReport(const std::string &dir, const std::string &emu,
+                            const std::string &gpu_result, const std::string &gpu_original) {
   std::string path = dir + "/k.min.cu";
-  writeFileAtomic(path, "__global__ void k() {}\nint main() { k<<<1, 1>>>(); cudaDeviceSynchronize(); }\n");
+  writeFileAtomic(
+      path, "__global__ void k() {}\nint main() { k<<<1, 1>>>(); cudaDeviceSynchronize(); }\n");
   ReportInput in;
   in.original_path = dir + "/k.cu";
   in.reduced_path = path;
@@ -459,7 +514,9 @@ TEST(Report, TheResultsGpuVerdictIsComparedWithTheOriginals) {
   EXPECT_NE(latent.find("the bug is latent"), std::string::npos) << latent;
   EXPECT_EQ(latent.find("changed what the GPU shows"), std::string::npos) << latent;
   std::string changed = confirmedReport(w.dir, "wrong", "pass", "wrong");
-  EXPECT_NE(changed.find("**the reduction changed what the GPU shows**: the original is `wrong` there"), std::string::npos)
+  EXPECT_NE(
+      changed.find("**the reduction changed what the GPU shows**: the original is `wrong` there"),
+      std::string::npos)
       << changed;
   EXPECT_EQ(changed.find("latent"), std::string::npos) << changed;
   std::string same = confirmedReport(w.dir, "hang", "hang", "hang");

@@ -54,7 +54,8 @@ std::string fullRole(const WatchSite &s) {
 }
 
 // Build with the oracle's own path: BuildOptions::watchdog and the instrument hook.
-BuildRecord buildWatched(const std::string &path, const std::string &arch, const std::string &cache) {
+BuildRecord buildWatched(const std::string &path, const std::string &arch,
+                         const std::string &cache) {
   BuildOptions o;
   o.arch = arch;
   o.cache_dir = cache;
@@ -165,17 +166,22 @@ TEST_F(Watchdog, EveryWaitFormIsFoundWithItsLineKindAndRole) {
   EXPECT_EQ(cl[0], "#include \"wswatch_rt.cuh\"");
   EXPECT_EQ(cl[1].rfind("#line 1 ", 0), 0u);
   for (auto &[line, kind, role] : want) {
-    if (kind == "asm-loop") continue;  // the rebuilt asm statement keeps its lines, not its comments
+    if (kind == "asm-loop")
+      continue;  // the rebuilt asm statement keeps its lines, not its comments
     auto marker = ls[line - 1].substr(ls[line - 1].find("// SITE"));
     EXPECT_NE(cl[line + 1].find(marker), std::string::npos) << "line " << line << " moved";
   }
   for (size_t i = 0; i < ls.size(); ++i)
-    if (ls[i].find("out[threadIdx.x] = 1;") != std::string::npos) EXPECT_EQ(cl[i + 2], ls[i]) << "the kernel's last line moved";
+    if (ls[i].find("out[threadIdx.x] = 1;") != std::string::npos)
+      EXPECT_EQ(cl[i + 2], ls[i]) << "the kernel's last line moved";
   // what the rewrite put in
-  EXPECT_NE(r.text.find("unsigned __wsw_site = "), std::string::npos) << "the helper gets its site parameter";
+  EXPECT_NE(r.text.find("unsigned __wsw_site = "), std::string::npos)
+      << "the helper gets its site parameter";
   EXPECT_NE(r.text.find("%%globaltimer"), std::string::npos) << "the asm loop checks the timer";
-  EXPECT_NE(r.text.find("__wsw_ensure(); forms<<<"), std::string::npos) << "the launch initialises the buffer";
-  EXPECT_NE(r.text.find("unsigned __wsw_cnt[6] = {};"), std::string::npos) << "one counter per kernel site";
+  EXPECT_NE(r.text.find("__wsw_ensure(); forms<<<"), std::string::npos)
+      << "the launch initialises the buffer";
+  EXPECT_NE(r.text.find("unsigned __wsw_cnt[6] = {};"), std::string::npos)
+      << "one counter per kernel site";
 
   // the copy parses
   const std::string copy = cache + "/forms.cu";
@@ -242,7 +248,8 @@ TEST_F(Watchdog, AFileThatDoesNotParseIsBuiltPlain) {
   EXPECT_FALSE(b.instrumented);
   EXPECT_NE(b.log.find("could not be instrumented"), std::string::npos) << b.log;
   Verdict v = classifyBuild(b);
-  EXPECT_EQ(v.detail, "compile-error/frontend") << "the program's own error, not the instrumentation's";
+  EXPECT_EQ(v.detail, "compile-error/frontend")
+      << "the program's own error, not the instrumentation's";
 }
 
 // A build-only judgment (wsreduce --symptom compile-error) runs nothing, so the watchdog's copy is
@@ -277,7 +284,8 @@ TEST_F(Watchdog, ABuildOnlyJudgmentBuildsOnlyThePlainFile) {
   o.build_only = false;  // the watched build: the copy fails ptxas, then the plain file is built
   BuildRecord twice = buildFor(bad, o);
   EXPECT_EQ(copies, 1);
-  EXPECT_NE(twice.log.find("the instrumented copy did not compile"), std::string::npos) << twice.log;
+  EXPECT_NE(twice.log.find("the instrumented copy did not compile"), std::string::npos)
+      << twice.log;
   Verdict watched = judgeBuilt(twice, o);
   EXPECT_EQ(plain.symptom, "compile-error");
   EXPECT_EQ(plain.detail, watched.detail);
@@ -298,8 +306,9 @@ struct KernelCase {
 
 TEST_F(Watchdog, EveryReferenceKernelInstrumentsAndCompiles) {
   const bool have_nvcc = !findNvcc("").empty();
-  for (KernelCase k : {KernelCase{"ws_gemm_sm90", "sm_90a", 2}, KernelCase{"tma_pipeline_sm90", "sm_90a", 2},
-                       KernelCase{"ws_attention_sm90", "sm_90a", 4}, KernelCase{"ws_gemm_sm100", "sm_100a", 4}}) {
+  for (KernelCase k :
+       {KernelCase{"ws_gemm_sm90", "sm_90a", 2}, KernelCase{"tma_pipeline_sm90", "sm_90a", 2},
+        KernelCase{"ws_attention_sm90", "sm_90a", 4}, KernelCase{"ws_gemm_sm100", "sm_100a", 4}}) {
     const std::string path = kKernels + "/" + k.name + ".cu";
     WatchOptions wo = watchOptions();
     wo.parse.arch = k.arch;
@@ -310,7 +319,8 @@ TEST_F(Watchdog, EveryReferenceKernelInstrumentsAndCompiles) {
       if (s.kind != "helper-call") continue;
       ++calls;
       EXPECT_FALSE(s.role.empty()) << k.name << ":" << s.line << " has no role";
-      EXPECT_FALSE(s.role_word.empty()) << k.name << ":" << s.line << " (role " << s.role << ") has no role word";
+      EXPECT_FALSE(s.role_word.empty())
+          << k.name << ":" << s.line << " (role " << s.role << ") has no role word";
       EXPECT_FALSE(s.bar.empty()) << k.name << ":" << s.line;
     }
     EXPECT_EQ(calls, k.helper_calls) << k.name;
@@ -341,20 +351,29 @@ const char *kRecorded =
     "CUDA error: unspecified launch failure (719) at ws_gemm_sm90.cu:503\n"
     "WSWATCH-STATUS mode=file records=9 dropped=0 bound_ms=200.0 file=ws_gemm_sm90.cu\n"
     "WSWATCH block=0,0,0 warp=4 lane=0 lanes=32 site=2 file=ws_gemm_sm90.cu line=365 wait_line=128 "
-    "role=\"consumer: not warpgroup 0\" bar=0x400 gbar=0x7f0000000400 name=full idx=1 parity=0 iter=1 waited_ms=200.1\n"
+    "role=\"consumer: not warpgroup 0\" bar=0x400 gbar=0x7f0000000400 name=full idx=1 parity=0 "
+    "iter=1 waited_ms=200.1\n"
     "WSWATCH block=0,0,0 warp=5 lane=0 lanes=32 site=2 file=ws_gemm_sm90.cu line=365 wait_line=128 "
-    "role=\"consumer: not warpgroup 0\" bar=0x400 gbar=0x7f0000000400 name=full idx=1 parity=0 iter=1 waited_ms=200.1\n"
+    "role=\"consumer: not warpgroup 0\" bar=0x400 gbar=0x7f0000000400 name=full idx=1 parity=0 "
+    "iter=1 waited_ms=200.1\n"
     "WSWATCH block=0,0,0 warp=6 lane=0 lanes=32 site=2 file=ws_gemm_sm90.cu line=365 wait_line=128 "
-    "role=\"consumer: not warpgroup 0\" bar=0x400 gbar=0x7f0000000400 name=full idx=1 parity=0 iter=1 waited_ms=200.1\n"
+    "role=\"consumer: not warpgroup 0\" bar=0x400 gbar=0x7f0000000400 name=full idx=1 parity=0 "
+    "iter=1 waited_ms=200.1\n"
     "WSWATCH block=0,0,0 warp=7 lane=0 lanes=32 site=2 file=ws_gemm_sm90.cu line=365 wait_line=128 "
-    "role=\"consumer: not warpgroup 0\" bar=0x400 gbar=0x7f0000000400 name=full idx=1 parity=0 iter=1 waited_ms=200.1\n"
+    "role=\"consumer: not warpgroup 0\" bar=0x400 gbar=0x7f0000000400 name=full idx=1 parity=0 "
+    "iter=1 waited_ms=200.1\n"
     "WSWATCH block=0,0,0 warp=8 lane=0 lanes=32 site=2 file=ws_gemm_sm90.cu line=365 wait_line=128 "
-    "role=\"consumer: not warpgroup 0\" bar=0x400 gbar=0x7f0000000400 name=full idx=1 parity=0 iter=1 waited_ms=200.1\n"
+    "role=\"consumer: not warpgroup 0\" bar=0x400 gbar=0x7f0000000400 name=full idx=1 parity=0 "
+    "iter=1 waited_ms=200.1\n"
     "WSWATCH block=0,0,0 warp=0 lane=0 lanes=1 site=1 file=ws_gemm_sm90.cu line=343 wait_line=128 "
-    "role=\"producer: warpgroup 0 / warpgroup thread 0\" bar=0x428 gbar=0x7f0000000428 name=empty idx=0 parity=0 iter=5 waited_ms=1.2\n"
-    "WSWATCH-SITE site=0 file=ws_gemm_sm90.cu line=128 wait_line=128 kind=helper-default ran=0 role=\"\"\n"
-    "WSWATCH-SITE site=1 file=ws_gemm_sm90.cu line=343 wait_line=128 kind=helper-call ran=1 role=\"producer: warpgroup 0 / warpgroup thread 0\"\n"
-    "WSWATCH-SITE site=2 file=ws_gemm_sm90.cu line=365 wait_line=128 kind=helper-call ran=1 role=\"consumer: not warpgroup 0\"\n";
+    "role=\"producer: warpgroup 0 / warpgroup thread 0\" bar=0x428 gbar=0x7f0000000428 name=empty "
+    "idx=0 parity=0 iter=5 waited_ms=1.2\n"
+    "WSWATCH-SITE site=0 file=ws_gemm_sm90.cu line=128 wait_line=128 kind=helper-default ran=0 "
+    "role=\"\"\n"
+    "WSWATCH-SITE site=1 file=ws_gemm_sm90.cu line=343 wait_line=128 kind=helper-call ran=1 "
+    "role=\"producer: warpgroup 0 / warpgroup thread 0\"\n"
+    "WSWATCH-SITE site=2 file=ws_gemm_sm90.cu line=365 wait_line=128 kind=helper-call ran=1 "
+    "role=\"consumer: not warpgroup 0\"\n";
 
 TEST(WatchRecords, ParseDeduplicatesPerWarpAndKeepsTheFields) {
   std::string twice = std::string(kRecorded) + kRecorded;  // the exit print and the watch file
@@ -386,11 +405,13 @@ TEST(WatchRecords, SignatureIsTheSetOfParkedRolesWithoutLinesOrIterations) {
   std::set<unsigned> wgs;
   for (auto &r : w.records) wgs.insert(r.warp / 4);
   std::string want = "hang:mbarrier:";
-  for (unsigned g : wgs) want += (want.back() == ':' ? "" : ";") + std::string("warpgroup") + std::to_string(g);
+  for (unsigned g : wgs)
+    want += (want.back() == ':' ? "" : ";") + std::string("warpgroup") + std::to_string(g);
   EXPECT_EQ(watchSignature(w), want);
   EXPECT_EQ(want.rfind("hang:mbarrier:warpgroup0;warpgroup1", 0), 0u) << want;
-  EXPECT_EQ(watchSiteKey(w), "empty role=producer: warpgroup 0 / warpgroup thread 0 iter=5; "
-                             "full role=consumer: not warpgroup 0 iter=1");
+  EXPECT_EQ(watchSiteKey(w),
+            "empty role=producer: warpgroup 0 / warpgroup thread 0 iter=5; "
+            "full role=consumer: not warpgroup 0 iter=1");
   // the order records arrive in does not matter
   std::string shuffled = kRecorded;
   auto ls = linesOf(shuffled);
@@ -407,26 +428,38 @@ TEST(WatchRecords, ARoleParkedOnItsFirstWaitIsMarked) {
   auto later = parseWatchRecords(kRecorded);
   EXPECT_EQ(watchSignature(later), "hang:mbarrier:warpgroup0;warpgroup1;warpgroup2");
   std::string first = kRecorded;
-  for (size_t at; (at = first.find("iter=1 ")) != std::string::npos;) first.replace(at, 7, "iter=0 ");
-  EXPECT_EQ(watchSignature(parseWatchRecords(first)), "hang:mbarrier:warpgroup0;warpgroup1(first);warpgroup2(first)");
+  for (size_t at; (at = first.find("iter=1 ")) != std::string::npos;)
+    first.replace(at, 7, "iter=0 ");
+  EXPECT_EQ(watchSignature(parseWatchRecords(first)),
+            "hang:mbarrier:warpgroup0;warpgroup1(first);warpgroup2(first)");
   // a warpgroup with one warp past its first wait is not "first"
   std::string mixed = first;
   size_t w5 = mixed.find("warp=5 ");
   size_t it = mixed.find("iter=0 ", w5);
   mixed.replace(it, 7, "iter=3 ");
-  EXPECT_EQ(watchSignature(parseWatchRecords(mixed)), "hang:mbarrier:warpgroup0;warpgroup1;warpgroup2(first)");
+  EXPECT_EQ(watchSignature(parseWatchRecords(mixed)),
+            "hang:mbarrier:warpgroup0;warpgroup1;warpgroup2(first)");
 }
 
 TEST(WatchRecords, EvidenceReadsLikeCudaGdb) {
   auto ev = watchEvidence(parseWatchRecords(kRecorded));
   ASSERT_GE(ev.size(), 3u);
-  EXPECT_EQ(ev[0], "warpgroup 1 (consumer: not warpgroup 0), 4 warps of block 0, parked at ws_gemm_sm90.cu:365 "
-                   "mbarrier full[1] waiting for parity 0, iteration 1 (the wait loop is at line 128)");
+  EXPECT_EQ(
+      ev[0],
+      "warpgroup 1 (consumer: not warpgroup 0), 4 warps of block 0, parked at ws_gemm_sm90.cu:365 "
+      "mbarrier full[1] waiting for parity 0, iteration 1 (the wait loop is at line 128)");
   // groups of equal size keep the order the records came in
-  EXPECT_EQ(ev[1].rfind("warpgroup 2 warp 8 (consumer: not warpgroup 0), 1 warp of block 0, parked at ws_gemm_sm90.cu:365", 0), 0u) << ev[1];
-  EXPECT_EQ(ev[2], "warpgroup 0 warp 0 lane 0 (producer: warpgroup 0 / warpgroup thread 0), 1 warp of block 0, parked "
-                   "at ws_gemm_sm90.cu:343 mbarrier empty[0] waiting for parity 0, iteration 5 (the wait loop is at "
-                   "line 128)");
+  EXPECT_EQ(ev[1].rfind("warpgroup 2 warp 8 (consumer: not warpgroup 0), 1 warp of block 0, parked "
+                        "at ws_gemm_sm90.cu:365",
+                        0),
+            0u)
+      << ev[1];
+  EXPECT_EQ(ev[2],
+            "warpgroup 0 warp 0 lane 0 (producer: warpgroup 0 / warpgroup thread 0), 1 warp of "
+            "block 0, parked "
+            "at ws_gemm_sm90.cu:343 mbarrier empty[0] waiting for parity 0, iteration 5 (the wait "
+            "loop is at "
+            "line 128)");
 }
 
 TEST(WatchRecords, ARunWithRecordsIsAnMbarrierHangEvenAfterTheTrap) {
@@ -437,9 +470,11 @@ TEST(WatchRecords, ARunWithRecordsIsAnMbarrierHangEvenAfterTheTrap) {
   EXPECT_EQ(v.detail, "hang/mbarrier");
   EXPECT_EQ(v.signature, watchSignature(parseWatchRecords(kRecorded)));
   ASSERT_FALSE(v.evidence.empty());
-  EXPECT_NE(v.evidence[0].find("parked at ws_gemm_sm90.cu:365 mbarrier full[1]"), std::string::npos);
+  EXPECT_NE(v.evidence[0].find("parked at ws_gemm_sm90.cu:365 mbarrier full[1]"),
+            std::string::npos);
   bool coverage = false;
-  for (auto &e : v.evidence) coverage |= e.find("3 wait sites, all completed at least once") != std::string::npos;
+  for (auto &e : v.evidence)
+    coverage |= e.find("3 wait sites, all completed at least once") != std::string::npos;
   EXPECT_TRUE(coverage) << "helper-default sites do not count as never run";
 
   // the records came only through the watch file (the process was killed before any exit print)
@@ -448,7 +483,8 @@ TEST(WatchRecords, ARunWithRecordsIsAnMbarrierHangEvenAfterTheTrap) {
   k.exit_code = 137;
   k.watch = kRecorded;
   Verdict vk = classifyRun(k, {});
-  EXPECT_EQ(vk.detail, "hang/barrier") << "still hung at the host timeout: the rest sat in bar.sync";
+  EXPECT_EQ(vk.detail, "hang/barrier")
+      << "still hung at the host timeout: the rest sat in bar.sync";
   EXPECT_EQ(vk.signature.rfind("hang:barrier:", 0), 0u);
 
   // no records, timeout: as before
@@ -457,7 +493,8 @@ TEST(WatchRecords, ARunWithRecordsIsAnMbarrierHangEvenAfterTheTrap) {
   n.exit_code = 137;
   EXPECT_EQ(classifyRun(n, {}).detail, "hang/unknown");
   // a WSWATCH line never counts as a CUDA error of its own
-  EXPECT_TRUE(findCudaErrors("WSWATCH-INIT no host buffer (code 35): waits stay bounded\n").empty());
+  EXPECT_TRUE(
+      findCudaErrors("WSWATCH-INIT no host buffer (code 35): waits stay bounded\n").empty());
 }
 
 TEST(WatchRecords, PassingRunsReportSitesThatNeverRan) {
@@ -466,8 +503,10 @@ TEST(WatchRecords, PassingRunsReportSitesThatNeverRan) {
   r.watch =
       "WSWATCH-STATUS mode=file records=0 dropped=0 bound_ms=200.0 file=k.cu\n"
       "WSWATCH-SITE site=0 file=k.cu line=10 wait_line=10 kind=helper-default ran=0 role=\"\"\n"
-      "WSWATCH-SITE site=1 file=k.cu line=40 wait_line=10 kind=helper-call ran=1 role=\"producer: warp 0\"\n"
-      "WSWATCH-SITE site=2 file=k.cu line=52 wait_line=10 kind=helper-call ran=0 role=\"consumer: warp 1\"\n";
+      "WSWATCH-SITE site=1 file=k.cu line=40 wait_line=10 kind=helper-call ran=1 role=\"producer: "
+      "warp 0\"\n"
+      "WSWATCH-SITE site=2 file=k.cu line=52 wait_line=10 kind=helper-call ran=0 role=\"consumer: "
+      "warp 1\"\n";
   Verdict v = classifyRun(r, {});
   EXPECT_EQ(v.symptom, "pass");
   ASSERT_FALSE(v.evidence.empty());
@@ -532,9 +571,13 @@ TEST_F(Watchdog, CtaBarriersAreBracketedNotBounded) {
   size_t n = 0;
   for (std::sregex_iterator it(r.text.begin(), r.text.end(), enter), end; it != end; ++it) ++n;
   size_t syncs = 0;
-  for (size_t at = text.find("__syncthreads()"); at != std::string::npos; at = text.find("__syncthreads()", at + 1)) ++syncs;
+  for (size_t at = text.find("__syncthreads()"); at != std::string::npos;
+       at = text.find("__syncthreads()", at + 1))
+    ++syncs;
   size_t bar_asm = 0;
-  for (size_t at = text.find("\"bar.sync"); at != std::string::npos; at = text.find("\"bar.sync", at + 1)) ++bar_asm;
+  for (size_t at = text.find("\"bar.sync"); at != std::string::npos;
+       at = text.find("\"bar.sync", at + 1))
+    ++bar_asm;
   EXPECT_EQ(n, syncs + bar_asm) << "every CTA barrier, once";
   EXPECT_GT(n, 0u);
   EXPECT_NE(r.text.find(", __syncthreads(), __wsw_bar_leave())"), std::string::npos);
@@ -549,14 +592,17 @@ TEST_F(Watchdog, CtaBarriersAreBracketedNotBounded) {
 TEST(WatchRecords, ARoleInsideACtaBarrierIsWhereTheHangStarts) {
   RunRecord r;
   r.exit_code = 1;
-  for (auto &l : linesOf(kRecorded))  // the consumers parked on full[]; the producer's record left out
+  for (auto &l :
+       linesOf(kRecorded))  // the consumers parked on full[]; the producer's record left out
     if (l.find("role=\"producer") == std::string::npos) r.err += l + "\n";
   r.watch = "WSWATCH-BAR block=0 warp=0 line=335 file=ws_gemm_sm90.cu\n";
   Verdict v = classifyRun(r, {});
   EXPECT_EQ(v.detail, "hang/barrier");
   EXPECT_EQ(v.signature.rfind("hang:barrier:warpgroup0;warpgroup1", 0), 0u) << v.signature;
   ASSERT_FALSE(v.evidence.empty());
-  EXPECT_NE(v.evidence[0].find("warpgroup 0, 1 warp(s) inside bar.sync / __syncthreads at line 335"), std::string::npos)
+  EXPECT_NE(
+      v.evidence[0].find("warpgroup 0, 1 warp(s) inside bar.sync / __syncthreads at line 335"),
+      std::string::npos)
       << v.evidence[0];
   EXPECT_NE(v.evidence[0].find("the hang starts here"), std::string::npos);
 
@@ -564,14 +610,18 @@ TEST(WatchRecords, ARoleInsideACtaBarrierIsWhereTheHangStarts) {
   ASSERT_FALSE(w.records.empty());
   unsigned parked_warp = w.records[0].warp;
   RunRecord d = r;
-  d.watch = "WSWATCH-BAR block=0 warp=" + std::to_string(parked_warp) + " line=420 file=ws_gemm_sm90.cu\n";
-  EXPECT_EQ(classifyRun(d, {}).detail, "hang/mbarrier") << "the same warpgroup waits on an mbarrier: downstream";
+  d.watch = "WSWATCH-BAR block=0 warp=" + std::to_string(parked_warp) +
+            " line=420 file=ws_gemm_sm90.cu\n";
+  EXPECT_EQ(classifyRun(d, {}).detail, "hang/mbarrier")
+      << "the same warpgroup waits on an mbarrier: downstream";
 
   // killed at the host timeout with warps in a CTA barrier and no record at all
   RunRecord k;
   k.timed_out = true;
   k.exit_code = 137;
-  k.watch = "WSWATCH-BAR block=3 warp=4 line=99 file=k.cu\nWSWATCH-BAR block=3 warp=5 line=99 file=k.cu\n";
+  k.watch =
+      "WSWATCH-BAR block=3 warp=4 line=99 file=k.cu\nWSWATCH-BAR block=3 warp=5 line=99 "
+      "file=k.cu\n";
   k.err = k.watch;  // the same slots printed twice count once
   Verdict vk = classifyRun(k, {});
   EXPECT_EQ(vk.detail, "hang/barrier");
@@ -596,7 +646,8 @@ TEST(WatchRecords, TheWatchFileCarriesTheBarrierSlots) {
   std::strcpy(b->file, "k.cu");
   b->in_bar[17] = {WSWATCH_IN_BAR | 193u, 2u, 0u, 0u};
   b->in_bar[18] = {193u, 2u, 1u, 0u};  // left the barrier: not reported
-  std::string text = decodeWatchBuffer(std::string(reinterpret_cast<const char *>(b.get()), sizeof(wswatch_buf_t)));
+  std::string text = decodeWatchBuffer(
+      std::string(reinterpret_cast<const char *>(b.get()), sizeof(wswatch_buf_t)));
   auto w = parseWatchRecords(text);
   ASSERT_EQ(w.in_bar.size(), 1u) << text;
   EXPECT_EQ(w.in_bar[0].block, 2u);
@@ -605,7 +656,7 @@ TEST(WatchRecords, TheWatchFileCarriesTheBarrierSlots) {
 }
 
 TEST(Timeouts, CalibratedIsClampedKTimesObserved) {
-  EXPECT_DOUBLE_EQ(calibratedTimeout(150, 10, 2, 60), 2.0);    // 1.5 s -> the floor
+  EXPECT_DOUBLE_EQ(calibratedTimeout(150, 10, 2, 60), 2.0);  // 1.5 s -> the floor
   EXPECT_DOUBLE_EQ(calibratedTimeout(800, 10, 2, 60), 8.0);
   EXPECT_DOUBLE_EQ(calibratedTimeout(30000, 10, 2, 60), 60.0);  // the cap
   EXPECT_DOUBLE_EQ(calibratedTimeout(0, 10, 2, 60), 2.0);
@@ -625,7 +676,8 @@ TEST(Timeouts, AKilledRunIsRetriedOnceWithTwiceTheTimeout) {
   Verdict v = judgeBuilt(b, o);
   EXPECT_EQ(v.symptom, "pass");
   bool noted = false;
-  for (auto &e : v.evidence) noted |= e.find("retried with 2.0 s: it finished (slow, not hung)") != std::string::npos;
+  for (auto &e : v.evidence)
+    noted |= e.find("retried with 2.0 s: it finished (slow, not hung)") != std::string::npos;
   EXPECT_TRUE(noted);
   o.retry_timeout = false;
   EXPECT_EQ(judgeBuilt(b, o).detail, "hang/unknown");
@@ -639,7 +691,8 @@ TEST(Timeouts, AKilledRunIsRetriedOnceWithTwiceTheTimeout) {
   Verdict c = judgeBuilt(b, o);
   EXPECT_EQ(c.symptom, "pass");
   bool explained = false;
-  for (auto &e : c.evidence) explained |= e.find("timeout 2.5 s = clamp(10 x 250 ms") != std::string::npos;
+  for (auto &e : c.evidence)
+    explained |= e.find("timeout 2.5 s = clamp(10 x 250 ms") != std::string::npos;
   EXPECT_TRUE(explained);
   removeTree(dir);
 }

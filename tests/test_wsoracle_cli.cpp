@@ -30,7 +30,9 @@ void expectOneSentence(const RunRecord &r, const std::string &needle) {
 }
 }  // namespace
 
-TEST(WsoracleCli, MissingFile) { expectOneSentence(wsoracle({"/no/such/kernel.cu"}), "does not exist"); }
+TEST(WsoracleCli, MissingFile) {
+  expectOneSentence(wsoracle({"/no/such/kernel.cu"}), "does not exist");
+}
 
 TEST(WsoracleCli, Directory) { expectOneSentence(wsoracle({"/tmp"}), "is a directory"); }
 
@@ -44,11 +46,13 @@ TEST(WsoracleCli, UnreadableFile) {
 }
 
 TEST(WsoracleCli, NvccNotFound) {
-  expectOneSentence(wsoracle({fixture("cuda/host_stripes.cu"), "--nvcc", "/nonexistent/nvcc"}), "not an executable");
+  expectOneSentence(wsoracle({fixture("cuda/host_stripes.cu"), "--nvcc", "/nonexistent/nvcc"}),
+                    "not an executable");
 }
 
 TEST(WsoracleCli, UnwritableCacheDir) {
-  expectOneSentence(wsoracle({fixture("cuda/host_stripes.cu"), "--cache-dir", "/proc/wsr-cache"}), "cache directory");
+  expectOneSentence(wsoracle({fixture("cuda/host_stripes.cu"), "--cache-dir", "/proc/wsr-cache"}),
+                    "cache directory");
 }
 
 TEST(WsoracleCli, UnreadableCacheLimit) {
@@ -56,11 +60,13 @@ TEST(WsoracleCli, UnreadableCacheLimit) {
   o.timeout_s = 120;
   o.env_set["WSREDUCE_CACHE"] = std::string(WSR_BUILD_DIR) + "/test-cache";
   o.env_set["WSREDUCE_CACHE_MAX"] = "lots";
-  expectOneSentence(runProcess({tool(), fixture("cuda/host_stripes.cu")}, o), "WSREDUCE_CACHE_MAX must be a size");
+  expectOneSentence(runProcess({tool(), fixture("cuda/host_stripes.cu")}, o),
+                    "WSREDUCE_CACHE_MAX must be a size");
 }
 
 TEST(WsoracleCli, BadFlagValue) {
-  expectOneSentence(wsoracle({fixture("cuda/host_stripes.cu"), "--sanitizer", "bogus"}), "--sanitizer must be");
+  expectOneSentence(wsoracle({fixture("cuda/host_stripes.cu"), "--sanitizer", "bogus"}),
+                    "--sanitizer must be");
   expectOneSentence(wsoracle({fixture("cuda/host_stripes.cu"), "--match", "(["}), "--match");
 }
 
@@ -86,20 +92,24 @@ TEST(WsoracleCli, NoGpuIsInfraErrorWithExitThree) {
 
 // auto without a GPU: nvcc builds first (its compile errors stand), the emulator runs the program.
 TEST(WsoracleCli, AutoWithoutAGpuRunsOnTheEmulator) {
-  if (::access("/dev/nvidia0", F_OK) == 0) GTEST_SKIP() << "this machine has a GPU: auto means the GPU";
+  if (::access("/dev/nvidia0", F_OK) == 0)
+    GTEST_SKIP() << "this machine has a GPU: auto means the GPU";
   auto r = wsoracle({fixture("gpu/mbarrier_hang.cu"), "--json"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("\"backend\": \"emu\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"detail\": \"hang/mbarrier\""), std::string::npos) << r.out;
   auto c = wsoracle({fixture("reduce/ptxas_error.cu")});
-  EXPECT_NE(c.out.find("compile-error/ptxas"), std::string::npos) << "nvcc's verdict stands:\n" << c.out;
+  EXPECT_NE(c.out.find("compile-error/ptxas"), std::string::npos) << "nvcc's verdict stands:\n"
+                                                                  << c.out;
 }
 
 TEST(WsoracleCli, PolicyMatrixRecordsEveryPolicy) {
-  auto r = wsoracle({fixture("gpu/stripes.cu"), "--backend", "emu", "--policy", "matrix", "--json"});
+  auto r =
+      wsoracle({fixture("gpu/stripes.cu"), "--backend", "emu", "--policy", "matrix", "--json"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   for (const char *p : {"eager", "reads-late", "completions-late"})
-    EXPECT_NE(r.out.find(std::string("\"policy\": \"") + p + "\""), std::string::npos) << p << "\n" << r.out;
+    EXPECT_NE(r.out.find(std::string("\"policy\": \"") + p + "\""), std::string::npos) << p << "\n"
+                                                                                       << r.out;
   auto bad = wsoracle({fixture("gpu/stripes.cu"), "--backend", "emu", "--policy", "late"});
   expectOneSentence(bad, "--policy must be");
 }

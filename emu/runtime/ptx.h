@@ -1,0 +1,194 @@
+// PTX semantics as C++ calls: what the translator turns each inline-asm statement into (the
+// operands bound to arguments), and what asm.cpp's small parser dispatches to. Addresses of
+// shared memory are 32-bit shared-window addresses (smemAddr), as in the PTX.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+
+#include "emu/runtime/core.h"
+#include "emu/runtime/device.h"
+#include "emu/runtime/numeric.h"
+
+namespace wsemu {
+
+// ---- tensor maps: a CUtensorMap-sized model of cuTensorMapEncodeTiled's arguments ----
+enum TmDtype : int {  // numeric values of CUtensorMapDataType
+  TM_UINT8 = 0,
+  TM_UINT16 = 1,
+  TM_UINT32 = 2,
+  TM_INT32 = 3,
+  TM_UINT64 = 4,
+  TM_INT64 = 5,
+  TM_FLOAT16 = 6,
+  TM_FLOAT32 = 7,
+  TM_FLOAT64 = 8,
+  TM_BFLOAT16 = 9,
+  TM_FLOAT32_FTZ = 10,
+  TM_TFLOAT32 = 11,
+  TM_TFLOAT32_FTZ = 12
+};
+enum TmSwizzle : int {
+  TM_SWIZZLE_NONE = 0,
+  TM_SWIZZLE_32B = 1,
+  TM_SWIZZLE_64B = 2,
+  TM_SWIZZLE_128B = 3
+};
+enum TmOobFill : int { TM_OOB_FILL_ZERO = 0, TM_OOB_FILL_NAN = 1 };
+
+struct alignas(64) TensorMap {
+  uint32_t magic;
+  uint8_t rank, elem_bytes, swizzle, oob_fill;
+  uint64_t base;
+  uint64_t dims[5];
+  uint64_t strides[4];  // bytes between consecutive indices of dims 1..rank-1
+  uint32_t box[5];
+  uint8_t elem_strides[5];
+  uint8_t pad_[128 - 4 - 4 - 8 - 40 - 32 - 20 - 5];
+};
+static_assert(sizeof(TensorMap) == 128, "a TensorMap stands in for a 128-byte CUtensorMap");
+constexpr uint32_t kTensorMapMagic = 0x7e45a9c1u;
+
+// cuTensorMapEncodeTiled, same argument order; returns 0 (CUDA_SUCCESS) or 1 (invalid value).
+// The interleave and L2 promotion arguments are accepted and ignored.
+int encodeTiled(TensorMap *map, int dtype, uint32_t rank, void *base, const uint64_t *dims,
+                const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides,
+                int interleave, int swizzle, int l2_promotion, int oob_fill);
+
+namespace ptx {
+
+// ---- mbarrier (PTX ISA 9.7.13.15): phase, pending arrivals, tx-count ----
+void mbarrier_init(uint32_t bar, uint32_t count, SrcLoc loc);
+// The translator's count of mbarrier.init sites in functions the program calls (or kernels): a
+// use before init then says whether the program has an init that did not run ("init=unrun")
+// or none ("init=absent"). Not declared (a hand-written test): neither is said.
+bool declareInitSites(int sites);
+void mbarrier_inval(uint32_t bar, SrcLoc loc);
+uint64_t mbarrier_arrive(uint32_t bar, SrcLoc loc, uint32_t count = 1);  // returns the state token
+uint64_t mbarrier_arrive_expect_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc);
+uint64_t mbarrier_arrive_drop(uint32_t bar, SrcLoc loc, uint32_t count = 1);
+void mbarrier_expect_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc);
+void mbarrier_complete_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc);
+// try_wait: a test_wait that may suspend the thread for a while (PTX: up to a time limit, then
+// false). A failed poll returns false; a spin on it parks until the barrier changes.
+bool mbarrier_try_wait_parity(uint32_t bar, uint32_t parity, SrcLoc loc);
+bool mbarrier_try_wait(uint32_t bar, uint64_t state, SrcLoc loc);
+// test_wait never blocks; the second failed poll in a row of an unchanged barrier parks the
+// thread until the barrier changes, so a spin on it is a deadlock the scheduler can see.
+bool mbarrier_test_wait_parity(uint32_t bar, uint32_t parity, SrcLoc loc);
+bool mbarrier_test_wait(uint32_t bar, uint64_t state, SrcLoc loc);
+
+// ---- fences: no-ops in a sequentially consistent emulator, recorded ----
+// The program's notes, "WSEMU note ..." lines: mbarrier-init-unordered=N (mbarrier operations by a
+// thread no CTA barrier had ordered after another thread's init of that barrier).
+void printNotes(FILE *f);
+void fence(const char *which, SrcLoc loc);  // "mbarrier_init", "proxy.async", "acq_rel.cta", ...
+inline void fence_mbarrier_init(SrcLoc loc) { fence("mbarrier_init.release.cluster", loc); }
+inline void fence_proxy_async(SrcLoc loc) { fence("proxy.async.shared::cta", loc); }
+
+// ---- named barriers: bar.sync / bar.arrive id, count (0 = every thread of the CTA) ----
+void bar_sync(uint32_t id, uint32_t count, SrcLoc loc);
+void bar_arrive(uint32_t id, uint32_t count, SrcLoc loc);
+inline void syncthreads(SrcLoc loc) { bar_sync(0, 0, loc); }
+
+// ---- warp collectives: rendezvous over the lanes of `mask` ----
+bool elect_sync(uint32_t mask, SrcLoc loc, uint32_t *leader_lane = nullptr);
+enum class Shfl { Up, Down, Bfly, Idx };
+uint32_t shfl_sync(Shfl mode, uint32_t value, uint32_t b, uint32_t c, uint32_t mask, SrcLoc loc,
+                   bool *in_range = nullptr);
+// __shfl_sync(mask, v, src, width) and friends
+inline uint32_t shfl_idx(uint32_t mask, uint32_t v, int src, int width, SrcLoc loc) {
+  return shfl_sync(Shfl::Idx, v, (uint32_t)src, ((32u - width) << 8) | 0x1f, mask, loc);
+}
+inline uint32_t shfl_down(uint32_t mask, uint32_t v, int delta, int width, SrcLoc loc) {
+  return shfl_sync(Shfl::Down, v, (uint32_t)delta, ((32u - width) << 8) | 0x1f, mask, loc);
+}
+inline uint32_t shfl_up(uint32_t mask, uint32_t v, int delta, int width, SrcLoc loc) {
+  return shfl_sync(Shfl::Up, v, (uint32_t)delta, ((32u - width) << 8), mask, loc);
+}
+inline uint32_t shfl_xor(uint32_t mask, uint32_t v, int lanemask, int width, SrcLoc loc) {
+  return shfl_sync(Shfl::Bfly, v, (uint32_t)lanemask, ((32u - width) << 8) | 0x1f, mask, loc);
+}
+enum class Vote { All, Any, Uni, Ballot };
+uint32_t vote_sync(Vote mode, bool pred, uint32_t mask, SrcLoc loc);
+void syncwarp(uint32_t mask, SrcLoc loc);
+// ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16 / stmatrix: lane i supplies row i%8 of
+// matrix i/8
+void ldmatrix(int num, bool trans, uint32_t row_addr, uint32_t *regs, SrcLoc loc);
+void stmatrix(int num, bool trans, uint32_t row_addr, const uint32_t *regs, SrcLoc loc);
+
+// ---- warpgroup collectives ----
+void setmaxnreg(bool inc, uint32_t regs, SrcLoc loc);
+
+// ---- TMA and bulk copies ----
+// At a kernel's entry (the translator adds one call per by-value parameter of class or dependent
+// type): where the parameter lies in this thread's frame and whether it is __grid_constant__. A TMA
+// reads its tensor map from param, const or global memory only (PTX ISA, cp.async.bulk.tensor);
+// without
+// __grid_constant__ the address of a parameter is a per-thread local copy, and a map there is UB.
+void kernelParam(const void *p, size_t bytes, const char *name, bool grid_constant);
+// TMA and bulk stores whose shared source generic stores changed after the last fence.proxy.async
+// (they store what the async proxy saw; the exit notes say proxy-unfenced=N).
+extern std::atomic<uint64_t> g_proxy_unfenced;
+// cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [map, {c0..}],
+// [bar]
+void tma_load(int rank, uint32_t dst, const TensorMap *map, const int32_t *coords, uint32_t bar,
+              SrcLoc loc);
+// cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [map, {c0..}], [src]
+void tma_store(int rank, const TensorMap *map, const int32_t *coords, uint32_t src, SrcLoc loc);
+void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar, SrcLoc loc);
+void bulk_store(void *dst, uint32_t src, uint32_t bytes, SrcLoc loc);
+void bulk_commit_group(SrcLoc loc);
+void bulk_wait_group(int n, bool read_only, SrcLoc loc);
+inline void tma_load_2d(uint32_t dst, const TensorMap *map, uint32_t bar, int32_t c0, int32_t c1,
+                        SrcLoc loc) {
+  int32_t c[2] = {c0, c1};
+  tma_load(2, dst, map, c, bar, loc);
+}
+inline void tma_store_2d(const TensorMap *map, uint32_t src, int32_t c0, int32_t c1, SrcLoc loc) {
+  int32_t c[2] = {c0, c1};
+  tma_store(2, map, c, src, loc);
+}
+
+// ---- wgmma (m64nNk16 bf16/f16, m64nNk8 tf32; f32 accumulators) ----
+enum class WgType { BF16, F16, TF32 };
+void wgmma_fence(SrcLoc loc);
+void wgmma_commit_group(SrcLoc loc);
+void wgmma_wait_group(int n, SrcLoc loc);
+// d: N/2 pointers to this thread's accumulator registers (the asm's "+f" operands, in order)
+void wgmma_ss(int n, WgType t, float *const *d, uint64_t desc_a, uint64_t desc_b, bool scale_d,
+              int imm_scale_a, int imm_scale_b, int tnsp_a, int tnsp_b, SrcLoc loc);
+void wgmma_rs(int n, WgType t, float *const *d, const uint32_t *a, uint64_t desc_b, bool scale_d,
+              int imm_scale_a, int imm_scale_b, int tnsp_b, SrcLoc loc);
+// Contiguous accumulators (float acc[N/2]): the common case.
+template <int R>
+inline void wgmma_ss(float (&d)[R], WgType t, uint64_t desc_a, uint64_t desc_b, bool scale_d,
+                     int tnsp_a, int tnsp_b, SrcLoc loc) {
+  float *p[R];
+  for (int i = 0; i < R; ++i) p[i] = &d[i];
+  wgmma_ss(2 * R, t, p, desc_a, desc_b, scale_d, 1, 1, tnsp_a, tnsp_b, loc);
+}
+template <int R>
+inline void wgmma_rs(float (&d)[R], WgType t, const uint32_t (&a)[4], uint64_t desc_b, bool scale_d,
+                     int tnsp_b, SrcLoc loc) {
+  float *p[R];
+  for (int i = 0; i < R; ++i) p[i] = &d[i];
+  wgmma_rs(2 * R, t, p, a, desc_b, scale_d, 1, 1, tnsp_b, loc);
+}
+// The shared-memory element a descriptor designates: (mn, k) of an operand, transposed = MN-major.
+uint32_t wgmma_desc_addr(uint64_t desc, bool mn_major, int elem_bytes, int mn, int k);
+
+// ---- atomics (emulation is sequential: check, then read-modify-write) ----
+enum class Atom { Add, Min, Max, And, Or, Xor, Exch, Inc, Dec };
+uint32_t atom_u32(Atom op, uint32_t *p, uint32_t v, SrcLoc loc);
+int32_t atom_s32(Atom op, int32_t *p, int32_t v, SrcLoc loc);
+float atom_add_f32(float *p, float v, SrcLoc loc);
+uint32_t atom_cas_u32(uint32_t *p, uint32_t compare, uint32_t v, SrcLoc loc);
+uint64_t atom_add_u64(uint64_t *p, uint64_t v, SrcLoc loc);
+
+// ---- an instruction the emulator does not know: infra-error naming it, never a no-op ----
+[[noreturn]] void unknown_instruction(const char *instruction, SrcLoc loc);
+
+}  // namespace ptx
+}  // namespace wsemu

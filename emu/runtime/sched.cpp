@@ -1,0 +1,467 @@
+// The deterministic scheduler: one CTA at a time, one fiber per thread, pending async
+// operations delivered when nothing can run, a deadlock when nothing can run and nothing
+// is pending.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "emu/runtime/device.h"
+#include "emu/runtime/state.h"
+
+namespace wsemu {
+
+namespace {
+thread_local Cta *g_cta = nullptr;
+thread_local Thread *g_self = nullptr;  // the thread whose fiber is running, or null (scheduler)
+struct FailSignal {};
+}  // namespace
+
+bool inKernel() { return g_cta != nullptr; }
+
+Cta &cta() {
+  if (!g_cta) {
+    std::fprintf(stderr,
+                 "WSEMU verdict=infra-error/no-launch message=a device function ran outside "
+                 "wsemu::launch\n");
+    std::abort();
+  }
+  return *g_cta;
+}
+
+Thread &self() {
+  if (!g_self) {
+    std::fprintf(
+        stderr,
+        "WSEMU verdict=infra-error/no-thread message=a per-thread call ran on the scheduler\n");
+    std::abort();
+  }
+  return *g_self;
+}
+
+std::string siteOf(SrcLoc loc) {
+  const char *f = loc.file ? loc.file : "?";
+  const char *slash = std::strrchr(f, '/');
+  return std::string(slash ? slash + 1 : f) + ":" + std::to_string(loc.line);
+}
+
+const char *policyName(Policy p) {
+  switch (p) {
+    case Policy::Eager:
+      return "eager";
+    case Policy::ReadsLate:
+      return "reads-late";
+    case Policy::CompletionsLate:
+      return "completions-late";
+  }
+  return "?";
+}
+
+void traceOp(const char *what, uint64_t a, uint64_t b) {
+  Cta &c = cta();
+  if (!c.cfg.trace || !c.verdict) return;
+  std::ostringstream o;
+  o << c.step << " t" << (g_self ? g_self->id : -1) << " " << what << " " << a << " " << b;
+  c.verdict->trace.push_back(o.str());
+}
+
+void wake(Thread *t) {
+  if (t->state != Thread::Blocked) return;
+  t->state = Thread::Runnable;
+  t->wait = WaitInfo{};
+  if (!t->queued) {
+    t->queued = true;
+    cta().runq.push_back(t);
+  }
+}
+
+void wakeAll(std::vector<Thread *> &ws) {
+  std::vector<Thread *> w;
+  w.swap(ws);
+  for (Thread *t : w) wake(t);
+}
+
+void park(const WaitInfo &w) {
+  Thread &t = self();
+  Cta &c = cta();
+  t.state = Thread::Blocked;
+  t.wait = w;
+  t.parked_at = c.step;
+  t.fiber.yield();
+}
+
+void uninit(void *p, size_t bytes) {
+  static const int fill = [] {
+    const char *m = std::getenv("WSEMU_LOCALS");
+    return m && std::string(m) == "zero" ? 0 : 0xFE;
+  }();
+  std::memset(p, fill, bytes);
+}
+
+void loopTick(SrcLoc loc) {
+  Cta &c = cta();
+  if (++c.ops > c.cfg.max_ops)
+    fail("hang/livelock", loc,
+         "more than " + std::to_string(c.cfg.max_ops) +
+             " emulated operations in one CTA without finishing the launch");
+}
+
+void preempt() {
+  Cta &c = cta();
+  if (g_self) ++g_self->ops;
+  loopTick(SrcLoc{});  // an operation toward the launch's limit
+  if (c.cfg.order == Order::Random && g_self && (c.rng() & 1)) {
+    Thread &t = *g_self;
+    if (!t.queued) {
+      t.queued = true;
+      c.runq.push_back(&t);
+    }
+    t.fiber.yield();
+  }
+}
+
+[[noreturn]] void fail(const std::string &detail, SrcLoc loc, const std::string &message,
+                       const std::string &mark) {
+  Cta &c = cta();
+  if (!c.failed) {
+    c.failed = true;
+    Verdict &v = *c.verdict;
+    v.detail = detail;
+    v.symptom = detail.substr(0, detail.find('/'));
+    v.signature =
+        siteOf(loc) + "," +
+        (g_self ? "warpgroup" + std::to_string(g_self->warpgroup) : std::string("async")) + mark;
+    std::string who = g_self ? " by thread " + std::to_string(g_self->id) + " (warp " +
+                                   std::to_string(g_self->warp) + ", warpgroup " +
+                                   std::to_string(g_self->warpgroup) + ")"
+                             : std::string(" by an async operation");
+    v.message = detail + " at " + siteOf(loc) + who + ": " + message;
+    v.block_of_failure = c.block_idx;
+  }
+  if (g_self) {
+    for (;;) g_self->fiber.yield();  // never resumed: the launch unwinds this fiber
+  }
+  throw FailSignal{};
+}
+
+void finishAsyncRead(AsyncOp &op) {
+  if (!op.read_done) {
+    op.read_done = true;
+    op.read();
+  }
+}
+
+void finishAsync(AsyncOp &op) {
+  if (op.done) return;
+  Cta &c = cta();
+  // ops of one chain (a warpgroup's wgmmas) retire in issue order
+  if (op.chain >= 0) {
+    for (size_t i = 0; i < c.pending.size(); ++i) {
+      AsyncOp *p = c.pending[i].get();
+      if (p == &op) break;
+      if (p->chain == op.chain && !p->done) finishAsync(*p);
+    }
+  }
+  finishAsyncRead(op);
+  op.done = true;
+  op.complete();
+  auto it = std::find_if(c.pending.begin(), c.pending.end(),
+                         [&](const AsyncPtr &p) { return p.get() == &op; });
+  if (it != c.pending.end()) c.pending.erase(it);
+}
+
+void issueAsync(AsyncPtr op) {
+  Cta &c = cta();
+  op->seq = ++c.op_seq;
+  op->issuer = g_self ? g_self->id : -1;
+  switch (c.cfg.policy) {
+    case Policy::Eager:
+      c.pending.push_back(op);
+      finishAsync(*op);
+      break;
+    case Policy::CompletionsLate:
+      finishAsyncRead(*op);
+      c.pending.push_back(op);
+      break;
+    case Policy::ReadsLate:
+      c.pending.push_back(op);
+      break;
+  }
+}
+
+namespace {
+
+void deliverOne(Cta &c) {
+  std::vector<AsyncOp *> eligible;
+  std::set<int> chains;
+  for (auto &p : c.pending) {
+    if (p->chain >= 0) {
+      if (chains.count(p->chain)) continue;
+      chains.insert(p->chain);
+    }
+    eligible.push_back(p.get());
+  }
+  AsyncOp *op = eligible.front();
+  if (c.cfg.order == Order::Random) op = eligible[c.rng() % eligible.size()];
+  if (c.cfg.trace) traceOp(op->kind, op->seq, 0);
+  finishAsync(*op);
+}
+
+Thread *pickRunnable(Cta &c) {
+  while (!c.runq.empty()) {
+    Thread *t;
+    if (c.cfg.order == Order::Random) {
+      size_t i = c.rng() % c.runq.size();
+      std::swap(c.runq[i], c.runq.back());
+      t = c.runq.back();
+      c.runq.pop_back();
+    } else {
+      t = c.runq.front();
+      c.runq.pop_front();
+    }
+    t->queued = false;
+    if (t->state == Thread::Runnable) return t;
+  }
+  return nullptr;
+}
+
+void reportDeadlock(Cta &c) {
+  struct Key {
+    int wg;
+    std::string site, what;
+    bool operator<(const Key &o) const {
+      return std::tie(wg, site, what) < std::tie(o.wg, o.site, o.what);
+    }
+  };
+  std::map<Key, ParkedGroup> groups;
+  std::map<Key, WaitKind> kinds;
+  for (auto &tp : c.threads) {
+    Thread &t = *tp;
+    if (t.state != Thread::Blocked) continue;
+    std::string site;
+    for (auto &f : t.calls) site += siteOf(f) + ">";
+    site += siteOf(t.wait.loc);
+    Key k{t.warpgroup, site, describeWait(t)};
+    ParkedGroup &g = groups[k];
+    kinds[k] = t.wait.kind;
+    uint64_t it = t.site_iters[{t.wait.loc.file, t.wait.loc.line}];
+    if (g.threads == 0) {
+      g.arrivals = waitArrivals(t);  // the same barrier for the whole group (`what` is in its key)
+      g.warpgroup = t.warpgroup;
+      g.site = k.site;
+      g.what = k.what;
+      g.iteration = it;
+      g.parked_at = t.parked_at;
+    }
+    g.iteration = std::min(g.iteration, it);
+    g.parked_at = std::min(g.parked_at, t.parked_at);
+    if (std::find(g.warps.begin(), g.warps.end(), t.warp) == g.warps.end())
+      g.warps.push_back(t.warp);
+    g.threads++;
+  }
+  Verdict &v = *c.verdict;
+  std::vector<std::pair<ParkedGroup, WaitKind>> all;
+  for (auto &[k, g] : groups) all.push_back({g, kinds[k]});
+  std::stable_sort(all.begin(), all.end(),
+                   [](auto &a, auto &b) { return a.first.parked_at < b.first.parked_at; });
+  // The root: the group that parked first for good (the later ones wait, directly or not, on it).
+  WaitKind root = all.front().second;
+  v.detail = root == WaitKind::MBarrier       ? "hang/mbarrier"
+             : root == WaitKind::NamedBarrier ? "hang/barrier"
+             : root == WaitKind::Collective   ? "ub/partial-collective"
+                                              : "hang/unknown";
+  v.symptom = v.detail.substr(0, v.detail.find('/'));
+  std::set<std::string> sig;
+  for (auto &[g, kind] : all) {
+    sig.insert(g.site + ",warpgroup" + std::to_string(g.warpgroup) + ",iter" +
+               std::to_string(g.iteration) + (g.arrivals.empty() ? "" : ",arrivals=" + g.arrivals));
+    v.parked.push_back(g);
+  }
+  for (auto &s : sig) v.signature += (v.signature.empty() ? "" : ";") + s;
+  const ParkedGroup &r = all.front().first;
+  v.message = "no runnable thread and no pending async operation; first parked: warpgroup " +
+              std::to_string(r.warpgroup) + " at " + r.site + " " + r.what;
+  v.block_of_failure = c.block_idx;
+  c.failed = true;
+}
+
+// Once every thread has exited: a bulk store (TMA or plain) that no cp.async.bulk.wait_group(.read)
+// of its issuing thread covered is UB under every policy. The CTA's shared memory may be gone
+// before the store reads it; the eager policy happened to read it at issue.
+void checkStoresWaited(Cta &c) {
+  auto check = [](const AsyncPtr &op) {
+    if (!op->waited)
+      fail("ub/exit-with-bulk-in-flight", op->loc,
+           std::string("every thread exited, and thread ") + std::to_string(op->issuer) +
+               " never waited for its " + op->kind +
+               " (no cp.async.bulk.commit_group and wait_group.read after it)");
+  };
+  for (auto &t : c.threads) {
+    for (auto &op : t->bulk_open) check(op);
+    for (auto &g : t->bulk_groups)
+      for (auto &op : g) check(op);
+  }
+}
+
+void runCta(Cta &c, StackPool &pool, const std::function<void()> &kernel) {
+  for (auto &tp : c.threads) {
+    Thread *t = tp.get();
+    t->fiber.start(pool, [t, &c, &kernel] {
+      try {
+        kernel();
+      } catch (boost::context::detail::forced_unwind &) {
+        throw;
+      } catch (std::exception &e) {
+        fail("crash/host", SrcLoc{}, std::string("C++ exception escaped the kernel: ") + e.what());
+      }
+      t->state = Thread::Exited;
+      onThreadExit(*t);
+    });
+    t->queued = true;
+    c.runq.push_back(t);
+  }
+  if (c.cfg.order == Order::Random) std::shuffle(c.runq.begin(), c.runq.end(), c.rng);
+  while (!c.failed) {
+    Thread *t = pickRunnable(c);
+    if (t) {
+      ++c.step;
+      ++c.switches;
+      g_self = t;
+      t->fiber.resume();
+      g_self = nullptr;
+      continue;
+    }
+    bool all_exited = std::all_of(c.threads.begin(), c.threads.end(),
+                                  [](auto &p) { return p->state == Thread::Exited; });
+    try {
+      if (all_exited) {
+        checkStoresWaited(c);
+        // Stores whose reads are done (their threads waited for them) land after the CTA exits.
+        for (const AsyncPtr &op : std::vector<AsyncPtr>(c.pending))
+          if (op->store && op->read_done) {
+            ++c.step;
+            finishAsync(*op);
+          }
+        if (!c.pending.empty()) {
+          AsyncOp &op = *c.pending.front();
+          fail("ub/exit-with-bulk-in-flight", op.loc,
+               std::string("every thread exited while ") + op.kind + " (issued by thread " +
+                   std::to_string(op.issuer) + ") was still in flight");
+        }
+        break;
+      }
+      if (!c.pending.empty()) {
+        ++c.step;
+        deliverOne(c);
+        continue;
+      }
+    } catch (FailSignal &) {
+      break;
+    }
+    reportDeadlock(c);
+  }
+}
+
+}  // namespace
+
+CallSite::CallSite(SrcLoc loc) {
+  if (inKernel() && g_self) {
+    g_self->calls.push_back(loc);
+    pushed_ = true;
+  }
+}
+CallSite::~CallSite() {
+  if (pushed_ && g_self) g_self->calls.pop_back();
+}
+
+Config &defaultConfig() {
+  static Config cfg;
+  return cfg;
+}
+
+Config configFromEnv() {
+  Config cfg;
+  cfg.exit_on_failure = true;
+  if (const char *p = std::getenv("WSEMU_POLICY")) {
+    std::string s = p;
+    cfg.policy = s == "reads-late"         ? Policy::ReadsLate
+                 : s == "completions-late" ? Policy::CompletionsLate
+                                           : Policy::Eager;
+  }
+  if (const char *p = std::getenv("WSEMU_ORDER"))
+    cfg.order = std::string(p) == "random" ? Order::Random : Order::RoundRobin;
+  if (const char *p = std::getenv("WSEMU_SEED")) cfg.seed = std::strtoull(p, nullptr, 10);
+  if (const char *p = std::getenv("WSEMU_TRACE")) cfg.trace = std::string(p) == "1";
+  if (const char *p = std::getenv("WSEMU_PROXY")) cfg.coherent_proxy = std::string(p) == "coherent";
+  if (const char *p = std::getenv("WSEMU_MAX_OPS"))
+    if (uint64_t n = std::strtoull(p, nullptr, 10)) cfg.max_ops = n;
+  return cfg;
+}
+
+void setupSharedArena(Cta &c, size_t dyn);  // device.cpp
+void releaseSharedArena(Cta &c);
+
+Verdict launch(Dim3 grid, Dim3 block, size_t dynamic_smem, const std::function<void()> &kernel,
+               const Config &cfg, SrcLoc loc) {
+  Verdict v;
+  static thread_local std::map<size_t, std::unique_ptr<StackPool>> pools;
+  auto &pool = pools[cfg.stack_bytes];
+  if (!pool) pool = std::make_unique<StackPool>(cfg.stack_bytes);
+  if (block.count() == 0 || block.count() > 1024 || grid.count() == 0) {
+    v.symptom = "crash";
+    v.detail = "crash/invalid-configuration";
+    v.signature = siteOf(loc);
+    v.message = "invalid launch configuration";
+  }
+  for (uint32_t bz = 0; bz < grid.z && v.pass(); ++bz)
+    for (uint32_t by = 0; by < grid.y && v.pass(); ++by)
+      for (uint32_t bx = 0; bx < grid.x && v.pass(); ++bx) {
+        Cta c;
+        c.cfg = cfg;
+        c.grid = grid;
+        c.block = block;
+        c.block_idx = Dim3(bx, by, bz);
+        c.nthreads = (int)block.count();
+        c.nwarps = (c.nthreads + 31) / 32;
+        c.rng.seed(cfg.seed * 0x9e3779b97f4a7c15ull + (bx + grid.x * (by + grid.y * bz)));
+        c.verdict = &v;
+        c.warp_live.assign(c.nwarps, 0);
+        c.warp_size.assign(c.nwarps, 0);
+        c.maxnreg.assign((c.nwarps + 3) / 4, 0);
+        for (int i = 0; i < c.nthreads; ++i) {
+          auto t = std::make_unique<Thread>();
+          t->id = i;
+          t->tid = Dim3(i % block.x, (i / block.x) % block.y, i / (block.x * block.y));
+          t->warp = i / 32;
+          t->lane = i % 32;
+          t->warpgroup = t->warp / 4;
+          c.warp_live[t->warp]++;
+          c.warp_size[t->warp]++;
+          c.threads.push_back(std::move(t));
+        }
+        for (auto &b : c.bars) {
+          b.warp_arrived.assign(c.nwarps, 0);
+          b.warp_counted.assign(c.nwarps, 0);
+        }
+        setupSharedArena(c, dynamic_smem);
+        g_cta = &c;
+        runCta(c, *pool, kernel);
+        // unwind unfinished fibers while the CTA is still current (their frames may call back)
+        for (auto &t : c.threads) t->fiber.reset();
+        v.ops += c.ops;
+        v.switches += c.switches;
+        g_cta = nullptr;
+        releaseSharedArena(c);
+      }
+  if (!v.pass() && cfg.exit_on_failure) {
+    v.print(stderr);
+    std::fflush(stderr);
+    std::fflush(stdout);
+    std::_Exit(v.exitStatus());
+  }
+  return v;
+}
+
+}  // namespace wsemu

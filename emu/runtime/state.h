@@ -1,0 +1,240 @@
+// Internal state of one emulated CTA: threads, mbarriers, named barriers, collectives and
+// pending async operations. Shared by the runtime's .cpp files; a translated kernel never
+// includes it.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "emu/runtime/core.h"
+#include "emu/runtime/fiber.h"
+
+namespace wsemu {
+
+struct Thread;
+struct Cta;
+
+enum class WaitKind { None, MBarrier, NamedBarrier, Collective, Async };
+
+struct WaitInfo {
+  WaitKind kind = WaitKind::None;
+  SrcLoc loc;
+  uint32_t addr = 0;    // mbarrier shared address
+  uint32_t parity = 0;  // parity waited for (mbarrier)
+  int bar_id = -1;      // named barrier
+  struct Collective *coll = nullptr;
+  const char *what = "";
+};
+
+struct MBarrier {
+  uint32_t addr = 0;
+  uint32_t expected = 0;  // arrivals per phase (init count, lowered by arrive.drop)
+  int64_t pending = 0;    // arrivals still missing in the current phase
+  int64_t tx = 0;         // tx-count: bytes expected minus bytes delivered
+  int64_t delivered = 0;  // bytes complete_tx delivered in the current phase
+  // No mbarrier.init set it up: a wait read it as the GPU reads a zeroed shared word (phase 0,
+  // never completing); an arrive on it fails; mbarrier.init makes it a barrier (mbarrier.cpp).
+  bool uninit = false;
+  uint64_t phase = 0;  // completed phases; the current phase's parity is phase & 1
+  SrcLoc init_loc;
+  int init_thread = -1;     // the thread whose mbarrier.init set it up
+  uint64_t init_epoch = 0;  // the CTA's barrier epoch at that init
+  std::vector<Thread *> waiters;
+  // The arrival that completed the last phase: its warp, site and how many arrivals its thread had
+  // made there before (the lanes of one warp at one arrive instruction, converged, share these).
+  struct Arrival {
+    int warp = -1;
+    const char *file = nullptr;
+    int line = 0;
+    uint64_t iter = 0;
+    bool operator==(const Arrival &) const = default;
+  } completer;
+};
+
+struct NamedBarrier {
+  int expected = 0;  // threads (warp-granular) of the current generation; 0 = not started
+  int arrived = 0;   // warp-granular arrivals
+  uint64_t generation = 0;
+  std::vector<int> warp_arrived;  // threads of each warp arrived in this generation
+  std::vector<char> warp_counted;
+  std::vector<Thread *> waiters;
+  bool cta_wide = false;  // no count: every (live, with exited_warps_arrive) warp of the CTA
+  SrcLoc first_loc;
+};
+
+// A rendezvous of a warp (mask) or a warpgroup: elect, shfl, vote, ldmatrix, wgmma, setmaxnreg.
+struct Collective {
+  std::string kind;
+  int scope = 0;  // warp or warpgroup index
+  int base = 0;   // thread id of slot 0
+  int expected = 0;
+  int arrived = 0;
+  bool done = false;
+  SrcLoc loc;
+  std::vector<uint64_t> in, in2, out;  // per slot (lane or warpgroup thread)
+  std::vector<char> present;
+  std::vector<void *> ptrs;  // per slot (wgmma: the thread's argument block)
+  std::function<void(Collective &)> complete;
+  std::vector<Thread *> waiters;
+  std::shared_ptr<void> result;  // what the completion made (wgmma: the op)
+};
+
+struct AsyncOp {
+  uint64_t seq = 0;
+  const char *kind = "";
+  SrcLoc loc;
+  int issuer = -1;
+  int chain = -1;  // ops with the same chain (a warpgroup's wgmmas) complete in issue order
+  bool read_done = false, done = false;
+  // A bulk store: a cp.async.bulk.wait_group(.read) of its thread covered it. What the thread
+  // knows, not what the scheduler did: under the eager policy a store is done at issue, and a
+  // thread that never waits for it is still wrong (the CTA may exit before the read).
+  bool waited = false;
+  // A bulk store: once it has read shared memory it needs nothing of the CTA, and its global
+  // writes land after the CTA exits (CUTLASS ends a kernel with wait_group.read 0).
+  bool store = false;
+  virtual ~AsyncOp() = default;
+  virtual void read() {}        // snapshot the sources
+  virtual void complete() = 0;  // write the destinations, signal
+};
+using AsyncPtr = std::shared_ptr<AsyncOp>;
+
+struct Thread {
+  int id = 0;  // linear thread index in the CTA
+  Dim3 tid;
+  int warp = 0, lane = 0, warpgroup = 0;
+  enum State { Runnable, Blocked, Exited } state = Runnable;
+  bool queued = false;
+  WaitInfo wait;
+  uint64_t parked_at = 0;
+  std::map<std::pair<const char *, int>, uint64_t> site_iters;    // waits completed per site
+  std::map<std::pair<const char *, int>, uint64_t> arrive_iters;  // mbarrier arrivals made per site
+  // mbarrier -> its completed phases this thread knows of: from a wait that returned true, or from
+  // another thread at a CTA barrier both took part in (readBeforeLanded).
+  std::unordered_map<uint32_t, uint64_t> seen_phase;
+  Fiber fiber;
+  // cp.async.bulk groups and wgmma groups, per thread
+  std::vector<AsyncPtr> bulk_open;
+  std::deque<std::vector<AsyncPtr>> bulk_groups;
+  std::vector<AsyncPtr> wg_open;
+  std::deque<std::vector<AsyncPtr>> wg_groups;
+  // A wgmma.fence since the thread's start, or since its last wgmma.wait_group that gave registers
+  // back to it (after which it may read or write them): a wgmma without one is ub/wgmma-unfenced,
+  // unless every accumulator register it names is still an in-flight wgmma's (a chain of wgmmas
+  // on one accumulator needs no fence between them).
+  bool wg_fenced = false;
+  // This thread's accumulator registers that issued, not yet retired wgmmas name, with how many.
+  std::unordered_map<const float *, int> wg_inflight;
+  struct Param {  // a by-value kernel parameter of class type in this thread's frame (kernelParam)
+    const char *lo, *hi, *name;
+    bool grid_constant;
+  };
+  std::vector<Param> params;
+  std::vector<SrcLoc> calls;  // CallSite frames: the user's call chain to the current op
+  uint64_t ops = 0;           // emulated ops this thread executed
+  uint64_t poll_ops = 0;      // ops at the last failed test_wait ...
+  uint32_t poll_addr = ~0u;   // ... on this barrier ...
+  uint64_t poll_phase = 0;    // ... in this phase
+};
+
+struct Cta {
+  Config cfg;
+  Dim3 grid, block, block_idx;
+  int nthreads = 0, nwarps = 0;
+  std::vector<std::unique_ptr<Thread>> threads;
+  std::vector<int> warp_live;  // non-exited threads per warp
+  std::vector<int> warp_size;  // threads per warp (the last warp may be partial)
+  // shared memory: one arena, dynamic part first
+  uint8_t *smem = nullptr;
+  // Shared memory as the async proxy (TMA, bulk copies) last saw it: the arena at the CTA's start,
+  // copied again at each fence.proxy.async (of shared memory), written by TMA and bulk loads.
+  // A TMA or bulk store, or a wgmma, whose source differs from it reads from here (asyncView).
+  // Set up with the arena (device.cpp, setupSharedArena).
+  std::vector<uint8_t> async_view;
+  size_t smem_bytes = 0, dyn_bytes = 0, static_used = 0, static_cap = 0;
+  std::map<std::string, size_t> static_offsets;
+  struct Sym {
+    std::string name;
+    size_t bytes, elem;
+  };
+  std::map<uint32_t, Sym> smem_names;
+  std::unordered_map<uint32_t, MBarrier> mbars;
+  NamedBarrier bars[16];
+  uint64_t inits_run = 0;  // mbarrier.inits this CTA executed
+  uint64_t bar_epoch =
+      0;  // completed CTA-wide bar.syncs: what orders an mbarrier's init before other threads' use
+  std::map<std::string, std::shared_ptr<Collective>> open_colls;
+  std::vector<AsyncPtr> pending;
+  // Shared bytes a TMA (or bulk) load writes, with the barrier it signals and that barrier's phase
+  // at issue: the bytes are there for a thread once it knows that phase completed.
+  struct TxWrite {
+    uint32_t begin = 0, end = 0, bar = 0;
+    uint64_t phase = 0;
+  };
+  std::vector<TxWrite> tx_writes;
+  std::deque<Thread *> runq;
+  std::mt19937_64 rng;
+  uint64_t step = 0, op_seq = 0, ops = 0, switches = 0;
+  std::vector<int> maxnreg;  // per warpgroup, 0 = not set
+  std::vector<std::string> fences;
+  // wgmma results under the late policies: computed, not yet visible in the owning thread's
+  // registers (a thread sees them at its wgmma.wait_group).
+  std::unordered_map<float *, float> acc_overlay;
+  Verdict *verdict = nullptr;
+  bool failed = false;
+};
+
+// The scheduler side (fiber.cpp).
+Cta &cta();
+Thread &self();
+bool inKernel();
+void park(const WaitInfo &w);  // block the current thread until someone wakes it
+void wake(Thread *t);
+void wakeAll(std::vector<Thread *> &ws);
+void preempt();  // a preemption point (Order::Random), counts ops
+void traceOp(const char *what, uint64_t a = 0, uint64_t b = 0);
+// `mark` is added to the signature (",init=absent"): a distinction of the failure that its site
+// and role do not carry.
+[[noreturn]] void fail(const std::string &detail, SrcLoc loc, const std::string &message,
+                       const std::string &mark = "");
+void onThreadExit(Thread &t);   // barriers: a warp whose live threads all arrived counts
+void issueAsync(AsyncPtr op);   // policy: eager completes now, else pending
+void finishAsync(AsyncOp &op);  // read if needed, complete, drop from pending
+void finishAsyncRead(AsyncOp &op);
+std::string smemName(uint32_t addr);
+std::string siteOf(SrcLoc loc);  // basename:line
+std::string describeWait(const Thread &t);
+// How far the phase a parked thread waits on had got, for the hang's signature: "none" (no
+// arrival and no transaction byte yet), "partial" (some arrivals, not all), "tx" (every arrival,
+// bytes still missing); "" for a wait that is not on an mbarrier.
+std::string waitArrivals(const Thread &t);
+// A load's bytes in [lo, hi) that thread `t` reads before it knows their barrier phase completed
+// (counted for the notes smem-read-unwaited and smem-read-before-tx); noteTxWrite records a load's
+// destination at issue.
+bool readBeforeLanded(const Thread &t, uint32_t lo, uint32_t hi);
+// The async proxy's view of the shared bytes at `addr` (Cta::async_view, tma.cpp): proxyWrite is a
+// TMA or bulk load landing; proxySees says whether the view of `n` bytes equals the arena (no
+// generic store changed them since the last fence.proxy.async).
+uint8_t *asyncView(uint32_t addr);
+void proxyWrite(uint32_t addr, const void *p, size_t n);
+bool proxySees(uint32_t addr, size_t n);  // always true with Config::coherent_proxy (tma.cpp)
+void noteTxWrite(uint32_t dst, uint64_t bytes, uint32_t bar);
+// Join the open rendezvous `kind` of a thread set (slots base..base+nslots-1 that `mask` names);
+// the last arrival runs `complete`; returns once it has run.
+std::shared_ptr<Collective> rendezvous(const std::string &kind, int scope, int base, int nslots,
+                                       uint64_t mask, int expected, int slot, SrcLoc loc,
+                                       uint64_t in, uint64_t in2, void *ptr,
+                                       const std::function<void(Collective &)> &complete);
+std::shared_ptr<Collective> warpRendezvous(const std::string &kind, uint32_t mask, SrcLoc loc,
+                                           uint64_t in, uint64_t in2, void *ptr,
+                                           const std::function<void(Collective &)> &complete);
+std::shared_ptr<Collective> warpgroupRendezvous(const std::string &kind, SrcLoc loc, void *ptr,
+                                                const std::function<void(Collective &)> &complete);
+
+}  // namespace wsemu
