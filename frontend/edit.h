@@ -1,4 +1,4 @@
-// Edits on the original text and the sites that group them (DESIGN.md "Core types").
+// Edits on the original text and the sites that group them (docs/design.md "Core types").
 // A site is what a pass offers and what the search keeps or drops; applying any subset
 // of non-overlapping sites yields a candidate. No Clang here: the reducer's search and
 // the fuzzer's bookkeeping use these types without parsing anything.

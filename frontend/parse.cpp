@@ -143,8 +143,8 @@ std::vector<std::vector<std::string>> parseArgs(const std::string &path, const P
   std::string cuda = opt.cuda_path.empty() ? detectCudaPath() : opt.cuda_path;
   // A non-constant narrowing in a braced initializer (`cuuint64_t dims[] = {cols, rows}`) is an
   // error by default in Clang and a warning in nvcc's host compiler: nvcc builds it. The strict
-  // parse's -Wno-everything let a reduction take it (session 20: the missing proxy fence, whose
-  // casts simplify-expr removed), and the emulator's own parse then refused the result.
+  // parse's -Wno-everything let a reduction take it (a reduction of the missing proxy fence,
+  // whose casts simplify-expr removed), and the emulator's own parse then refused the result.
   std::vector<std::string> common = {"-std=c++17", "-resource-dir=" + clangResourceDir(),
                                      "-Wno-unknown-cuda-version", "-Wno-c++11-narrowing",
                                      "-ferror-limit=5"};

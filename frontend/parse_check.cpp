@@ -189,7 +189,7 @@ using Preamble = std::shared_ptr<const clang::PrecompiledPreamble>;
 // The precompiled leading #include lines of the texts this process parses, one per side and
 // text, shared by every checker and the search's listing parse. An accepted step that takes an
 // #include line has had its preamble built by its own check already, so the parse of the new
-// best and every checker's next candidate find it here: on the H200 (session 14, call a) each
+// best and every checker's next candidate find it here: on the H200 each
 // such step had stopped the search for 3-6 s with no candidate in flight while the listing parse
 // (host side, then device side) and then each checker built the same preamble again.
 class IncludePreambles {
@@ -288,7 +288,7 @@ class IncludePreambles {
 long sharedPreambleBuilds() { return IncludePreambles::instance().builds(); }
 
 // A plain parse of a candidate costs the CUDA headers again on each side (2-5 s each under load on
-// the H200, 5-7 s with 30 jobs on 32 cores: most of a campaign reduction's budget, session 8), and
+// the H200, 5-7 s with 30 jobs on 32 cores: most of a campaign reduction's budget), and
 // an ASTUnit's own preamble covers the #defines too, so that every knob's edit (shape,
 // fold-constant, unwrap-pp) rebuilt it. So a text is parsed with its leading #include lines (maybe
 // none) precompiled on their own (IncludePreambles: once per process, side and set of lines), and
@@ -392,10 +392,10 @@ bool ParseChecker::check(const std::string &text, std::string *err,
   // (includeOnly, shared in the process), not with the automatic preamble of an ASTUnit, which
   // covers the #defines too and is the checker's own: each accepted step that edits a #define
   // (shape, fold-constant, unwrap-pp) made every checker rebuild that preamble on its next
-  // candidate, about twice a plain parse (with 16 checkers on the H200, session 11 call c, 111 of
+  // candidate, about twice a plain parse (with 16 checkers on the H200, 111 of
   // 972 candidates paid it, 63 of them on the search's serial path, 3-5 s each); and after the last
-  // #include line went, each checker's first candidate paid a plain parse (1.2-1.9 s, session 14
-  // call c, 16 at once). Plainly, with no preamble kept, when that cannot be done. The ASTs live
+  // #include line went, each checker's first candidate paid a plain parse (1.2-1.9 s,
+  // 16 at once). Plainly, with no preamble kept, when that cannot be done. The ASTs live
   // for the check (and `then`).
   ParsedSource view;
   view.path = path_;

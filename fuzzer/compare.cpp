@@ -1,7 +1,7 @@
 // `wsfuzz compare A.sqlite B.sqlite`: the same mutants judged twice (two backends, two GPU
 // counts, two machines), side by side. Joined on the mutant hash (kernel text + arch + defines),
-// so only mutants both campaigns judged are compared. The GPU-vs-emulator agreement table of
-// issue 7 and the "identical verdicts" check of issue 8 are this.
+// so only mutants both campaigns judged are compared: the GPU-vs-emulator agreement table,
+// and the check that more GPUs give identical verdicts.
 #include "report.h"
 
 #include <llvm/Support/JSON.h>

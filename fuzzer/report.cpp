@@ -67,7 +67,7 @@ struct Row {
 std::string pct(long a, long b) {
   if (b == 0) return "-";
   // Truncated to a tenth, never rounded up: 55/58 is 94.8%, not the "95%" a >= 95% target asks
-  // for (session 9's report said 95%).
+  // for.
   char buf[48];
   if (a * 100 % b == 0)
     std::snprintf(buf, sizeof buf, "%ld%% (%ld/%ld)", a * 100 / b, a, b);
@@ -575,7 +575,7 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
         : "No reductions recorded (`--reduce`).");
     if (!share.empty()) {
       // A reduction that kept most of the program says little about retention: the edit had
-      // nowhere to go (session 7's first H200 sample: 16 of 16 retained, all at 90% of the lines).
+      // nowhere to go (one H200 sample: 16 of 16 retained, all at 90% of the lines).
       std::vector<double> sorted = share;
       std::sort(sorted.begin(), sorted.end());
       long most = std::count_if(share.begin(), share.end(), [](double x) { return x > 0.5; });

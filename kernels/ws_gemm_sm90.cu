@@ -10,7 +10,7 @@
 //   warpgroups 1, 2  consumers: each owns 64 rows of the 128 x BLOCK_N tile, issues wgmma,
 //                    then stages its rows through smem and stores them with a TMA store
 // Every handoff (who arrives, which barrier, which phase, which fence) is in the worksheet
-// kernels/README.md (section ws_gemm_sm90.cu); seed 000 explains the columns.
+// kernels/README.md (section ws_gemm_sm90.cu); docs/methodology.md explains the columns.
 //
 // Build (from the repository root):
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -lineinfo -I oracle/include kernels/ws_gemm_sm90.cu -o ws_gemm
@@ -320,7 +320,7 @@ ws_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
   const int warpgroup = __shfl_sync(0xffffffff, (int)threadIdx.x / 128, 0);  // warp-uniform
   const int wg_thread = threadIdx.x % 128;
 
-  // Barrier init: CTA thread 0, top level, before any role branch (seed 000, class 1, row 2).
+  // Barrier init: thread 0, top level, before any role branch (docs/methodology.md class 1, row 2).
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full[s], 1);               // one arrival: the producer's arrive_expect_tx

@@ -2,7 +2,7 @@
 // builds (Linux, LP64, host and device alike): uint32_t -> unsigned, uint64_t -> unsigned long,
 // int64_t -> long, ... Every use at once, one site, so that remove-decl can then take
 // `#include <cstdint>`, which nvcc needs while the program names one of them: that include was a
-// line of every H200 result of session 12 (its 40-line best was 41 with it). A two-word spelling
+// line of every H200 result of the GEMM hang (its 40-line best was 41 with it). A two-word spelling
 // cannot be a functional cast (`unsigned long(x)`): a program that casts so is not offered it.
 #include "pass.h"
 

@@ -2,11 +2,11 @@
 // literal (`k < K_TILES - 1`, `s < STAGES`, `i < N / 2`) runs fewer times: the bound
 // becomes 1, 2 or half its value. Literal bounds (`i < 8`, or `i < TILE` for a
 // `#define TILE 16`) are shape's knobs, so each edit is offered once. Phase Shape: a trip count is
-// part of the minimum failing shape (seed step 1), and fewer trips make every later candidate
+// part of the minimum failing shape (docs/methodology.md step 1); fewer trips make later candidates
 // cheaper to run. A bound that names a constant another loop's bound in the same function also
 // names (the producer's `t < NUM_TILES` and the consumer's) is left to shape: in a warp-specialized
 // kernel those loops are the two sides of a handoff, and lowering one of them alone is a new bug
-// (the producer makes fewer tiles than the consumer waits for). On the H200 (session 9) a reduction
+// (the producer makes fewer tiles than the consumer waits for). On the H200 a reduction
 // of a producer loop one tile short, `(NUM_TILES) - 1`, lowered that bound to 1: the same hang, the
 // injected bug replaced by a look-alike. Lowering the constant itself keeps the roles in step.
 #include "visit.h"

@@ -29,7 +29,7 @@ class APSInt;
 
 namespace wsr {
 
-// DESIGN.md, reducer rules: shape first (seed step 1), then structure, then
+// docs/design.md, reducer rules: shape first (docs/methodology.md step 1), then structure, then
 // expressions, then cosmetics. The language-blind passes (lines, tokens) are the fallback: they
 // run only once the AST passes have nothing more to take (C-Reduce runs them with the rest,
 // and on a 300-line kernel they cost half the tests while the AST passes would take the same

@@ -248,8 +248,8 @@ struct IncludeUses : clang::RecursiveASTVisitor<IncludeUses> {
 
 // Clang's CUDA headers declare uint64_t & co. before the program's own #include <cstdint>, so
 // that include looks unused to IncludeUses and the parse check passes without it; nvcc's implicit
-// headers do not declare them ("identifier uint64_t is undefined": the reduced programs of
-// session 12 built only through the watchdog's instrumented copy). Kept while the text names one.
+// headers do not declare them ("identifier uint64_t is undefined": the GEMM hang's reduced
+// programs built only through the watchdog's instrumented copy). Kept while the text names one.
 static bool namesFixedWidthTypes(const std::string &t) {
   static const std::regex re = [] {
     std::string names;

@@ -4,8 +4,7 @@
 // declares (transitively, uses.h): alone it could only fail the parse check.
 // A loop's or branch's body of at most one statement loses its braces (`{ }` -> `;`,
 // `{ s; }` -> `s;`): the statements of a body can go, its braces only so. On the CPU benchmark's
-// host hang, wsreduce ended at `int main() { while (1) { } }`, 12 tokens to C-Vise's 11 (session
-// 15).
+// host hang, wsreduce ended at `int main() { while (1) { } }`, 12 tokens to C-Vise's 11.
 #include "pass.h"
 #include "uses.h"
 

@@ -3,7 +3,7 @@
 // a load with nothing expected leaves the barrier's tx-count below zero, an expect_tx with no load
 // never completes. So delta debugging over single statements keeps every load, and with them the
 // tensor maps and the host code that makes them: the GEMM hang's reduction on the H200 stopped at
-// 137 lines, a third of them that (issue 4, session 10). As one site the pair can go.
+// 137 lines, a third of them that. As one site the pair can go.
 // The loads and the expect_tx uses come from the injectors' index (frontend/kernel_index.h):
 // wrapper calls and raw PTX alike.
 #include "kernel_index.h"
@@ -57,7 +57,7 @@ std::vector<PassSite> removeTmaLoadSites(const ParsedSource &src) {
   // Each function's site after the all-functions one (level 1) when there are several; one
   // function's is tried in the first round (level 0), before the statements are taken one by one.
   // At level 1 it waited for round 2, and the tensor maps and the host code that makes them stayed
-  // until then: 339 s of the 900 s CPU reduction of the GEMM hang (gemm-2, session 10).
+  // until then: 339 s of the 900 s CPU reduction of the GEMM hang (gemm-2).
   for (auto &s : out) s.level = fns > 1 ? 1 : 0;
   if (fns > 1) {  // every function's at once first
     PassSite s;

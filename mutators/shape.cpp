@@ -1,4 +1,4 @@
-// shape: seed step 1, reproduce at the minimum failing shape. Every integer knob — a
+// shape: docs/methodology.md step 1, reproduce at the minimum failing shape. Every integer knob — a
 // `#define NAME 512` (including `#ifndef` defaults a -D overrides), a namespace-scope
 // `constexpr int NAME = 512`, a literal loop bound, a literal launch dimension — is
 // offered at smaller values: 1, the other knobs' values that divide it (the tile sizes:

@@ -3,7 +3,7 @@
 // the host's first call that waits for the kernel, and delta debugging can only delete: when the
 // original has a copy of the result and a cudaDeviceSynchronize(), whichever is deleted first
 // leaves the other holding the hang, and a copy holds its buffers, their declarations, their
-// allocation and the headers of their types with it. On the H200 (session 14, call b) the best of
+// allocation and the headers of their types with it. On the H200 the best of
 // two reductions ended with five such lines in main() around `cudaMemcpy(hC.data(), dC, 1, D2H)`
 // where the other run's had `cudaDeviceSynchronize();` alone. After this edit remove-stmt and
 // remove-decl can take them. Each call is its own site (the oracle judges whether the program

@@ -6,8 +6,8 @@
 // Two tokens are never offered alone: an inline asm's `volatile` and a "memory" clobber. The
 // emulator runs every asm statement where it stands, but nvcc may hoist, merge or delete an asm
 // with outputs that is not volatile, and move memory accesses across one without the clobber. (On
-// the H200, session 14 call d, a reduction took both from the mbarrier.try_wait loop and the GPU
-// passed its result; call e showed another edit was the cause, but these two are out of the
+// the H200 a reduction took both from the mbarrier.try_wait loop and the GPU
+// passed its result; another edit proved to be the cause, but these two are out of the
 // emulator's reach all the same.)
 #include "pass.h"
 

@@ -7,7 +7,7 @@
 // without its braces; a `for` whose body only reads its variable runs once as the body with
 // the variable's first value in place (`for (int s = 0; s < 1; ++s) { init(s); }` -> `init(0);`).
 // Each was three accepted steps before (the loop as `{ int s = 0; {...} }`, inline-var, two block
-// unwraps): on the H200 (session 12) the last of them was a round of ~20 s short of the budget.
+// unwraps): on the H200 the last of them was a round of ~20 s short of the budget.
 #include "visit.h"
 
 #include <clang/AST/ASTContext.h>

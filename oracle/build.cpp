@@ -200,7 +200,7 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   }
   auto args = nvccArgs(o);
 
-  // The hang watchdog (issue 5): compile an instrumented copy instead of the user's file. The
+  // The hang watchdog: compile an instrumented copy instead of the user's file. The
   // copy is made only on a cache miss (the rewrite parses the program with Clang): the key holds
   // the original, the watchdog's flags and the runtime header instead.
   const bool watchdog = o.watchdog && o.instrument;

@@ -21,7 +21,7 @@ struct BuildOptions {
   std::string cache_dir;              // empty: defaultCacheDir()
   double timeout_s = 600;
   bool use_cache = true;
-  // The hang watchdog (issue 5): when on and `instrument` is set, the program compiled is
+  // The hang watchdog: when on and `instrument` is set, the program compiled is
   // instrument(text, path), written to the private build dir (the user's file is never changed),
   // with -DWSWATCH_DEFAULT_MS=watchdog_ms. The hook keeps Clang out of wsr_oracle: the tools set
   // it to the Clang rewrite (oracle/watchdog/watchdog.h). An empty result means "could not instrument":

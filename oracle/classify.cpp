@@ -156,8 +156,7 @@ std::vector<CheckLine> parseCheckLines(const std::string &text) {
       continue;  // a malformed line is not a comparison
     }
     // Nor is one whose counts cannot be: a resumed H200 reduction of gemm_k_loop_short reached the
-    // inlined harness and kept a compare() that printed "rows=0 cols=0 bad=1" for anything
-    // (session 17, call c).
+    // inlined harness and kept a compare() that printed "rows=0 cols=0 bad=1" for anything.
     if (c.rows <= 0 || c.cols <= 0 || c.bad < 0 || c.bad > c.rows * c.cols || c.nan < 0 ||
         c.nan > c.rows * c.cols)
       continue;
@@ -637,7 +636,7 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
       if (contains(l, "WSSKIP")) v.evidence.push_back(l);
     return finish(v);
   }
-  // The CPU emulator (emu backend, issue 7): a failed launch prints WSEMU lines and exits 86/87/88.
+  // The CPU emulator (emu backend): a failed launch prints WSEMU lines and exits 86/87/88.
   // hang/mbarrier and hang/barrier stay as they are; the emulator's UB (ub/<what>) is a crash with
   // detail crash/ub-<what> (the verdict schema keeps its symptoms); infra-error/... is as printed.
   if (auto emu = parseEmuVerdict(r.err + "\n" + r.out)) {
@@ -652,10 +651,10 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // move and the iteration changes as a reduction shrinks the program and its shape; both stay in
     // the evidence (the WSEMU lines). The arrivals are what keeps a reduction of a wrong arrival
     // count honest: without them the GEMM hang's 494 lines reduced to 110 in which nothing arrived
-    // at all (session 6), the same parked roles for another cause. Of the iteration, one bit stays:
+    // at all, the same parked roles for another cause. Of the iteration, one bit stays:
     // "first" when the role parked on its first wait at that site (no phase of it ever completed
     // for that role), as "warpgroup1(none,first)". A producer loop one tile short parks the
-    // consumer after its other tiles went through; a reduction on the H200 (session 8) had
+    // consumer after its other tiles went through; a reduction on the H200 had
     // removed the producer's body, and the consumer, parked on its first wait, gave the same
     // "warpgroup1(none)": the injected bug was gone, the signature the same. The GPU watchdog
     // cannot read a barrier's counts, so its signatures are the roles (and "first") only; a
@@ -682,7 +681,7 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     if (rs.empty()) rs = "?";
     // Barriers used before any CTA barrier ordered them after their init (the emulator's note):
     // part of the failure, so that a reduction cannot take the __syncthreads after the inits and
-    // keep "the same" hang with a race in it (session 10).
+    // keep "the same" hang with a race in it.
     rs += noteMarks(r.err, kEmuFailureNotes);
     if (emu->symptom == "hang")
       v = make(d, "hang:" + what + ":" + rs);
@@ -717,7 +716,7 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
       };
   // Warps inside a CTA barrier at the end, by warpgroup. A warpgroup found only there (none of its
   // warps parked on an mbarrier) is where the hang starts: the others wait on mbarriers that it
-  // would have fed (the seeds' "__syncthreads in a role branch").
+  // would have fed (docs/bugs.md: "__syncthreads in a role branch").
   std::map<unsigned, std::set<std::string>> bar_wg;  // warpgroup -> "line L"
   std::map<unsigned, unsigned> bar_wg_warps;
   for (auto &ib : watch.in_bar) {
@@ -811,27 +810,27 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     std::string shape = c.shape.empty() || c.shape == "none" ? "scattered" : c.shape;
     // Every element wrong is another failure than some: the signature says "(all)". A consumer
     // loop one tile short leaves the last tile's rows NaN; on the CPU a reduction of it emptied
-    // the kernel and kept wrong:Y:nan from the host's poisoned buffer, every element of it
-    // (session 8). The detail stays the shape.
+    // the kernel and kept wrong:Y:nan from the host's poisoned buffer, every element of it.
+    // The detail stays the shape.
     bool all = c.rows > 0 && c.cols > 0 && c.bad >= c.rows * c.cols;
     // On the emulator, a bulk tensor copy clipped at the tensor's bounds is part of the failure:
     // a TMA store whose coordinates all fall outside leaves the output unwritten, as a kernel with
-    // no store does; a reduction of the first took the second (session 9). The GPU cannot say.
-    // So is a barrier used before anything ordered it after its init (session 10), or one no
+    // no store does; a reduction of the first took the second. The GPU cannot say.
+    // So is a barrier used before anything ordered it after its init, or one no
     // init set up that a wait read or a copy signalled, or a load's bytes read before the reader
-    // knew they had landed (session 16).
+    // knew they had landed.
     std::vector<std::string> notes;
     std::vector<const char *> keys = {"tma-load-clipped", "tma-store-clipped"};
     keys.insert(keys.end(), kEmuFailureNotes.begin(), kEmuFailureNotes.end());
     std::string marks = noteMarks(r.err, keys, &notes);
     // So is a reference of one value everywhere: a CPU reduction of gemm_k_loop_short deleted the
     // reference GEMM (a zero-filled vector was left) and the whole kernel but one constant store,
-    // and kept "the same" wrong rows (session 16).
+    // and kept "the same" wrong rows.
     if (c.ref_constant) marks += "+ref-constant";
     // And an output that no longer follows the reference (wscheck.h: |correlation| < 0.3).
     if (c.out_unrelated) marks += "+out-unrelated";
     // And NaN among wrong values of another shape: the emulator fills memory nobody wrote with a
-    // NaN pattern, the GPU leaves what was there. The session 17 reduction of gemm_k_loop_short
+    // NaN pattern, the GPU leaves what was there. An H200 reduction of gemm_k_loop_short
     // stored an eighth of a tile from shared memory and kept wrong:C:row-stripe with 6144 NaN on
     // the emulator and none on the GPU; the original has none.
     if (c.nan > 0 && shape != "nan") marks += "+some-nan";

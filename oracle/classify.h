@@ -39,7 +39,7 @@ std::vector<CudaError> findCudaErrors(const std::string &text);
 // The first error of a failed build with file names, line numbers and temp names removed.
 std::string normaliseCompileError(const std::string &line);
 
-// The hang watchdog (issue 5; oracle/include/wswatch_rt.cuh). An instrumented program writes
+// The hang watchdog (oracle/include/wswatch_rt.cuh). An instrumented program writes
 // one record per parked warp: as WSWATCH lines on stderr at exit, and into its watch file,
 // which the oracle decodes (decodeWatchBuffer) into the same lines in RunRecord::watch.
 struct WatchRecord {

@@ -43,7 +43,7 @@ struct OracleOptions {
   std::vector<std::string> program_args;  // passed to the program
   std::string sanitizer;                  // synccheck | racecheck | memcheck | initcheck
   std::string record_dir;                 // write each raw RunRecord here as JSON
-  // Adaptive timeouts (issue 5): with calibrate and an observed run time of the original program
+  // Adaptive timeouts: with calibrate and an observed run time of the original program
   // (a passing or failing-fast build of it), each run's timeout is
   // calibratedTimeout(calibrate_observed_ms, calibrate_k, calibrate_floor_s, calibrate_cap_s)
   // instead of run.timeout_s; the figures go into the verdict's evidence.
@@ -53,7 +53,7 @@ struct OracleOptions {
   // A run killed at the timeout without a watchdog record is retried once with twice the
   // timeout before it is called a hang (slow is not hang).
   bool retry_timeout = true;
-  // Runs started ahead of their turn (issue 8), when run.gate_library is set (gpu backend): run
+  // Runs started ahead of their turn, when run.gate_library is set (gpu backend): run
   // k+1's process opens its CUDA context while run k goes on; `wait_turn`, when set, is called
   // after the first run's process is started and before its gate opens (a GPU slot's turn).
   std::function<void()> wait_turn;

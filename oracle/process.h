@@ -1,4 +1,4 @@
-// The run stage: one program, one fresh process (DESIGN.md "Oracle rules").
+// The run stage: one program, one fresh process (docs/design.md "Oracle rules").
 // Own process group; on timeout, and again when the program exits, SIGKILL goes to
 // the whole group so no grandchild outlives the run; stdout/stderr are captured up to a
 // bound (head and tail kept, the middle counted); no shell in between.
@@ -38,7 +38,7 @@ struct RunOptions {
 // Runs `argv[0]` (a path, or a name looked up in PATH) with the rest as arguments.
 RunRecord runProcess(const std::vector<std::string> &argv, const RunOptions &opt);
 
-// A run started ahead of its turn (issue 8). The program is spawned at once with the gate library
+// A run started ahead of its turn. The program is spawned at once with the gate library
 // preloaded: before main it opens its CUDA context (the 0.2-0.5 s that the driver serialises across
 // the whole host) and then blocks on the gate. run() opens the gate and supervises the program as
 // runProcess does; its timeout and wall time count from the gate. So the next run's context is

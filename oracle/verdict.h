@@ -1,4 +1,4 @@
-// The oracle's verdict schema (DESIGN.md "Core types"): what a reducer, a fuzzer and a
+// The oracle's verdict schema (docs/design.md "Core types"): what a reducer, a fuzzer and a
 // person read. Serialisable to JSON; the classifier is the only thing that makes one.
 #pragma once
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on a bundled example: reduce a warp-specialized kernel that hangs and print the
 # result. corpus/examples/pipeline_arrival_count.cu is the reference TMA pipeline with one bug
-# (its empty[] barriers expect one arrival more than the consumers give: seed 000 class 1).
+# (its empty[] barriers expect one arrival more than consumers give: docs/methodology.md class 1).
 # With a GPU the candidates run there (the watchdog turns each hang into a verdict in about a
 # second); without one, --backend auto runs them on the CPU emulator (emu/), which names the
 # deadlock exactly. Either way: build/demo/pipeline_arrival_count.min.cu and .min.md.

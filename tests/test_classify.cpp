@@ -65,7 +65,7 @@ TEST(ClassifyBuild, ClangStyleLocationsAreNormalisedToo) {
 }
 
 TEST(ClassifyBuild, PtxasErrorIsItsOwnClass) {
-  // What nvcc 13 prints for wgmma built for plain sm_90 (the wrong build, seed step 2).
+  // What nvcc 13 prints for wgmma built for plain sm_90 (wrong build: docs/methodology.md step 2).
   auto v = classify(
       failedBuild("ptxas /tmp/tmpxft_0001a2b3_00000000-6_k.ptx, line 31; error   : Instruction "
                   "'wgmma.fence' not supported on .target 'sm_90'\n"
@@ -178,7 +178,7 @@ TEST(ClassifyRun, HarnessLineGivesTheWrongShape) {
 }
 
 TEST(ClassifyRun, SameShapeOnOtherRowsIsTheSameBug) {
-  // BUGS.md: an early release corrupts different rows every run; the class and shape hold.
+  // docs/bugs.md: an early release corrupts different rows every run; the class and shape hold.
   auto a = one(exited(1,
                       "WSCHECK name=C rows=256 cols=256 bad=128 nan=0 max_abs=1 max_rel=1 "
                       "badrows=3,77 badcols=0-255 shape=row-stripe\n"));
@@ -216,7 +216,7 @@ TEST(ClassifyRun, EveryElementWrongIsNotTheSameFailureAsSome) {
 
 // NaN among wrong values of another shape is said (+some-nan): on the emulator it is memory nobody
 // wrote (filled with a NaN pattern), on the GPU whatever was there. An H200 reduction of
-// gemm_k_loop_short (session 17) kept wrong:C:row-stripe with 6144 NaN on the emulator, none on
+// gemm_k_loop_short kept wrong:C:row-stripe with 6144 NaN on the emulator, none on
 // the GPU; the original has none. A NaN-shaped result says it in its shape already.
 TEST(ClassifyRun, NaNAmongWrongValuesOfAnotherShapeIsNotTheSameFailure) {
   auto none = one(exited(1,
@@ -237,7 +237,7 @@ TEST(ClassifyRun, NaNAmongWrongValuesOfAnotherShapeIsNotTheSameFailure) {
 
 // A comparison line whose counts cannot be (no rows, more wrong elements than there are) is not a
 // comparison: a reduction that reached the harness's own compare() kept one that printed
-// "rows=0 cols=0 bad=1" whatever the output was (session 17, call c).
+// "rows=0 cols=0 bad=1" whatever the output was.
 TEST(ClassifyRun, AComparisonLineWhoseCountsCannotBeIsNoComparison) {
   auto fake = one(exited(0,
                          "WSCHECK name=C rows=0 cols=0 bad=1 nan=0 max_abs=0 max_rel=0 "
@@ -270,7 +270,7 @@ TEST(ClassifyRun, AClippedTensorCopyIsPartOfAWrongResultsSignature) {
 
 // The emulator's note that a barrier was used before any CTA barrier ordered it after its init
 // is part of a hang's signature (and a wrong result's): a reduction cannot drop the __syncthreads
-// after the inits and keep "the same" hang (session 10).
+// after the inits and keep "the same" hang.
 TEST(ClassifyRun, ABarrierUsedBeforeItsInitIsOrderedIsPartOfTheSignature) {
   const std::string hang =
       "WSEMU verdict=hang/mbarrier symptom=hang block=0,0,0 "

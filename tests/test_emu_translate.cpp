@@ -195,7 +195,7 @@ TEST(EmuTranslate, UninitialisedDeviceLocalsAreFilledAtRunTime) {
 
 // A non-constant narrowing in a braced initializer is a warning to nvcc's host compiler, which
 // builds the program, and an error by default to Clang. The reducer's strict parse took it and
-// the emulator's parse refused the result (session 20's H200 reduction of the missing proxy
+// the emulator's parse refused the result (an H200 reduction of the missing proxy
 // fence, `const cuuint64_t dims[2] = {cols, rows};`): both now take what nvcc builds.
 TEST(EmuTranslate, ANonConstantNarrowingParsesAsNvccBuildsIt) {
   const std::string text =
@@ -298,7 +298,7 @@ TEST(EmuBackend, MbarrierHangIsNamedAtItsLine) {
 
 // The same parked role for another cause is another hang: without its one arrival the barrier
 // waits for arrivals nobody makes. A reducer holding the signature keeps the arrival, so its
-// result still shows the bug (an init count above the arrivals), as session 6's reductions did
+// result still shows the bug (an init count above the arrivals), as reductions without it did
 // not (kernel_hang reduced to an init of 1 and no arrive).
 TEST(EmuBackend, AHangWithNoArrivalIsNotTheSameHangAsOneWithTooFew) {
   std::string text = *wsr::readFile(fixture("mbarrier_hang.cu"));
@@ -436,8 +436,8 @@ TEST(EmuBackend, HangIsSeenOnlyWhenTheHostSynchronizes) {
 }
 
 // The lanes of a warp that reach one arrive instruction together arrive as one operation on the
-// GPU, and more of them than the phase's pending count fail the launch there: on the H200 (session
-// 14 call e, bench/probes/s14_volatile) 127 threads arriving once each on a count-1 mbarrier gave
+// GPU, and more of them than the phase's pending count fail the launch there: on the H200
+// (bench/probes/s14_volatile) 127 threads arriving once each on a count-1 mbarrier gave
 // "unspecified launch failure", one thread the hang. Arriving lane after lane, the emulator had
 // completed a phase per lane and called it a hang, and a reduction's result passed on the GPU.
 TEST(EmuBackend, AWarpArrivingTogetherBeyondThePendingCountIsAnOverArrival) {
@@ -499,7 +499,7 @@ wsr::Verdict judgeEmuText(const std::string &text, std::vector<std::string> defi
 // A fault is what the GPU returns to the synchronizing call, "unspecified launch failure", and to
 // every call after it; what is seen is what the program does with it. One that never looks at it
 // exits normally on the GPU: a reduction of pipeline_init_in_role that had dropped its CHECK passed
-// on the H200 while the emulator called it a crash (session 16, call c).
+// on the H200 while the emulator called it a crash.
 TEST(EmuBackend, AFaultIsSeenOnlyWhenTheProgramReportsIt) {
   std::string text = *wsr::readFile(fixture("oob_store.cu"));
   auto edit = [&](const std::string &with) {
@@ -557,7 +557,7 @@ const std::vector<std::string> kDemoHangs = {"PIPE_ROWS=256", "PIPE_GRID=1"};
 
 // A producer loop one tile short parks the consumer after its other tiles went through; a
 // producer that makes nothing parks it on its first wait. Both leave the consumer on `full` with
-// nothing arrived, and were one signature until session 8, when a reduction on the H200 removed
+// nothing arrived, and a reduction on the H200 that held one signature for both removed
 // the producer's body of a k-loop-off-by-one mutant and kept "the same" hang without the bug.
 TEST(EmuBackend, AConsumerParkedOnItsFirstWaitIsNotTheSameHangAsOneParkedLater) {
   const std::string bound = "t < NUM_TILES;";  // the producer's loop comes first
@@ -573,7 +573,7 @@ TEST(EmuBackend, AConsumerParkedOnItsFirstWaitIsNotTheSameHangAsOneParkedLater) 
 // A TMA store whose row coordinate is far outside the tensor is dropped by the copy engine: the
 // output is never written, exactly as when the kernel issues no store at all. Only the emulator
 // sees the difference, and says it in the signature: a reduction of the first (oob-coordinate on
-// the H200, session 9) took the second, which no longer has the bug.
+// the H200) took the second, which no longer has the bug.
 TEST(EmuBackend, AStoreClippedAtTheTensorsBoundsIsNotTheSameFailureAsNoStore) {
   const std::string store = "tma_store_2d(&y_map, out, 0, t * TILE_ROWS);";
   const std::vector<std::string> four = {"PIPE_ROWS=512", "PIPE_GRID=4"};
@@ -589,7 +589,7 @@ TEST(EmuBackend, AStoreClippedAtTheTensorsBoundsIsNotTheSameFailureAsNoStore) {
 
 // ptxas checks setmaxnreg's count when it builds the program, whether or not the instruction runs;
 // the emulator's build does the same. A reduction judged on the emulator lowered the count in a
-// branch the hang never reached, and its result failed in ptxas on the H200 (session 9).
+// branch the hang never reached, and its result failed in ptxas on the H200.
 TEST(EmuBackend, ASetmaxnregCountPtxasRefusesFailsTheBuildEvenWhereItNeverRuns) {
   auto v = judgePipelineEdit("warpgroup_reg_alloc<CONSUMER_REGS>();",
                              "if (gridDim.x > 1u << 30) warpgroup_reg_alloc<1>(); else "
@@ -602,7 +602,7 @@ TEST(EmuBackend, ASetmaxnregCountPtxasRefusesFailsTheBuildEvenWhereItNeverRuns) 
 
 // Every thread initialising the barriers (the `threadIdx.x == 0` guard and the __syncthreads gone)
 // races on the GPU: a reduction of the README's demo that took both away hung on the emulator and
-// passed on the H200 (session 10). The emulator calls it what it is, so a reduction cannot take it.
+// passed on the H200. The emulator calls it what it is, so a reduction cannot take it.
 TEST(EmuBackend, BarriersInitialisedByEveryThreadAreARaceNotTheHang) {
   auto v = judgePipelineEdit("if (threadIdx.x == 0) {\n    for (int s = 0; s < STAGES; ++s) {",
                              "{\n    for (int s = 0; s < STAGES; ++s) {", {"PIPE_ROWS=64"});
@@ -635,7 +635,7 @@ TEST(EmuBackend, ALoadGoesWithItsExpectedBytesAndTheHangStaysTheSame) {
 
 // Without the __syncthreads after the inits the consumers use the barriers before anything orders
 // them after thread 0's init: the emulator's schedule runs the init first and the hang looks the
-// same, so the note goes into its signature (a reduction of the GEMM hang dropped it, session 10).
+// same, so the note goes into its signature (a reduction of the GEMM hang dropped it).
 TEST(EmuBackend, ABarrierUsedBeforeAnySyncOrdersItAfterItsInitIsNotTheSameHang) {
   std::string text = *wsr::readFile(repo() + kDemo);
   auto synced = judgeEmuText(text, kDemoHangs, "synced.cu");
@@ -646,7 +646,7 @@ TEST(EmuBackend, ABarrierUsedBeforeAnySyncOrdersItAfterItsInitIsNotTheSameHang) 
 }
 
 // Bytes announced and short against bytes announced with no copy to deliver them: both park the
-// consumers with every arrival in and bytes owed. The CPU reduction of gemm_expect_tx (session 15)
+// consumers with every arrival in and bytes owed. The CPU reduction of gemm_expect_tx
 // removed the TMA load and kept its expect_tx(65536): the same hang, without the bug (twice the
 // bytes the load brings). The signature says whether any bytes came.
 TEST(EmuBackend, BytesOwedAfterSomeCameAreNotTheSameHangAsBytesNobodySends) {
@@ -664,9 +664,9 @@ TEST(EmuBackend, BytesOwedAfterSomeCameAreNotTheSameHangAsBytesNobodySends) {
   EXPECT_EQ(over.signature, "hang:mbarrier:warpgroup1(tx-over,first)") << dump(over);
 }
 
-// A barrier used before its init: the program has an init no thread runs (BUGS.md's init in a role
-// branch thread 0 does not take), has none, or ran other barriers' inits. A reduction of the first
-// (pipeline_init_in_role, session 15) removed the dead init block and kept the same verdict.
+// A barrier used before its init: the program has an init no thread runs (docs/bugs.md's init in
+// a role branch thread 0 does not take), has none, or ran other barriers' inits. A reduction of
+// the first (pipeline_init_in_role) removed the dead init block and kept the same verdict.
 TEST(EmuBackend, AUseBeforeAnInitThatNeverRanIsNotTheSameAsAProgramWithNoInit) {
   const std::string guard = "if (threadIdx.x == 0) {\n    for (int s = 0; s < STAGES; ++s) {";
   const std::vector<std::string> one = {"PIPE_ROWS=64"};
@@ -706,7 +706,7 @@ TEST(EmuBackend, WsGemmPassesAt128x128x64) {
 
 // A TMA reads its tensor map from param, const or global memory only. A kernel parameter without
 // __grid_constant__ is the thread's local copy: on the H200 the TMA with such a map is an illegal
-// instruction (compute-sanitizer, session 18), and a reduction that had dropped the attribute kept
+// instruction (compute-sanitizer), and a reduction that had dropped the attribute kept
 // "the same" wrong result on the emulator while the GPU's output no longer followed the reference.
 TEST(EmuBackend, ATensorMapInTheThreadsLocalMemoryIsUb) {
   const std::vector<std::string> shape = {"GEMM_M=128", "GEMM_N=128", "GEMM_K=64"};
@@ -733,11 +733,11 @@ TEST(EmuBackend, ATensorMapInTheThreadsLocalMemoryIsUb) {
   // the kernel as written (every map __grid_constant__) passes: WsGemmPassesAt128x128x64
 }
 
-// The catalogue's missing wgmma.fence (BUGS.md: latent on the H200, UB by the PTX ISA) is named at
+// The missing wgmma.fence (docs/bugs.md: latent on the H200, UB by the PTX ISA) is named at
 // the wgmma it leaves unfenced, under the reducer's eager policy: in the GEMM's K loop, and either
 // of the attention kernel's two fences (QK^T after the previous P.V's full wait, and P.V after the
 // softmax read the scores). A reduction of gemm_k_loop_short on the H200 had dropped the fence
-// and every wgmma wait and kept "the same" wrong rows (session 19, call a).
+// and every wgmma wait and kept "the same" wrong rows.
 TEST(EmuBackend, AMissingWgmmaFenceIsUbInTheRealKernels) {
   std::string gemm = *wsr::readFile(repo() + "/kernels/ws_gemm_sm90.cu");
   auto g = judgeEmuText(withoutFirst(gemm, "        wgmma_fence();\n"),
@@ -801,7 +801,7 @@ INSTANTIATE_TEST_SUITE_P(
                       KernelAtShape{"ws_attention_sm90.cu",
                                     {"ATT_BATCH=1", "ATT_HEADS=1", "ATT_SEQ=512"}}));
 
-// The hand-made catalogue variants (corpus/examples/, BUGS.md) get their deterministic verdicts.
+// The hand-made catalogue variants (corpus/examples/, docs/bugs.md) get deterministic verdicts.
 TEST(EmuBackend, CatalogueExamplesGetTheirVerdicts) {
   std::vector<std::string> gemm = {"GEMM_M=128", "GEMM_N=128", "GEMM_K=384"};
   auto ex = [&](const char *f) { return repo() + "/corpus/examples/" + f; };
@@ -822,7 +822,7 @@ TEST(EmuBackend, CatalogueExamplesGetTheirVerdicts) {
 
 // A wgmma that reads a tile its warpgroup never waited for: the eager policy has the bytes there,
 // the GPU not yet. On the H200 a reduction of gemm_k_loop_short dropped the consumers' wait on
-// `full` and kept "the same" wrong rows, which the GPU did not show (session 16, call c). The
+// `full` and kept "the same" wrong rows, which the GPU did not show. The
 // late policies cannot judge it (the original is ub-exit-with-bulk-in-flight under them), so the
 // read is part of the signature under every policy; the reference GEMM has none.
 TEST(EmuBackend, AWgmmaReadingATileItsWarpgroupNeverWaitedForIsNotTheSameWrongResult) {
@@ -1147,7 +1147,7 @@ TEST(Tester, TheOriginalsOwnRunSetsTheTimeoutAndStopsRetries) {
 // A candidate that loops for ever on the emulator (here thread 0 arrives for ever, and the others
 // get through) stops at the operation limit the original's own count set: hang/livelock in
 // milliseconds, not a kill at the timeout with a hang nobody named. On the H200 such candidates
-// took 2 s each, 60 of them in one reduction (session 14, call c).
+// took 2 s each, 60 of them in one reduction.
 TEST(Tester, ACandidateThatLoopsForEverIsALivelockNotATimeout) {
   wsr::Verdict v = judgeEmu(fixture("mbarrier_hang.cu"));
   ASSERT_EQ(v.symptom, "hang") << dump(v);
@@ -1172,8 +1172,8 @@ TEST(Tester, ACandidateThatLoopsForEverIsALivelockNotATimeout) {
   EXPECT_FALSE(r.interesting);
   EXPECT_LT(r.run_ms, 1500) << "killed at the timeout, not stopped by the limit";
   // A spin with no emulated operation in it (its try_wait asm gone, as reductions make it): the
-  // translation's loopTick counts its turns (86 such candidates of one H200 reduction, session 14
-  // call d, ran until the timeout).
+  // translation's loopTick counts its turns (86 such candidates of one H200 reduction
+  // ran until the timeout).
   std::string spin = *text;
   spin.replace(spin.find("  while (!done)\n"), std::string("  while (!done)\n").size(),
                "  while (!done) {}\n  if (0)\n");
@@ -1194,7 +1194,7 @@ static wsr::TestOptions wrongOnTheEmulator(const std::string &dir, const std::st
 
 // A candidate whose failure is the value of a local nobody set is not the original's failure: the
 // emulator fills such locals with a pattern, the GPU's registers often held zero. On the H200 a
-// reduction of gemm_k_loop_short (session 16, call b) removed every wgmma, so the accumulator was
+// reduction of gemm_k_loop_short removed every wgmma, so the accumulator was
 // never written: wrong/row-stripe on the emulator, a pass on the GPU. The Tester judges an
 // interesting candidate again with zeroed locals; the original's own wrong rows stay interesting.
 TEST(Tester, AFailureThatComesFromUninitialisedLocalsIsNotInteresting) {
@@ -1247,9 +1247,9 @@ TEST(Tester, AFailureThatComesFromUninitialisedLocalsIsNotInteresting) {
 
 // "The fix makes it pass": when the original's failure reads bytes the async proxy had not seen
 // (proxy-unfenced), an interesting candidate is judged again with a coherent proxy (every
-// fence.proxy.async in place) and must then pass as the original does. Session 19's CPU
-// reduction of the missing proxy fence (the 68 lines of corpus/reduced/ at 27b3b7f, a fixture
-// now) kept the stale store but left the stored values unset locals: with the fence it is still
+// fence.proxy.async in place) and must then pass as the original does. A CPU
+// reduction of the missing proxy fence (tests/fixtures/gpu/proxy_fence_unset_values.cu)
+// kept the stale store but left the stored values unset locals: with the fence it is still
 // wrong, and on the H200 it was wrong for the unset values, not the fence.
 TEST(Tester, AProxyFailureThatStaysWithTheFenceInPlaceIsNotTheMissingFence) {
   std::string path = repo() + "/corpus/examples/pipeline_missing_proxy_fence.cu";
@@ -1272,7 +1272,7 @@ TEST(Tester, AProxyFailureThatStaysWithTheFenceInPlaceIsNotTheMissingFence) {
   // the original itself (a comment apart) still is the missing fence
   auto same = tester.test(*original + "\n// the same program\n");
   EXPECT_TRUE(same.interesting) << same.detail << " " << same.note;
-  // without the check the unset values' result keeps the original's signature, as in session 19
+  // without the check the unset values' result keeps the original's signature
   t.proxy_check = false;
   wsr::Tester unchecked(t);
   unchecked.judgeOriginal(*original);
@@ -1316,8 +1316,8 @@ static void expectTheCandidatesDoing(const wsr::TestResult &u, const std::string
 
 // An instruction the emulator does not implement, reached by a candidate (a pass edited an asm
 // string), says the candidate cannot be judged there, not that the judge is broken: it is not
-// interesting and not an infra error, so a run of them does not stop the search (session 17,
-// call d: three in a row stopped an H200 reduction after 187 s).
+// interesting and not an infra error, so a run of them does not stop the search
+// (three in a row stopped an H200 reduction after 187 s).
 TEST(Tester, AnInstructionTheEmulatorLacksIsTheCandidatesNotTheJudges) {
   auto u = judgedAfterTheWrongOriginal([](std::string odd) {
     odd.replace(odd.find("if (i < n) y[i]"), 0, "asm volatile(\"no.such.instruction;\");\n  ");
@@ -1329,7 +1329,7 @@ TEST(Tester, AnInstructionTheEmulatorLacksIsTheCandidatesNotTheJudges) {
 
 // A candidate that skips itself (WSSKIP, exit 77) where the original ran is the candidate's doing
 // (a device check the search took apart), not a machine that cannot run the kernel: not
-// interesting, not an infra error (session 23, call b: pdd's nested prefixes gave three in a row
+// interesting, not an infra error (pdd's nested prefixes gave three in a row
 // and stopped an H200 reduction after 137 s).
 TEST(Tester, ACandidateThatSkipsItselfIsTheCandidatesNotTheJudges) {
   auto u = judgedAfterTheWrongOriginal([](std::string skips) {

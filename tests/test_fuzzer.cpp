@@ -274,7 +274,7 @@ TEST(FuzzSlots, FakeDeviceListOneRunPerSlotAllSlotsUsed) {
   EXPECT_EQ(none.acquire(), "") << "no GPU: one CPU slot, CUDA_VISIBLE_DEVICES left alone";
 }
 
-// Issue 8: a waiter reserves a slot's next turn before the slot is free; nobody else takes that
+// A waiter reserves a slot's next turn before the slot is free; nobody else takes that
 // turn, at most one waiter per slot, and a free slot is reserved before a busy one.
 TEST(FuzzSlots, AReservedTurnIsNotTakenByAnyoneElse) {
   SlotPool pool(parseGpus("0,1"));
@@ -311,7 +311,7 @@ TEST(FuzzSlots, AReservedTurnIsNotTakenByAnyoneElse) {
   EXPECT_TRUE(third);
 }
 
-// Issue 8: the GPU runs get one hardware queue per context unless told otherwise, and the
+// The GPU runs get one hardware queue per context unless told otherwise, and the
 // caller's own setting is left alone.
 TEST(FuzzSlots, RunsGetOneHardwareQueueUnlessTheEnvironmentSaysOtherwise) {
   ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
@@ -520,7 +520,7 @@ TEST(FuzzCampaign, EmulatorJudgesRealMutantsOnTheCpu) {
 
 // --reduce-budget: each reduction stops at its wall-clock budget with its best program so far,
 // which still shows the symptom (every step was judged): its retention is recorded and the
-// report says it stopped. A retention sample in bounded time (issue 6, on the H200).
+// report says it stopped. A retention sample in bounded time.
 TEST(FuzzCampaign, ReduceBudgetEndsEachReductionWithItsBestProgram) {
   if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed";
   Dir d;

@@ -1,5 +1,5 @@
 // wscheck.h: the comparison line a harness prints, and the error shape it names
-// (seed 000, class 3). Each case builds an error tensor with a known cause's shape.
+// (docs/methodology.md, class 3). Each case builds an error tensor with a known cause's shape.
 #include "classify.h"
 #include "wscheck.h"
 
@@ -112,7 +112,7 @@ TEST(Harness, ExitCodeFollowsFailures) {
 
 // A reference of one value everywhere is said on the line (ref=constant) and in a wrong result's
 // signature: a CPU reduction of gemm_k_loop_short deleted the reference GEMM, left its zero-filled
-// vector, and kept "the same" wrong rows from one constant store (session 16).
+// vector, and kept "the same" wrong rows from one constant store.
 TEST(Harness, AConstantReferenceIsSaidAndIsNotTheSameWrongResult) {
   const int R = 64, C = 64;
   std::vector<float> zero(R * C, 0.f), real(R * C), out(R * C);
@@ -135,7 +135,7 @@ TEST(Harness, AConstantReferenceIsSaidAndIsNotTheSameWrongResult) {
 // A wrong output that no longer follows the reference is said (out=unrelated, |correlation| < 0.3)
 // and is part of the signature: a GEMM missing part of its K sum still follows its reference, a
 // kernel reduced to constant stores does not, whatever rows it leaves wrong (a CPU reduction of
-// gemm_k_loop_short, session 16, went from the first to the second and kept wrong:C:row-stripe).
+// gemm_k_loop_short went from the first to the second and kept wrong:C:row-stripe).
 TEST(Harness, AnOutputThatNoLongerFollowsTheReferenceIsSaidAndIsNotTheSameWrongResult) {
   const int R = 64, C = 64;
   std::vector<float> half1(R * C), half2(R * C), ref(R * C);

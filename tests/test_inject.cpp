@@ -1,4 +1,4 @@
-// The bug injectors on the reference kernels (BUGS.md, one injector per row). For every
+// The bug injectors on the reference kernels (docs/bugs.md, one injector per row). For every
 // injector and every kernel of its architecture:
 //   - its sites: how many, as a specification (non-zero exactly where the kernel has the
 //     construct the bug breaks);

@@ -1,4 +1,4 @@
-// The reference kernels (kernels/*.cu) on a CPU: seed 000 steps 2 and 3 as a test.
+// The reference kernels (kernels/*.cu) on a CPU: docs/methodology.md steps 2 and 3 as a test.
 // Step 2: each kernel compiles for its architecture (sm_90a for the Hopper three, sm_100a for the
 // tcgen05 GEMM) as a whole program, at its default shape and at a single-tile shape.
 // Step 3: its PTX holds the landmarks of the fast path; a kernel built for the wrong target, or
@@ -97,7 +97,7 @@ class Kernels : public ::testing::Test {
   std::string dir;
 };
 
-// What every Hopper kernel's pipeline is made of (seed 000's landmark table, PTX form).
+// What every Hopper kernel's pipeline is made of (docs/methodology.md's landmark table, PTX form).
 const std::vector<Landmark> kHopperPipeline = {
     {"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
      "the producer's loads are TMA, completing on an mbarrier's transaction count (HANDOFF: "

@@ -209,7 +209,7 @@ TEST(RemoveStmt, OuterBlocksBeforeTheirStatements) {
 }
 
 // A loop's or branch's body of at most one simple statement loses its braces: C-Vise's 11 tokens
-// on the CPU benchmark's host hang (session 15) were one `{ }` -> `;` short of wsreduce's 12. A
+// on the CPU benchmark's host hang were one `{ }` -> `;` short of wsreduce's 12. A
 // nested if (an else would bind to it) and a declaration (its scope) keep theirs.
 TEST(RemoveStmt, ABodyOfOneSimpleStatementLosesItsBraces) {
   LOAD(p, "remove_stmt_braces.cu");

@@ -206,7 +206,7 @@ TEST(Process, AtomicWriteReplacesWholeFiles) {
   removeTree(dir);
 }
 
-// Issue 8: a run started ahead of its turn. Its process exists at once but the program does not
+// A run started ahead of its turn. Its process exists at once but the program does not
 // start until run() opens the gate; the program's own children are not gated; a run never opened
 // never runs its program; the wall time counts from the gate.
 TEST(Process, GatedRunWaitsAtTheGateUntilItsTurn) {

@@ -77,12 +77,12 @@ TEST(Reducer, PtxasErrorIn300LinesShrinksToAHandfulWithTheSameError) {
 }
 
 // --budget: the best program a bounded search finds, finished and reported like any result (the
-// 5-minute question of issue 4, asked by a user rather than by `timeout -s INT`).
+// time limit set by a user rather than by `timeout -s INT`).
 TEST(Reducer, ABudgetEndsTheSearchAndTheResultIsStillFinishedAndReported) {
   Work w;
   std::string src = w.copy("reduce/ptxas_error.cu");
   // The result is formatted, and LLVM's style gives each arm of the fixture's one-line if/else its
-  // own line: a search stopped early can end with more lines than the input has (session 24's CI:
+  // own line: a search stopped early can end with more lines than the input has (in CI:
   // 290 -> 316 on a slow machine). Smaller means smaller than the input laid out the same way.
   size_t before = countNonBlankLines(formatCuda(*readFile(src)));
   auto t0 = std::chrono::steady_clock::now();
@@ -124,7 +124,7 @@ TEST(Reducer, HostHangIsReducedToTheWaitThatNeverEnds) {
   EXPECT_LE(countNonBlankLines(*min), 15u) << *min;
 }
 
-// Issue 8: with several GPUs (a fake list here: the runs only see CUDA_VISIBLE_DEVICES) the
+// With several GPUs (a fake list here: the runs only see CUDA_VISIBLE_DEVICES) the
 // candidates are spread over them, each on the least busy; the trace says which ran where.
 TEST(Reducer, CandidatesAreSpreadOverTheGpusGiven) {
   Work w;
@@ -323,7 +323,7 @@ TEST(Reducer, KilledMidwayLosesNothingAndResumes) {
 }
 
 // A judge that learned something since the earlier run can reject the program a resume would
-// start from (session 18: the emulator's proxy-fence model and session 17's K-loop result). The
+// start from (the emulator's proxy-fence model did so to a K-loop result). The
 // search then starts from the input, and says so.
 TEST(Reducer, AResumedProgramThatNoLongerFailsTheSameWayIsLeftForTheInput) {
   Work w;
@@ -406,7 +406,7 @@ TEST(Keep, RegionsPairUpAndCompareWithoutCommentsOrLayout) {
 // unmarked, the same reduction does change it (its NaN guard, a no-op on this input, goes: the
 // test can fail). The emulator judges: a host program, no GPU, and no nvcc run per candidate.
 // Resumed from the finished result, whose harness header is inlined, the search gets the header
-// back as an include, and no pass edits the judge's comparison (session 17, call c).
+// back as an include, and no pass edits the judge's comparison.
 TEST(Reducer, AKeptReferenceComesOutUnchangedAndUnmarkedItDoesNot) {
   const std::string ref_line = "ref[i]=weight(i)*a[i]+b[i];";
   const std::string guard_line = "if(ref[i]!=ref[i])ref[i]=0.f;";
@@ -504,8 +504,8 @@ std::string confirmedReport(const std::string &dir, const std::string &emu,
 }  // namespace
 
 // --confirm gpu judges the original on the GPU too, and the report compares the result's GPU
-// verdict with it: the missing proxy fence passes on the H200 before and after its reduction
-// (session 20), which is the bug being latent there, not the reduction losing it; a result the
+// verdict with it: the missing proxy fence passes on the H200 before and after its reduction,
+// which is the bug being latent there, not the reduction losing it; a result the
 // GPU judges otherwise than the original is said to have changed what the GPU shows.
 TEST(Report, TheResultsGpuVerdictIsComparedWithTheOriginals) {
   Work w;

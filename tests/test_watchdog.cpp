@@ -1,5 +1,5 @@
-// The hang watchdog (issue 5) on a CPU: the rewrite on every wait form (fixtures under
-// tests/fixtures/watchdog/), seed 000's guard table, the instrumented copies parse and compile for
+// The hang watchdog on a CPU: the rewrite on every wait form (tests/fixtures/watchdog/),
+// docs/methodology.md's guard table, the instrumented copies parse and compile for
 // sm_90a (and every reference kernel for its architecture), and the classifier's side: WSWATCH
 // records, the watch file's decoding, signatures and the cuda-gdb style evidence. What only a GPU
 // can show (the trap, the records surviving it, the timings) is bench/jobs/watchdog.sh.
@@ -82,7 +82,7 @@ class Watchdog : public ::testing::Test {
 
 }  // namespace
 
-// ---- seed 000's guard table ------------------------------------------------------------------
+// ---- docs/methodology.md's guard table -------------------------------------------------------
 
 TEST(GuardTable, SeedRowsReadBackIntoRoles) {
   EXPECT_EQ(roleFromGuardText("(warp_id_in_cta >> 2) == 0"), "warpgroup 0");
@@ -254,7 +254,7 @@ TEST_F(Watchdog, AFileThatDoesNotParseIsBuiltPlain) {
 
 // A build-only judgment (wsreduce --symptom compile-error) runs nothing, so the watchdog's copy is
 // never made: no Clang parse, and nvcc runs once, on the user's file. Without that, a program that
-// does not compile cost two builds, the copy's and then the plain file's (session 24's strace).
+// does not compile cost two builds, the copy's and then the plain file's (strace).
 // The verdict must be the one the watched build gives.
 TEST_F(Watchdog, ABuildOnlyJudgmentBuildsOnlyThePlainFile) {
   if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed on this machine";
@@ -423,7 +423,7 @@ TEST(WatchRecords, SignatureIsTheSetOfParkedRolesWithoutLinesOrIterations) {
 // One bit of the iteration stays in the signature: a role whose every parked warp waits at its
 // first pass of that site (iter=0) is marked "(first)". A consumer parked on its first wait (the
 // producer made nothing) is another hang than one parked after some tiles went through (the loop
-// one tile short above), as on the emulator (session 8's slipped reduction).
+// one tile short above), as on the emulator, where a reduction slipped from one to the other.
 TEST(WatchRecords, ARoleParkedOnItsFirstWaitIsMarked) {
   auto later = parseWatchRecords(kRecorded);
   EXPECT_EQ(watchSignature(later), "hang:mbarrier:warpgroup0;warpgroup1;warpgroup2");

@@ -1,4 +1,4 @@
-// The CUDA names a translated program uses (issue 7, part 2): the runtime subset real harnesses
+// The CUDA names a translated program uses: the runtime subset real harnesses
 // call (cudaMalloc/Memcpy/Memset/Free/DeviceSynchronize/GetLastError/FuncSetAttribute/
 // GetDriverEntryPoint for cuTensorMapEncodeTiled, ...), the driver's tensor-map types, bf16,
 // the CUDA attributes and the device built-ins and intrinsics. emu/translate/translate.cpp's output
@@ -374,7 +374,7 @@ inline Pending &pending() {
 // after it. What is seen then is what the program does with it, as on the GPU: its check prints it
 // (the emulator's verdict follows at exit), or the program ignores it and exits as it would. On
 // the H200 a reduction of pipeline_init_in_role that no longer checked cudaDeviceSynchronize()
-// passed while the emulator, stopping at the sync, called it a crash (session 16, call c).
+// passed while the emulator, stopping at the sync, called it a crash.
 [[noreturn]] inline void sayVerdictAndExit(const Pending &p) {
   std::fflush(stdout);
   p.v.print(stderr);
@@ -482,8 +482,8 @@ inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
   // bench/probes/sync_points.cu (../b/s12_sync.log): a copy of 4 bytes, device to host or host to
   // host, waits; one of 0 bytes, cudaFree(nullptr), cudaMemset and cudaGetLastError do not.
   if (bytes == 0) return cudaSuccess;
-  // A null source or destination is refused before the copy waits for anything (session 12 call
-  // c: a reduction whose last call had become cudaMemcpy(0, 0, 1, D2H) passed on the H200).
+  // A null source or destination is refused before the copy waits for anything: a
+  // reduction whose last call had become cudaMemcpy(0, 0, 1, D2H) passed on the H200.
   if (!dst || !src) return wsemu_shim::lastError() = cudaErrorInvalidValue;
   // So is a device side that is not in a device allocation: on the H200 a 4-byte copy "device to
   // host" from a host variable returned "invalid argument" in 0.02 ms while a kernel ran (the

@@ -58,9 +58,9 @@ MBarrier &getBar(uint32_t addr, SrcLoc loc, const char *op, bool by_thread = tru
   auto it = c.mbars.find(addr);
   if (it == c.mbars.end() || it->second.uninit) {
     // Which use before init: the program has no init a thread could reach ("absent"); it has one
-    // but this CTA ran no init at all ("unrun": BUGS.md's init in a role branch that thread 0
+    // but this CTA ran no init at all ("unrun": docs/bugs.md's init in a role branch thread 0
     // does not take); or other inits ran, not this barrier's yet ("other"). A reduction of the
-    // second kept the same "ub/use-before-init" once the init block was gone (session 15, 327 ->
+    // second kept the same "ub/use-before-init" once the init block was gone (327 ->
     // 18 lines with no init in them): the failure, without the cause a report should show.
     std::string mark, why;
     if (int sites = g_init_sites.load(); sites >= 0) {
@@ -80,17 +80,17 @@ MBarrier &getBar(uint32_t addr, SrcLoc loc, const char *op, bool by_thread = tru
   // the emulator's schedule hides (it ran the init first). Counted, not failed: a kernel may have
   // it from the start (a __syncthreads moved into a role branch), and its failure is then the
   // hang; the count goes into the failure's signature (+mbarrier-init-unordered), so a reduction
-  // cannot drop the __syncthreads after the inits (session 10: the GEMM hang's did).
+  // cannot drop the __syncthreads after the inits (a reduction of the GEMM hang did).
   if (by_thread && !orderedAfterInit(it->second, c)) ++g_init_unordered;
   return it->second;
 }
 
 // The barrier a wait reads. One that no mbarrier.init set up reads, on the H200, as the zeroed
-// shared word it usually is (bench/probes/s16_uninit, session 16 call b): try_wait.parity 0 returns
+// shared word it usually is (bench/probes/s16_uninit): try_wait.parity 0 returns
 // false for ever and traps nothing, so a lone try_wait passes and a wait loop hangs (a word of
 // ones traps instead). Judged as a use before init, a reduction of pipeline_init_in_role (its
 // crash is the producer's arrive.expect_tx, which traps) kept one consumer try_wait that passed
-// on the GPU (call a). So a wait on it sees phase 0 of a barrier no one can complete; it is
+// on the GPU. So a wait on it sees phase 0 of a barrier no one can complete; it is
 // counted (+mbarrier-wait-uninit in the signature) and mbarrier.init turns it into a barrier.
 MBarrier &waitBar(uint32_t addr, SrcLoc loc, const char *op) {
   checkBarAddr(addr, loc, op);
@@ -128,7 +128,7 @@ void arrive(MBarrier &b, uint32_t count, SrcLoc loc, const char *op) {
              ": more arrivals than the phase's pending count");
   // The lanes of a warp that reach one arrive instruction together arrive as one operation on the
   // GPU: more of them than the phase's pending count is a launch failure there ("unspecified
-  // launch failure" on the H200, session 14 call e: 127 producer threads, 4 warps, each arriving
+  // launch failure" on the H200: 127 producer threads, 4 warps, each arriving
   // once on a count-1 barrier), where arriving one thread after another here would complete a
   // phase per lane and hang. So an arrival from the warp, site and iteration whose arrival just
   // completed the phase is an over-arrival too.
@@ -167,7 +167,7 @@ void mbarrier_init(uint32_t addr, uint32_t count, SrcLoc loc) {
   // Two threads initialising one mbarrier with no CTA barrier between them race: mbarrier.init is a
   // plain write of the object, and on the GPU the later init lands wherever the other thread's
   // arrivals and waits happen to be (a reduction that dropped the init's `threadIdx.x == 0` guard
-  // hung here and passed on the H200, session 10). Re-initialising by the same thread is ordered.
+  // hung here and passed on the H200). Re-initialising by the same thread is ordered.
   if (auto it = c.mbars.find(addr); it != c.mbars.end() && !orderedAfterInit(it->second, c))
     fail("ub/mbarrier-init-race", loc,
          "mbarrier.init on " + smemName(addr) + " by thread " + std::to_string(self().id) +
@@ -336,7 +336,7 @@ namespace wsemu {
 // the reader knows the load's barrier phase completed (no wait of its own, no CTA barrier after
 // one) is a race the eager schedule hides: on the H200 a reduction of gemm_k_loop_short dropped
 // the consumers' wait on `full`, its wgmma read the tiles anyway, and the product was right on the
-// emulator and not on the GPU (session 16, call c). The late policies see it, but the original
+// emulator and not on the GPU. The late policies see it, but the original
 // itself fails otherwise under them; so it is counted under every policy and goes into the
 // signature: +smem-read-unwaited when the reader never waited on (nor learned of) that barrier at
 // all, as there; +smem-read-before-tx when it knows an earlier phase only, as when a consumer loop

@@ -40,7 +40,7 @@ int encodeTiled(TensorMap *map, int dtype, uint32_t rank, void *base, const uint
   if (inner % 16) return 1;
   if (swizzle && inner > (16u << swizzle)) return 1;  // the inner box row must fit the swizzle span
   // Any multiple of 16 is a stride, 0 and rows that overlap included: the H200's driver takes them
-  // all (bench/probes/tmap_strides.cu, session 21).
+  // all (bench/probes/tmap_strides.cu).
   map->magic = kTensorMapMagic;
   return 0;
 }
@@ -51,7 +51,7 @@ int encodeTiled(TensorMap *map, int dtype, uint32_t rank, void *base, const uint
 // after the last fence: it stores what the view holds (stale bytes, the arena's 0xFF NaN pattern
 // if nothing ever made them visible) and the program's exit notes say proxy-unfenced=N (stores),
 // which the oracle puts in a wrong result's signature. On the H200 the missing fence never showed
-// (0 of 50 runs in BUGS.md, 5 of 5 passes in session 16): the GPU's own timing hides it.
+// (0 of 50 runs in docs/bugs.md, then 5 of 5 passes): the GPU's own timing hides it.
 uint8_t *asyncView(uint32_t addr) {
   return cta().async_view.data() + (static_cast<uint8_t *>(smemPtr(addr)) - cta().smem);
 }

@@ -71,7 +71,7 @@ std::string waitArrivals(const Thread &t) {
   if (b.pending > 0) return "partial";
   // Every arrival is in and bytes are owed. Whether any came in this phase tells an expect_tx
   // larger than the copies deliver ("tx") from bytes expected with no copy feeding the barrier at
-  // all ("tx-none"): the CPU reduction of gemm_expect_tx (session 15) removed the TMA load and
+  // all ("tx-none"): the CPU reduction of gemm_expect_tx removed the TMA load and
   // kept expect_tx(65536), the same hang with its cause gone. More bytes than expected: "tx-over".
   if (b.tx < 0) return "tx-over";
   return b.delivered > 0 ? "tx" : "tx-none";

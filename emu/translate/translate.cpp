@@ -450,7 +450,7 @@ class AsmTranslator {
       // The count is an immediate that ptxas checks when it builds the program, whether or not
       // the instruction ever runs: so does g++ here. A reduction judged on the emulator lowered
       // CONSUMER_REGS to 1 in a kernel that hung before the consumer got there; its result
-      // failed in ptxas on the H200 (session 9). The run-time check in sync.cpp stays for the
+      // failed in ptxas on the H200. The run-time check in sync.cpp stays for the
       // rest.
       const std::string n = "((uint32_t)(" + V(0) + "))";
       const bool inc = dotted(op, "inc");
@@ -771,8 +771,8 @@ class Rewrite {
   }
 
   // A device loop's body in braces starts with ::wsemu::loopTick (emu/runtime/device.h): a loop
-  // with no emulated operation in it counts toward the launch's limit too. On the H200 (session 14,
-  // call d) 86 candidates of one reduction spun so (`while (!done) {}` once the try_wait asm went)
+  // with no emulated operation in it counts toward the launch's limit too. On the H200
+  // 86 candidates of one reduction spun so (`while (!done) {}` once the try_wait asm went)
   // until the 2-s timeout killed them. A body without braces is left as it is.
   void loopBody(clang::ASTContext &ctx, clang::Stmt *body) {
     auto *cs = llvm::dyn_cast_or_null<clang::CompoundStmt>(body);

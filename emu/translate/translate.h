@@ -1,4 +1,4 @@
-// The CPU emulation backend's translator (issue 7, part 2): a Clang 22 LibTooling rewrite of a .cu
+// The CPU emulation backend's translator: a Clang 22 LibTooling rewrite of a .cu
 // into one host C++ translation unit against the wsemu runtime (emu/runtime/ptx.h) and the CUDA
 // shim (emu/runtime/cuda_shim.h; emu/runtime/shim/ forwards cuda.h, cuda_runtime.h, ... to it).
 //

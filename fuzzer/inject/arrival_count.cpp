@@ -1,6 +1,6 @@
 // arrival-count: an mbarrier's init count != the number of threads that arrive on it
-// (seed 000 class 1, row 1). Two bugs per init: the count doubled, and 1 <-> 128 (128 where
-// one elected lane arrives, 1 where a warpgroup does).
+// (docs/methodology.md class 1, row 1). Two bugs per init: the count doubled, and 1 <-> 128
+// (128 where one elected lane arrives, 1 where a warpgroup does).
 #include "inject.h"
 
 namespace wsr::inject {

@@ -1,5 +1,5 @@
 // cta-sync-in-role-branch: a top-level __syncthreads() (bar.sync 0) moved into one
-// warpgroup's branch; the other roles never reach it (seed 000 class 1, row 3).
+// warpgroup's branch; the other roles never reach it (docs/methodology.md class 1, row 3).
 #include "inject.h"
 
 namespace wsr::inject {

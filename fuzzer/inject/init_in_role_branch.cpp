@@ -1,6 +1,6 @@
 // init-in-role-branch: the barrier-init block (the top-level `if (threadIdx.x == 0)` holding
 // the mbarrier inits) moved into a role branch that CTA thread 0 does not take, so nobody
-// initialises the barriers (seed 000 class 1, row 2; the "spot the bug" widget).
+// initialises the barriers (docs/methodology.md class 1, row 2; the "spot the bug" widget).
 #include "inject.h"
 
 #include <regex>

@@ -1,4 +1,4 @@
-// Bug injectors (BUGS.md, one per row): the same site interface as the shrinking passes,
+// Bug injectors (docs/bugs.md, one per row): the same site interface as the shrinking passes,
 // read the other way round. A shrinking pass offers sites the search may keep; an injector
 // offers sites each of which IS one known handoff bug. The campaign (fuzzer/) applies one
 // site at a time to a reference kernel that passes and checks the oracle's verdict against
@@ -35,7 +35,7 @@ struct InjectorInfo {
   const char *name;
   InjectFn sites;
   const char *arch;       // the kernels it applies to: "sm_90a" or "sm_100a"
-  const char *sanitizer;  // seed 000's tool for the class (the latent mutants' second look)
+  const char *sanitizer;  // docs/methodology.md's tool for the class (latent mutants' second look)
   bool runtime;           // judged by running (Hopper) or compile + static check (Blackwell)
   StaticCheckFn check;    // Blackwell: confirms the defect in the mutant; else null
   std::vector<std::string> expected;  // oracle details ("hang/mbarrier"); "wrong/*" = any wrong/...

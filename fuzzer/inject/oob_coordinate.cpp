@@ -1,5 +1,5 @@
 // oob-coordinate: a TMA box's row coordinate, or a kernel's global-memory index, pushed past
-// the tensor's end (seed 000 class 2, last row). TMA clips (zeros in, stores dropped); a
+// the tensor's end (docs/methodology.md class 2, last row). TMA clips (zeros in, stores dropped); a
 // plain index lands elsewhere or faults.
 #include "inject.h"
 

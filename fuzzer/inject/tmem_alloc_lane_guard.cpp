@@ -1,6 +1,6 @@
 // tmem-alloc-lane-guard (Blackwell): tcgen05.alloc / dealloc, whole-warp collectives, put
-// under a lane==0 guard (seed 000 class 2: poisons the context on hardware). Here: compiled,
-// and the static check confirms a TMEM collective under a lane guard.
+// under a lane==0 guard (docs/methodology.md class 2: poisons the context on hardware). Here:
+// compiled, and the static check confirms a TMEM collective under a lane guard.
 #include "inject.h"
 
 namespace wsr::inject {

@@ -1,4 +1,4 @@
-// wrong-arch: the program built for sm_90 instead of sm_90a (seed step 2: a wrong build
+// wrong-arch: the program built for sm_90, not sm_90a (docs/methodology.md step 2: a wrong build
 // looks like wrong results elsewhere). A build flag is not text, so the site inserts a
 // `// wsfuzz: arch=sm_90` marker line: the mutant differs from the original (its own hash,
 // corpus file and reduction) and the campaign builds it for the marked target

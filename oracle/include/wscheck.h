@@ -6,7 +6,7 @@
 //           badrows=0-127,256-383 badcols=0-511 shape=row-stripe      (one line)
 //
 // which the oracle's classifier turns into a verdict detail (wrong/row-stripe,
-// wrong/nan, wrong/finite-patterned, wrong/scattered) — seed 000, class 3: the shape of
+// wrong/nan, wrong/finite-patterned, wrong/scattered) — docs/methodology.md, class 3: the shape of
 // the error tensor names the cause. The program still decides its own exit status;
 // wscheck::exit_code() gives the conventional one (0 if every compare passed, 1 if not).
 #pragma once
@@ -94,7 +94,7 @@ Result compare(const T *out, const U *ref, int rows, int cols, double atol, doub
   r.bad_rows = (long long)brows.size();
   r.bad_cols = (long long)bcols.size();
 
-  // The error shape (seed 000, class 3). NaN first: unwritten (poisoned) output or math
+  // The error shape (docs/methodology.md, class 3). NaN first: unwritten (poisoned) output or math
   // on garbage. Then whole rows wrong. Then structure: the bad set fills most of the
   // rectangle spanned by its bad rows x bad cols (tiles, periodic columns). Else scattered.
   if (r.bad == 0) r.shape = "none";
@@ -113,8 +113,8 @@ Result compare(const T *out, const U *ref, int rows, int cols, double atol, doub
   // 9% of the reference's variance; a constant output counts as 0). A GEMM that misses part of K
   // still follows it (about sqrt of the fraction it summed: 0.5 for one wgmma step of four); a
   // kernel reduced to one constant store does not, whatever rows it leaves wrong, and a CPU
-  // reduction of gemm_k_loop_short took that way out (session 16). With the bar at 0.1, an H200
-  // reduction (session 17) kept one wgmma but stored an eighth of its tile, the rest unwritten
+  // reduction of gemm_k_loop_short took that way out. With the bar at 0.1, an H200
+  // reduction kept one wgmma but stored an eighth of its tile, the rest unwritten
   // shared memory: 0.100 on the emulator, 0.085 on the GPU. Said only for a wrong output and a
   // varying reference.
   std::string corr_text;

@@ -1,4 +1,4 @@
-// The hang watchdog's shared-memory ABI (issue 5): the layout of the host-visible buffer an
+// The hang watchdog's shared-memory ABI: the layout of the host-visible buffer an
 // instrumented program writes (oracle/include/wswatch_rt.cuh) and the oracle decodes
 // (wsr::decodeWatchBuffer in oracle/classify.cpp). Plain C layout, fixed-size fields, no
 // pointers: the same bytes are a cudaHostAlloc'ed buffer, or a file (WSWATCH_FILE) mapped

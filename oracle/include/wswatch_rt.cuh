@@ -1,4 +1,4 @@
-// The hang watchdog's runtime (issue 5). The oracle's instrumentation (oracle/watchdog.cpp)
+// The hang watchdog's runtime. The oracle's instrumentation (oracle/watchdog/watchdog.cpp)
 // includes this at the top of an instrumented COPY of the user's program; the user's file is
 // never changed. Every mbarrier wait loop of the copy calls
 //   __wsw_tick(state)            before each attempt: true once the wait made no progress for

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 namespace wsr {
 
 // =============================================================================================
-// Seed 000's guard table: a small expression parser and an algebra of thread axes
+// docs/methodology.md's guard table: a small expression parser and an algebra of thread axes
 // =============================================================================================
 namespace {
 

@@ -1,4 +1,4 @@
-// The hang watchdog's instrumentation (issue 5, DESIGN.md "Oracle rules"): a Clang rewrite of a
+// The hang watchdog's instrumentation (docs/design.md "Oracle rules"): a Clang rewrite of a
 // COPY of the user's .cu in which every mbarrier wait is bounded by %globaltimer. On expiry the
 // parked warp writes a record (block, warp, lane, site, barrier, parity, iteration) into
 // host-visible memory and traps; oracle/include/wswatch_rt.cuh is the runtime the copy includes,
@@ -39,7 +39,7 @@ struct WatchSite {
   unsigned wait_line = 0;  // the bounded wait loop itself
   std::string function;    // the function holding `line`
   std::string guard;       // condition text of the enclosing role guards, outermost first
-  std::string role;        // normalised with seed 000's guard table: "warpgroup 0 / thread 0"
+  std::string role;        // docs/methodology.md guard-table form: "warpgroup 0 / thread 0"
   std::string role_word;   // producer / consumer / ... when a comment at the guard says so
   std::string bar;         // the barrier's name when the source shows one ("full"), else ""
 };
@@ -67,7 +67,7 @@ WatchResult instrumentWatchdog(const std::string &text, const std::string &path,
 std::function<std::string(const std::string &, const std::string &)> watchdogInstrumenter(
     WatchOptions opt);
 
-// Seed 000's guard table as a function on a condition's text, for tests and for guards the AST
+// docs/methodology.md's guard table on a condition's text, for tests and for guards the AST
 // path cannot resolve: "(warp_id_in_cta >> 2) == 0" -> "warpgroup 0", "(threadIdx.x % 32) == 0" ->
 // "lane 0", "warp_id == 0" -> "warp 0". Empty when the condition names no thread/warp/lane.
 std::string roleFromGuardText(const std::string &cond);

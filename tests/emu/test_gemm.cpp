@@ -1,5 +1,5 @@
 // kernels/ws_gemm_sm90.cu translated by hand (M = N = K = 512, BLOCK_N = 128, STAGES = 5,
-// 4 persistent CTAs so the ring's phases carry across tiles): the benchmark, under
+// 4 persistent CTAs so the ring's phases carry across tiles): the emulator's benchmark, under
 // every policy, against a CPU matmul. Each primitive keeps the kernel's shape: one call per
 // PTX statement; WSEMU_CALL marks the user's call site, as the translator will.
 #include <chrono>

@@ -1,5 +1,5 @@
 // The producer/consumer ring and the mbarrier rules: a correct copy, and the handoff bugs
-// of seed 000's class 1 each named by the verdict they must get.
+// of docs/methodology.md's class 1 each named by the verdict they must get.
 #include "emu/runtime/state.h"
 #include "ring_kernel.h"
 
@@ -208,7 +208,7 @@ TEST(MBarrier, ALoadsBytesAreKnownToHaveLandedAfterAWaitOrABarrierAfterOne) {
 
 // (f) mbarrier.init is a plain write of the object: two threads initialising one barrier with no
 // CTA barrier between them race. A reduction that dropped the init's `threadIdx.x == 0` guard hung
-// on the emulator and passed on the H200 (session 10). The same thread again, or another thread
+// on the emulator and passed on the H200. The same thread again, or another thread
 // after a __syncthreads, is ordered.
 TEST(MBarrier, InitByTwoThreadsWithNoBarrierBetweenIsARace) {
   Verdict race = launch(
