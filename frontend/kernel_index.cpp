@@ -10,6 +10,8 @@
 // by name.
 #include "kernel_index.h"
 
+#include "edit.h"
+
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Attr.h>
 #include <clang/AST/Expr.h>

@@ -1,0 +1,108 @@
+#include "flags.h"
+
+#include "build.h"
+#include "watchdog.h"
+#ifdef WSR_HAVE_EMU
+#include "translate.h"
+#endif
+
+#include <filesystem>
+
+namespace cl = llvm::cl;
+namespace fs = std::filesystem;
+
+namespace wsr {
+
+cl::OptionCategory &oracleFlagCategory() {
+  static cl::OptionCategory cat("oracle options (wsoracle, wsreduce and wsfuzz share them)");
+  return cat;
+}
+
+namespace {
+cl::opt<std::string> Backend(
+    "backend", cl::init("auto"),
+    cl::desc("gpu | emu (the CPU emulator) | auto (default: the GPU when this machine has one, "
+             "else the emulator; compile errors are always nvcc's)"),
+    cl::cat(oracleFlagCategory()));
+cl::opt<std::string> Policy(
+    "policy", cl::init("eager"),
+    cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or "
+             "matrix (all three)"),
+    cl::cat(oracleFlagCategory()));
+cl::opt<double> Timeout("timeout", cl::init(10),
+                        cl::desc("Seconds before a run is killed and called a hang (default 10)"),
+                        cl::cat(oracleFlagCategory()));
+cl::opt<std::string> Nvcc("nvcc", cl::desc("Path of nvcc (default: PATH, then /usr/local/cuda/bin)"),
+                          cl::cat(oracleFlagCategory()));
+cl::list<std::string> NvccFlags("nvcc-flag", cl::desc("Extra nvcc flag (repeatable)"),
+                                cl::cat(oracleFlagCategory()));
+cl::list<std::string> Includes("I", cl::Prefix, cl::desc("Include directory"),
+                               cl::cat(oracleFlagCategory()));
+cl::list<std::string> Defines("D", cl::Prefix, cl::desc("Preprocessor definition NAME[=VALUE]"),
+                              cl::cat(oracleFlagCategory()));
+cl::list<std::string> Libs("l", cl::Prefix, cl::desc("Library to link"),
+                           cl::cat(oracleFlagCategory()));
+cl::opt<std::string> CacheDir("cache-dir",
+                              cl::desc("Build cache (default $WSREDUCE_CACHE or ~/.cache/wsreduce)"),
+                              cl::cat(oracleFlagCategory()));
+cl::opt<bool> NoWatchdog(
+    "no-watchdog",
+    cl::desc("Build the program as it is: mbarrier waits unbounded, a hang costs the timeout"),
+    cl::cat(oracleFlagCategory()));
+cl::opt<double> WatchdogMs(
+    "watchdog-ms", cl::init(200),
+    cl::desc("The watchdog's bound: ms without progress at one wait (default 200)"),
+    cl::cat(oracleFlagCategory()));
+}  // namespace
+
+const std::string &backendFlag() { return Backend.getValue(); }
+
+std::string applyOracleFlags(OracleOptions &o) {
+  if (Backend != "auto" && Backend != "gpu" && Backend != "emu")
+    return "--backend must be gpu, emu or auto";
+#ifndef WSR_HAVE_EMU
+  if (Backend == "emu") return "the emulator (--backend emu) is not built into this tool";
+#endif
+  if (Timeout <= 0) return "--timeout must be a positive number of seconds";
+  if (WatchdogMs <= 0) return "--watchdog-ms must be a positive number of milliseconds";
+  std::string err;
+  if (!parsePolicies(Policy, &o.policies, &err)) return err;
+  o.backend = Backend;
+#ifdef WSR_HAVE_EMU
+  o.emu_build = emu::emuBuilder();
+#endif
+  o.build.nvcc = Nvcc;
+  o.build.flags.assign(NvccFlags.begin(), NvccFlags.end());
+  o.build.includes.assign(Includes.begin(), Includes.end());
+  o.build.defines.assign(Defines.begin(), Defines.end());
+  o.build.libs.assign(Libs.begin(), Libs.end());
+  o.build.cache_dir = CacheDir.empty() ? defaultCacheDir() : CacheDir.getValue();
+  o.build.watchdog = !NoWatchdog;
+  o.build.watchdog_ms = WatchdogMs;
+  o.run.timeout_s = Timeout;
+  if (!Nvcc.empty() && findNvcc(o.build.nvcc).empty())
+    return "--nvcc " + Nvcc + " is not an executable";
+  return "";
+}
+
+ParseOptions parseOptionsFor(const BuildOptions &b, const std::string &source_path) {
+  ParseOptions po;
+  if (!b.arch.empty()) po.arch = b.arch;
+  po.includes = b.includes;
+  if (!source_path.empty()) po.includes.push_back(fs::absolute(source_path).parent_path().string());
+  po.defines = b.defines;
+  if (auto h = harnessIncludeDir(); !h.empty()) po.includes.push_back(h);
+  return po;
+}
+
+void installWatchdog(OracleOptions &o, const std::string &source_path) {
+  if (!source_path.empty()) {
+    const std::string ext = fs::path(source_path).extension().string();
+    if (ext != ".cu" && ext != ".cuh") o.build.watchdog = false;
+  }
+  WatchOptions wo;
+  wo.parse = parseOptionsFor(o.build, source_path);
+  o.build.instrument = watchdogInstrumenter(wo);
+}
+
+}  // namespace wsr

@@ -1,0 +1,36 @@
+// The oracle's flags, defined once for wsoracle, wsreduce and wsfuzz: how a program is built
+// (nvcc, its flags, -I, -D, -l, the cache), run (the timeout) and judged (the backend, the
+// emulator's timing policies, the hang watchdog). Each tool shows them under "oracle options"
+// beside its own.
+#pragma once
+
+#include "oracle.h"
+#include "parse.h"
+
+#include <llvm/Support/CommandLine.h>
+
+#include <string>
+
+namespace wsr {
+
+llvm::cl::OptionCategory &oracleFlagCategory();
+
+// The flags' values, checked, put into `o`: build (nvcc, flags, includes, defines, libs, cache
+// directory, the watchdog's switch and bound), run.timeout_s, backend, policies and, when the
+// tool has the emulator built in, its build stage. The arch and the watchdog's instrumenter are
+// the tool's to set (installWatchdog). Returns "" or one sentence naming the flag that is wrong.
+std::string applyOracleFlags(OracleOptions &o);
+
+// The backend flag as given (auto | gpu | emu).
+const std::string &backendFlag();
+
+// How Clang parses a program judged with `o` (the watchdog's instrumenter, the reducer's parse
+// check and listing): o.build's arch (the default when empty), -I (then the program's folder
+// when `source_path` is given, and the harness header's), -D.
+ParseOptions parseOptionsFor(const BuildOptions &b, const std::string &source_path = "");
+
+// The watchdog's instrumenter for programs parsed as parseOptionsFor says, installed into `o`;
+// the watchdog stays off for a file that is not CUDA source (.cu/.cuh).
+void installWatchdog(OracleOptions &o, const std::string &source_path = "");
+
+}  // namespace wsr
