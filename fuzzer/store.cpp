@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <filesystem>
 #include <ctime>
 #include <stdexcept>
 #include <unistd.h>
@@ -98,7 +99,40 @@ struct Stmt {
 };
 }  // namespace
 
+std::string Store::checkExisting(const std::string &path) {
+  std::error_code ec;
+  if (path == ":memory:" || !std::filesystem::exists(path, ec)) return "";
+  sqlite3 *h = nullptr;
+  std::string err;
+  if (sqlite3_open_v2(path.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    err = path + " cannot be opened as a campaign database";
+  } else {
+    // Any query reads the header: a file that is not SQLite fails here.
+    sqlite3_stmt *st = nullptr;
+    int tables = 0, ours = 0;
+    if (sqlite3_prepare_v2(h, "SELECT name FROM sqlite_master WHERE type = 'table'", -1, &st,
+                           nullptr) != SQLITE_OK) {
+      err = path + " is not a SQLite database; give another --db";
+    } else {
+      int rc;
+      while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        ++tables;
+        std::string name = reinterpret_cast<const char *>(sqlite3_column_text(st, 0));
+        if (name == "mutants" || name == "verdicts") ++ours;
+      }
+      if (rc != SQLITE_DONE) err = path + " is not a SQLite database; give another --db";
+      else if (tables > 0 && ours < 2)
+        err = path + " is a SQLite database of something else (no wsfuzz tables); give another --db";
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(h);
+  return err;
+}
+
 Store::Store(const std::string &path) {
+  // Nothing is written into a file that is not a campaign of ours.
+  if (std::string e = checkExisting(path); !e.empty()) throw std::runtime_error(e);
   if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) {
     std::string e = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);

@@ -64,8 +64,11 @@ struct ReductionRow {
 
 class Store {
  public:
-  // Opens (creating the schema if needed); throws std::runtime_error with a sentence.
+  // Opens (creating the schema if needed); throws std::runtime_error with a sentence, also for
+  // an existing file that is not a campaign database (it is left untouched).
   explicit Store(const std::string &path);
+  // "" when `path` is absent or a campaign database, else the sentence that says what it is.
+  static std::string checkExisting(const std::string &path);
   ~Store();
   Store(const Store &) = delete;
   Store &operator=(const Store &) = delete;

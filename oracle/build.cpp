@@ -335,7 +335,7 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   }
   if (r.cancelled) {  // the caller gave up on this candidate: nothing to publish
     removeTree(staging.string());
-    b.timed_out = true;
+    b.cancelled = b.timed_out = true;
     b.log = "[wsreduce] build cancelled";
     return b;
   }

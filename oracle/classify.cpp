@@ -581,7 +581,10 @@ std::optional<EmuVerdict> parseEmuVerdict(const std::string &text) {
       EmuVerdict e;
       e.detail = f["verdict"];
       e.symptom = f.count("symptom") ? f["symptom"] : symptomOf(e.detail);
-      e.signature = f["signature"];
+      // The signature is the line's last field and names source sites, whose file names may
+      // hold spaces: it runs to the end of the line.
+      const size_t at = s.find(" signature=");
+      e.signature = at == std::string::npos ? f["signature"] : s.substr(at + 11);
       out = e;
     }
     if (out && out->lines.size() < 12) out->lines.push_back(s);
@@ -872,6 +875,16 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
 Verdict classify(const BuildRecord &b, const std::vector<RunRecord> &runs,
                  const ClassifyOptions &opt) {
   Verdict v;
+  // A process the tool killed on request (a cancelled candidate, Ctrl-C) ended because of us:
+  // whatever it left says nothing about the program.
+  const bool run_cancelled =
+      std::any_of(runs.begin(), runs.end(), [](const RunRecord &r) { return r.cancelled; });
+  if (b.cancelled || run_cancelled) {
+    v = make("infra-error/cancelled", "infra:cancelled");
+    v.evidence.push_back(std::string("the ") + (b.cancelled ? "build" : "run") +
+                         " was stopped by the tool (cancelled or interrupted), not by the program");
+    return v;
+  }
   if (!b.ok) {
     v = classifyBuild(b);
   } else if (runs.empty()) {

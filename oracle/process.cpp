@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <cstdio>
 #include <sstream>
 #include <fcntl.h>
 #include <spawn.h>
@@ -136,7 +137,11 @@ std::vector<char *> cStrings(const std::vector<std::string> &v) {
 void setThreadCancelFlag(const std::atomic<bool> *flag) { t_cancel = flag; }
 bool threadCancelled() { return t_cancel && t_cancel->load(); }
 
+static std::atomic<unsigned> g_interrupts{0};
+unsigned interruptCount() { return g_interrupts.load(); }
+
 void killAllRunning() {
+  g_interrupts.fetch_add(1);
   for (auto &slot : g_running) {
     pid_t g = slot.load();
     if (g > 0) ::kill(-g, SIGKILL);
@@ -208,6 +213,53 @@ std::string makeTempDir(const std::string &prefix) {
   buf.push_back('\0');
   if (!::mkdtemp(buf.data())) return {};
   return std::string(buf.data());
+}
+
+namespace {
+// Field 22 of /proc/<pid>/stat: when the process started (clock ticks since boot); 0 if gone.
+unsigned long long startTime(long pid) {
+  auto stat = readFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return 0;
+  size_t p = stat->rfind(')');
+  if (p == std::string::npos) return 0;
+  std::istringstream in(stat->substr(p + 2));
+  std::string f;
+  for (int i = 3; i <= 22 && (in >> f); ++i)
+    if (i == 22) return std::strtoull(f.c_str(), nullptr, 10);
+  return 0;
+}
+}  // namespace
+
+RunTempRoot::RunTempRoot() {
+  const char *t = std::getenv("TMPDIR");
+  had_tmpdir_ = t != nullptr;
+  if (t) old_tmpdir_ = t;
+  const fs::path base = t && *t ? t : "/tmp";
+  std::error_code ec;
+  const std::string prefix = "wsreduce-run.";
+  for (auto &e : fs::directory_iterator(base, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    long pid = 0;
+    unsigned long long start = 0;
+    if (std::sscanf(name.c_str() + prefix.size(), "%ld.%llu", &pid, &start) != 2) continue;
+    if (pid > 0 && startTime(pid) != start) removeTree(e.path().string());  // its owner is dead
+  }
+  const long self = (long)::getpid();
+  const fs::path mine =
+      base / (prefix + std::to_string(self) + "." + std::to_string(startTime(self)));
+  if (!fs::create_directories(mine, ec) && !fs::is_directory(mine)) return;
+  path_ = mine.string();
+  ::setenv("TMPDIR", path_.c_str(), 1);
+}
+
+RunTempRoot::~RunTempRoot() {
+  if (path_.empty()) return;
+  if (had_tmpdir_)
+    ::setenv("TMPDIR", old_tmpdir_.c_str(), 1);
+  else
+    ::unsetenv("TMPDIR");
+  removeTree(path_);
 }
 
 void removeTree(const std::string &path) {
@@ -382,6 +434,7 @@ void discardChild(Child &ch) {
 RunRecord supervise(Child &ch, const RunOptions &opt) {
   RunRecord rec;
   rec.timeout_s = opt.timeout_s;
+  const unsigned interrupts0 = interruptCount();
   asio::io_context ctx;
   Reader out(ctx, opt.capture_bytes), err(ctx, opt.capture_bytes);
   auto t0 = std::chrono::steady_clock::now();
@@ -476,6 +529,9 @@ RunRecord supervise(Child &ch, const RunOptions &opt) {
     rec.exit_code = WEXITSTATUS(native);
   }
   unregisterGroup(pgid);
+  // killAllRunning() (Ctrl-C) killed it: the tool's doing, never the program's failure.
+  if (rec.signal == SIGKILL && interruptCount() != interrupts0)
+    rec.cancelled = rec.timed_out = true;
   if (rec.timed_out) rec.signal = 0;  // the SIGKILL was ours, not the program's
   rec.out = out.cap.str();
   rec.err = err.cap.str();

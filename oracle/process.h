@@ -75,12 +75,33 @@ void stopDetached(pid_t pid);
 // Kills (SIGKILL) the process group of every run still in progress in this process:
 // what an interrupted reducer calls so that no candidate outlives it. Signal-safe.
 void killAllRunning();
+// How many times killAllRunning() was called: a run or build that ended while the count moved
+// was killed by the tool (it comes back cancelled), not by the program. Async-signal-safe.
+unsigned interruptCount();
 
 // The absolute path of `name` in PATH, or nullopt.
 std::optional<std::string> findInPath(const std::string &name);
 
 // A private directory under $TMPDIR (or /tmp), created now; removeTree() removes it.
 std::string makeTempDir(const std::string &prefix);
+
+// Every temporary file of a tool's run lives in one folder, <TMPDIR>/wsreduce-run.<pid>.<start>
+// (<start>: the process's start time, so that a reused pid is not taken for the owner). While it
+// lives, TMPDIR points there, for makeTempDir and for every child (nvcc's own temporary files
+// too). The folder goes when the object does; one a SIGKILL left behind goes at the start of the
+// next run of any tool, which removes the folders whose owner is dead.
+class RunTempRoot {
+ public:
+  RunTempRoot();
+  ~RunTempRoot();
+  RunTempRoot(const RunTempRoot &) = delete;
+  RunTempRoot &operator=(const RunTempRoot &) = delete;
+  const std::string &path() const { return path_; }  // empty when it could not be made
+
+ private:
+  std::string path_, old_tmpdir_;
+  bool had_tmpdir_ = false;
+};
 void removeTree(const std::string &path);
 
 // Writes `data` to `path` atomically (temp file in the same directory, then rename).

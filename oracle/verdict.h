@@ -38,9 +38,10 @@ struct BuildRecord {
   int exit_code = 0;
   int signal = 0;
   bool timed_out = false;
-  std::string log;     // compiler stdout+stderr
-  std::string binary;  // path of the built program when ok
-  std::string key;     // content hash of source + flags
+  bool cancelled = false;  // the compiler was killed by the tool (a cancel, Ctrl-C): no verdict
+  std::string log;         // compiler stdout+stderr
+  std::string binary;      // path of the built program when ok
+  std::string key;         // content hash of source + flags
   double wall_ms = 0;
   bool instrumented = false;    // the hang watchdog's copy was built (BuildOptions::watchdog)
   std::string backend = "gpu";  // gpu (nvcc) | emu (translated C++ against the CPU emulator)

@@ -49,6 +49,29 @@ TEST(ClassifyBuild, MissingCompilerIsInfraNotAProgramFailure) {
   EXPECT_EQ(v.detail, "infra-error/compiler-missing");
 }
 
+// A compiler the tool killed (a cancelled candidate, Ctrl-C during the finish) reported nothing
+// about the program: never a compile-error/ice, which is what its SIGKILL looks like.
+TEST(ClassifyBuild, ACompilerTheToolKilledIsCancelledNotAnInternalError) {
+  BuildRecord b;
+  b.cancelled = b.timed_out = true;
+  b.log = "nvcc: killed";
+  Verdict v = classify(b, {}, {});
+  EXPECT_EQ(v.symptom, "infra-error");
+  EXPECT_EQ(v.detail, "infra-error/cancelled");
+  b.cancelled = false;
+  EXPECT_EQ(classify(b, {}, {}).detail, "compile-error/ice") << "the control: a compiler timeout";
+}
+
+TEST(ClassifyRun, ARunTheToolKilledIsCancelledNotAHang) {
+  BuildRecord b;
+  b.ok = true;
+  RunRecord r;
+  r.timed_out = r.cancelled = true;
+  EXPECT_EQ(classify(b, {r}, {}).detail, "infra-error/cancelled");
+  r.cancelled = false;
+  EXPECT_EQ(classify(b, {r}, {}).detail, "hang/unknown") << "the control: a timeout of our own";
+}
+
 TEST(ClassifyBuild, FrontendErrorSignatureIgnoresPathAndLine) {
   // A reducer deletes lines above the error: the signature must not move with them.
   auto a = classify(

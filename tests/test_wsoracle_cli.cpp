@@ -3,9 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <sys/stat.h>
 
 using namespace wsr;
+
+namespace fs = std::filesystem;
 
 namespace {
 std::string tool() { return std::string(WSR_BUILD_DIR) + "/oracle/wsoracle"; }
@@ -101,6 +105,30 @@ TEST(WsoracleCli, AutoWithoutAGpuRunsOnTheEmulator) {
   auto c = wsoracle({fixture("reduce/ptxas_error.cu")});
   EXPECT_NE(c.out.find("compile-error/ptxas"), std::string::npos) << "nvcc's verdict stands:\n"
                                                                   << c.out;
+}
+
+// A file name is data: spaces, quotes, non-ASCII and a leading dash give the verdict and the
+// signature a plain name gets (the emulator's verdict line names source sites, file and line).
+TEST(WsoracleCli, AnOddFileNameGetsThePlainNamesVerdictAndSignature) {
+  std::string d = makeTempDir("wsr-cli.");
+  fs::copy_file(fixture("gpu/common.h"), d + "/common.h");
+  auto judge = [&](const std::string &name) {
+    fs::copy_file(fixture("gpu/mbarrier_hang.cu"), d + "/" + name);
+    auto r = wsoracle({d + "/" + name, "--backend", "emu", "--json"});
+    auto field = [&](const std::string &key) {
+      size_t at = r.out.find("\"" + key + "\": \"");
+      if (at == std::string::npos) return std::string("?");
+      at += key.size() + 5;
+      return r.out.substr(at, r.out.find('"', at) - at);
+    };
+    return std::make_pair(field("detail"), field("signature"));
+  };
+  const auto plain = judge("my_kernel.cu");
+  EXPECT_EQ(plain.first, "hang/mbarrier");
+  EXPECT_EQ(plain.second.find('?'), std::string::npos) << plain.second;
+  for (const char *odd : {"my kernel.cu", "it's \"k\".cu", "k\xc3\xa9rnel.cu", "-k.cu"})
+    EXPECT_EQ(judge(odd), plain) << odd;
+  removeTree(d);
 }
 
 TEST(WsoracleCli, PolicyMatrixRecordsEveryPolicy) {

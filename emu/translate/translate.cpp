@@ -1369,6 +1369,7 @@ BuildRecord buildEmu(const std::string &source_path, const BuildOptions &o,
   b.exit_code = r.exit_code;
   b.signal = r.signal;
   b.timed_out = r.timed_out;
+  b.cancelled = r.cancelled;
   b.log = notes + r.out + (r.out.empty() || r.err.empty() ? "" : "\n") + r.err;
   if (r.spawn_failed) {
     b.tool_missing = true;
