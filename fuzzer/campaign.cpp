@@ -4,8 +4,7 @@
 #include "report.h"
 
 #include "oracle.h"
-#include "search.h"
-#include "tester.h"
+#include "reduce.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -237,7 +236,7 @@ std::vector<MutantRow> plan(Store &store, const CampaignOptions &o,
     }
     std::string kernel = fs::path(path).filename().string();
     std::string arch = inject::kernelArch(*text);
-    std::string khash = mutantHash(arch, o.defines, *text);
+    std::string khash = mutantHash(arch, o.oracle.build.defines, *text);
     std::vector<const inject::InjectorInfo *> todo;
     for (auto *inj : injectors)
       if (arch == inj->arch) {
@@ -252,10 +251,10 @@ std::vector<MutantRow> plan(Store &store, const CampaignOptions &o,
     auto t0 = std::chrono::steady_clock::now();
     ParseOptions po;
     po.arch = arch;
-    po.includes = o.includes;
+    po.includes = o.oracle.build.includes;
     po.includes.push_back(fs::path(path).parent_path().string());
     if (auto h = harnessIncludeDir(); !h.empty()) po.includes.push_back(h);
-    po.defines = o.defines;
+    po.defines = o.oracle.build.defines;
     auto parsed = parseSource(*text, path, po);
     if (!parsed->ok())
       log("wsfuzz: warning: " + kernel + " does not parse cleanly (" + parsed->firstError() +
@@ -277,7 +276,7 @@ std::vector<MutantRow> plan(Store &store, const CampaignOptions &o,
         m.expected_json = jsonList(inj->expected);
         m.runtime = inj->runtime;
         m.text = applySites(*text, std::vector<Site>{sites[i]});
-        m.hash = mutantHash(m.arch, o.defines, m.text);
+        m.hash = mutantHash(m.arch, o.oracle.build.defines, m.text);
         rows.push_back(std::move(m));
       }
       store.recordPlan(kernel, khash, inj->name, rows);
@@ -374,26 +373,17 @@ struct Ctx {
 
 OracleOptions oracleFor(const CampaignOptions &o, const std::string &arch,
                         const std::string &kernel_dir) {
-  OracleOptions oo;
+  OracleOptions oo = o.oracle;
   oo.build.arch = arch;
-  oo.build.nvcc = o.nvcc;
-  oo.build.defines = o.defines;
-  oo.build.includes = o.includes;
   oo.build.includes.push_back(kernel_dir);
-  oo.build.cache_dir = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
-  oo.run.timeout_s = o.timeout_s;
+  if (oo.build.cache_dir.empty()) oo.build.cache_dir = defaultCacheDir();
   oo.repeat = o.repeat;
-  oo.backend = o.backend;
-  oo.emu_build = o.emu_build;
-  oo.policies = o.policies;
-  oo.build.watchdog = o.watchdog && o.instrument;
-  oo.build.watchdog_ms = o.watchdog_ms;
-  oo.build.instrument = o.instrument;
+  oo.build.watchdog = oo.build.watchdog && oo.build.instrument;
   for (auto &[k, v] : campaignRunEnv(o)) oo.run.env_set[k] = v;
   return oo;
 }
 
-// The adaptive timeout from the reference kernel's baseline run (issue 5).
+// The adaptive timeout from the reference kernel's baseline run.
 void calibrateFrom(Ctx &c, const std::string &kernel, OracleOptions &oo) {
   if (!c.o.calibrate) return;
   std::lock_guard<std::mutex> l(c.store_m);
@@ -402,7 +392,7 @@ void calibrateFrom(Ctx &c, const std::string &kernel, OracleOptions &oo) {
     oo.calibrate_observed_ms = *b;
     oo.calibrate_k = 10;
     oo.calibrate_floor_s = 2;
-    oo.calibrate_cap_s = c.o.timeout_s;
+    oo.calibrate_cap_s = c.o.oracle.run.timeout_s;
   }
 }
 
@@ -514,8 +504,8 @@ void writeCorpus(Ctx &c, const MutantRow &m, const VerdictRow &vr) {
       {"note", m.note},
       {"line", m.line},
       {"arch", m.arch},
-      {"defines",
-       llvm::json::Array(std::vector<llvm::json::Value>(c.o.defines.begin(), c.o.defines.end()))},
+      {"defines", llvm::json::Array(std::vector<llvm::json::Value>(
+                      c.o.oracle.build.defines.begin(), c.o.oracle.build.defines.end()))},
       {"edits", edits ? std::move(*edits) : llvm::json::Value(nullptr)},
       {"expected", expected ? std::move(*expected) : llvm::json::Value(nullptr)},
       {"observed", llvm::json::Object{{"symptom", vr.symptom},
@@ -535,7 +525,8 @@ void writeCorpus(Ctx &c, const MutantRow &m, const VerdictRow &vr) {
     c.store.recordCorpus(m.hash, m.kernel, m.injector, sig, cu);
 }
 
-// The latent mutant's second look: the compute-sanitizer tool seed 000's table maps to its class.
+// The latent mutant's second look: the compute-sanitizer tool docs/methodology.md maps to its
+// class.
 void secondLook(Ctx &c, const MutantRow &m, OracleOptions oo, const BuildRecord &b) {
   auto *inj = inject::findInjector(m.injector);
   if (!inj || !*inj->sanitizer) return;
@@ -612,7 +603,7 @@ void judgeMutant(Ctx &c, const MutantRow &m) {
     po.arch = m.arch;
     po.includes = oo.build.includes;
     if (auto h = harnessIncludeDir(); !h.empty()) po.includes.push_back(h);
-    po.defines = c.o.defines;
+    po.defines = c.o.oracle.build.defines;
     auto parsed = parseSource(m.text, kdir + "/" + m.kernel, po);
     std::string why;
     vr.static_check = inj->check ? inj->check(buildIndex(*parsed), &why) : false;
@@ -664,187 +655,152 @@ void judgeMutant(Ctx &c, const MutantRow &m) {
                   (!inj->runtime && vr.static_check.value_or(false) && b.ok);
   if (detected) writeCorpus(c, m, vr);
 
-  // Latent: the bug is there and nothing was observed. Second look with seed 000's tool.
+  // Latent: the bug is there and nothing was observed. Second look with the class's sanitizer
+  // (docs/methodology.md).
   if (inj->runtime && vr.symptom == "pass" && c.o.sanitizer && *inj->sanitizer && b.ok &&
       b.backend == "gpu")
     secondLook(c, m, oo, b);
 }
 
+// A detected mutant reduced as wsreduce reduces a program (reducer/reduce.h), on the campaign's
+// oracle or --reduce-backend's, then checked for the injected edit (the reducer's ground truth).
 void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   auto *inj = inject::findInjector(m.injector);
+  const std::string what = m.kernel + " " + m.injector + " #" + std::to_string(m.site);
   ReductionRow rr;
   rr.hash = m.hash;
+  rr.lines_before = (int)countNonBlankLines(m.text);
   auto t0 = std::chrono::steady_clock::now();
-  double spent = 0;  // by earlier, interrupted sessions of this reduction
   std::string slot = c.slots.acquire();
-  std::string kdir = kernelDir(c.o, m.kernel);
   std::string work = makeTempDir("wsfuzz-reduce.");
-  // Stopped before it could finish (Ctrl-C, the campaign's time limit): not recorded, so that the
-  // same command does it again (from its best program when `how` says so).
-  auto unrecorded = [&](const std::string &how) {
-    c.slots.release(slot);
-    removeTree(work);
-    c.say("wsfuzz: interrupted the reduction of " + m.kernel + " " + m.injector + " #" +
-          std::to_string(m.site) + how);
-  };
-  std::string orig = work + "/" + m.kernel;
-  writeFileAtomic(orig, m.text);
-  std::string out;
-  if (!c.o.corpus_dir.empty()) {
+  ReduceRequest req;
+  req.input_path = work + "/" + m.kernel;
+  req.text = m.text;
+  writeFileAtomic(req.input_path, m.text);
+  // With a corpus the result stays there, and a reduction a stop interrupted goes on from its
+  // best program with what was left of its budget; without one it lives in the work folder.
+  const bool keep = !c.o.corpus_dir.empty();
+  if (keep) {
     fs::path dir = fs::path(c.o.corpus_dir) / fs::path(m.kernel).stem() / m.injector;
     std::error_code ec;
     fs::create_directories(dir, ec);
-    out =
+    req.out_path =
         (dir / (m.hash.substr(0, 16) + ".min" + fs::path(m.kernel).extension().string())).string();
   } else {
-    out = work + "/reduced" + fs::path(m.kernel).extension().string();
+    req.out_path = work + "/reduced" + fs::path(m.kernel).extension().string();
   }
-  TestOptions t;
+  req.resume = keep;
+  req.budget_includes_resumed = true;
+  req.write_report = keep;
+  req.command = c.o.command;
+  TestOptions &t = req.test;
   t.symptom = v.symptom;
-  t.signature = v.signature;
-  t.original_path = orig;
-  t.oracle = oracleFor(c.o, m.arch, kdir);
-  const OracleOptions campaign_oracle = t.oracle;
+  const std::string kdir = kernelDir(c.o, m.kernel);
+  OracleOptions campaign_oracle = oracleFor(c.o, m.arch, kdir);
+  campaign_oracle.repeat = 1;
+  if (!slot.empty()) campaign_oracle.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
+  calibrateFrom(c, m.kernel, campaign_oracle);
   const std::string campaign_backend = resolveBackend(campaign_oracle);
+  t.oracle = campaign_oracle;
   // A compile error is nvcc's verdict on every backend: it is reduced where it was judged.
-  bool other_backend = !c.o.reduce_backend.empty() && c.o.reduce_backend != campaign_backend &&
-                       v.symptom != "compile-error";
-  if (other_backend) t.oracle.backend = c.o.reduce_backend;
-  // The baseline's timing is the campaign backend's; on the emulator the tester calibrates from
-  // the original's own run, as wsreduce does.
-  if (!other_backend) calibrateFrom(c, m.kernel, t.oracle);
-  t.oracle.repeat = 1;
-  if (!slot.empty()) t.oracle.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
+  const bool other_backend = !c.o.reduce_backend.empty() &&
+                             c.o.reduce_backend != campaign_backend && v.symptom != "compile-error";
+  if (other_backend) {
+    // On another backend than the campaign's there is no baseline: the timeout comes from the
+    // mutant's own run there. The campaign's oracle judges the result.
+    t.oracle.backend = c.o.reduce_backend;
+    t.oracle.calibrate = false;
+    req.fallback = campaign_oracle;
+    req.confirm = campaign_oracle;
+    req.confirm_original = Verdict{};
+    req.confirm_original->symptom = v.symptom;
+    req.confirm_original->detail = v.detail;
+    req.confirm_original->signature = v.signature;
+  }
+  req.calibrate = other_backend && c.o.calibrate;
+  req.timeout_cap_s = c.o.oracle.run.timeout_s;
   t.parse.arch = m.arch;
   t.parse.includes = t.oracle.build.includes;
-  t.parse.defines = c.o.defines;
-  rr.lines_before = (int)countNonBlankLines(m.text);
+  t.parse.defines = c.o.oracle.build.defines;
   {  // the reference kernels mark their reference computation: no reduction may change it
     std::string kerr;
     if (!findKeptRegions(m.text, &t.keep, &kerr))
       c.say("wsfuzz: " + m.kernel + ": " + kerr + "; reduced with nothing kept");
   }
-  std::string fell_back;
+  req.search.jobs = jobs;
+  req.search.lookahead = SearchOptions::lookaheadByDefault(jobs);
+  req.search.budget_s = c.o.reduce_budget_s;
+  req.say = [&](const std::string &line) {  // the campaign's log takes what a reader needs
+    if (line.rfind("resuming", 0) == 0 || line.rfind("reduced on", 0) == 0)
+      c.say("wsfuzz: " + what + ": " + line);
+  };
+
+  ReduceOutcome r;
   try {
-    Tester tester(t);
-    tester.calibrateParseCheck(m.text);
-    TestResult orig_r;
-    Verdict ov = tester.judgeOriginal(m.text, &orig_r);
-    if (!orig_r.interesting && other_backend) {
-      // The backends disagree on this mutant (the emulator hangs where the GPU traps, say): it is
-      // reduced where it was judged, slower but still reduced, and the report says so.
-      fell_back = "reduced on " + campaign_backend + " (" + c.o.reduce_backend +
-                  " did not reproduce it: " + ov.detail + ")";
-      c.say("wsfuzz: " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) + ": " +
-            c.o.reduce_backend + " gives " + ov.detail + ", not " + v.detail + "; reduced on " +
-            campaign_backend + " instead");
-      // The same tester (its parse check already calibrated), on the campaign's backend.
-      other_backend = false;
-      tester.oracleOptions().backend = campaign_oracle.backend;
-      calibrateFrom(c, m.kernel, tester.oracleOptions());
-      ov = tester.judgeOriginal(m.text, &orig_r);
-    }
-    if (!orig_r.interesting) {
-      rr.error = "the mutant does not reproduce " + v.detail + " under the reducer's oracle (got " +
-                 ov.detail + ")";
-    } else {
-      tester.setSignature(ov.signature);
-      // As wsreduce: no retry of a candidate killed at the timeout when the mutant finished on its
-      // own, and on another backend than the campaign's (no baseline there) the timeout from the
-      // mutant's own run.
-      tester.tuneFromOriginal(ov, c.o.timeout_s, other_backend && c.o.calibrate, false);
-      SearchOptions so;
-      so.jobs = jobs;
-      so.lookahead = SearchOptions::lookaheadByDefault(jobs);
-      so.best_path = out;
-      // every test of it, as wsreduce writes them (where the budget went), beside the program
-      if (!c.o.corpus_dir.empty())
-        so.trace_path =
-            out.substr(0, out.size() - fs::path(out).extension().string().size()) + ".trace.jsonl";
-      so.budget_s = c.o.reduce_budget_s;
-      // A reduction interrupted by an earlier session of this campaign goes on from its best
-      // program (every step to it was judged interesting) with what was left of its budget.
-      const std::string spent_path = out + ".spent";
-      std::string start = m.text;
-      if (auto prev = readFile(out); prev && !prev->empty() && fs::exists(spent_path)) {
-        if (auto sp = readFile(spent_path)) spent = std::max(0.0, std::atof(sp->c_str()));
-        TestResult pr = tester.test(*prev);
-        if (pr.interesting) {
-          start = *prev;
-          if (so.budget_s > 0) so.budget_s = std::max(1.0, so.budget_s - spent);
-          c.say("wsfuzz: " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) +
-                ": the interrupted reduction goes on from its best program (" +
-                std::to_string(countNonBlankLines(start)) + " lines, " +
-                std::to_string((int)spent) + " s spent)");
-        } else {
-          spent = 0;
-        }
-      }
-      Search search(tester, so, [](const SearchStats &, const std::string &) {});
-      std::string best;
-      bool budget = false;
-      const auto search_t0 = std::chrono::steady_clock::now();
-      try {
-        best = search.run(start);
-      } catch (const SearchStop &s) {
-        best = search.best();
-        rr.error = "stopped: " + s.reason;
-        budget = s.budget;
-        if (!s.budget && g_stop && !c.o.corpus_dir.empty()) {  // resumable from the program on disk
-          writeFileAtomic(out, best);
-          writeFileAtomic(spent_path,
-                          std::to_string(spent + std::chrono::duration<double>(
-                                                     std::chrono::steady_clock::now() - search_t0)
-                                                     .count()) +
-                              "\n");
-          return unrecorded(" at " + std::to_string(countNonBlankLines(best)) +
-                            " lines; the same command goes on from there");
-        }
-      }
-      std::error_code ec_spent;
-      fs::remove(spent_path, ec_spent);
-      writeFileAtomic(out, best);
-      // A reduction stopped by --reduce-budget still ends with a program that keeps the symptom
-      // (every step it took was judged): its retention counts, and the report says it stopped.
-      rr.ok = rr.error.empty() || budget;
-      rr.path = out;
-      rr.lines_after = (int)countNonBlankLines(best);
-      rr.retained = inj && editRetained(*inj, m, best, &rr.how);
-      if (budget)
-        rr.how += " (stopped at the budget, " + std::to_string(rr.lines_after) + " lines)";
-      if (!fell_back.empty()) rr.how += "; " + fell_back;
-      if (other_backend) {
-        // Reduced on one backend: the campaign's oracle (the ground truth) judges the result.
-        OracleOptions g = campaign_oracle;
-        g.repeat = 1;
-        if (!slot.empty()) g.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
-        Verdict gv = judgeText(best, m.kernel, g);
-        bool same = gv.symptom == v.symptom;
-        rr.how += "; reduced on " + c.o.reduce_backend + ", judged " + gv.detail + " on " +
-                  campaign_backend + (same ? "" : " (not the mutant's " + v.detail + ")");
-        if (!same) {
-          rr.ok = false;
-          rr.error = "the reduced program is " + gv.detail + " on " + campaign_backend + ", not " +
-                     v.symptom;
-        }
-      }
-    }
+    r = reduce(req);
   } catch (const std::exception &e) {
-    rr.error = e.what();
+    r.status = ReduceOutcome::Status::Error;
+    r.message = e.what();
   }
-  if (g_stop && !rr.ok)
-    return unrecorded("; the same command does it again");  // the original's run cut short, say
+  using St = ReduceOutcome::Status;
+  // Stopped before it could finish (Ctrl-C, the campaign's time limit): not recorded, so that the
+  // same command does it again, from its best program when the corpus keeps it.
+  if (g_stop && r.status != St::Reduced) {
+    c.slots.release(slot);
+    removeTree(work);
+    const auto best = keep ? readFile(req.out_path) : std::nullopt;
+    c.say("wsfuzz: interrupted the reduction of " + what +
+          (best ? " at " + std::to_string(countNonBlankLines(*best)) +
+                      " lines; the same command goes on from there"
+                : "; the same command does it again"));
+    return;
+  }
   c.slots.release(slot);
-  if (c.o.corpus_dir.empty()) rr.path.clear();  // the reduced program lived in the work dir only
+  if (r.status == St::NotInteresting) {
+    rr.error = "the mutant does not reproduce " + v.detail + " under the reducer's oracle (got " +
+               r.original.detail + ")";
+  } else if (r.status != St::Reduced) {
+    rr.error = r.message;
+  } else {
+    // A reduction stopped by --reduce-budget still ends with a program that keeps the symptom
+    // (every step it took was judged): its retention counts, and the report says it stopped.
+    rr.ok = true;
+    if (r.budget_spent) rr.error = "stopped: the budget is spent";
+    rr.path = keep ? req.out_path : "";
+    rr.lines_after = (int)r.best_lines;
+    rr.retained = inj && editRetained(*inj, m, r.best, &rr.how);
+    if (inj && !rr.retained && r.searched != r.best) {
+      // The finish rewrites text (tidy, formatting) only where the failure survives it: an edit
+      // the search kept is retained, said so.
+      std::string how;
+      if (editRetained(*inj, m, r.searched, &how)) {
+        rr.retained = true;
+        rr.how = how + " (in the search's result; the finish rewrote its text)";
+      }
+    }
+    if (r.budget_spent)
+      rr.how += " (stopped at the budget, " + std::to_string(rr.lines_after) + " lines)";
+    if (!r.fell_back.empty()) rr.how += "; " + r.fell_back;
+    if (r.confirmed) {
+      const bool same = r.confirmed->symptom == v.symptom;
+      rr.how += "; reduced on " + c.o.reduce_backend + ", judged " + r.confirmed->detail + " on " +
+                campaign_backend + (same ? "" : " (not the mutant's " + v.detail + ")");
+      if (!same) {
+        rr.ok = false;
+        rr.error = "the reduced program is " + r.confirmed->detail + " on " + campaign_backend +
+                   ", not " + v.symptom;
+      }
+    }
+  }
   removeTree(work);
-  rr.wall_s = spent + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rr.wall_s =
+      r.resumed_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   {
     std::lock_guard<std::mutex> l(c.store_m);
     c.store.recordReduction(rr);
   }
-  c.say("wsfuzz: reduced " + m.kernel + " " + m.injector + " #" + std::to_string(m.site) + ": " +
-        std::to_string(rr.lines_before) + " -> " + std::to_string(rr.lines_after) +
-        " lines, edit " + (rr.retained ? "retained" : "LOST") +
+  c.say("wsfuzz: reduced " + what + ": " + std::to_string(rr.lines_before) + " -> " +
+        std::to_string(rr.lines_after) + " lines, edit " + (rr.retained ? "retained" : "LOST") +
         (rr.error.empty() ? "" : " (" + rr.error + ")") + " — " + rr.how);
 }
 
@@ -869,7 +825,7 @@ int runCampaign(const CampaignOptions &o, const std::function<void(const std::st
   store.setMeta("gpu_present", gpuPresent() ? "yes" : "no");
   store.setMeta("repeat", std::to_string(o.repeat));
   char tbuf[32];
-  std::snprintf(tbuf, sizeof tbuf, "%g", o.timeout_s);
+  std::snprintf(tbuf, sizeof tbuf, "%g", o.oracle.run.timeout_s);
   store.setMeta("timeout_s", tbuf);
 
   std::vector<MutantRow> todo;
@@ -884,20 +840,20 @@ int runCampaign(const CampaignOptions &o, const std::function<void(const std::st
       std::to_string(todo.size()) + " to judge in shard " + std::to_string(o.shard_i) + "/" +
       std::to_string(o.shard_n) + " (-j " + std::to_string(o.jobs) + ", " +
       std::to_string(c.slots.size()) + " GPU slot(s), repeat " + std::to_string(o.repeat) + ")" +
-      (gpuPresent() || o.backend == "emu"
+      (gpuPresent() || o.oracle.backend == "emu"
            ? ""
            : "; no GPU here: runtime judgments will be infra-error"));
 
   GpuKeepers keepers;
-  if (o.keepers && !todo.empty() && gpuPresent() && o.backend != "emu") {
+  if (o.keepers && !todo.empty() && gpuPresent() && o.oracle.backend != "emu") {
     BuildOptions kb;
-    kb.nvcc = o.nvcc;
-    kb.cache_dir = o.cache_dir;
+    kb.nvcc = o.oracle.build.nvcc;
+    kb.cache_dir = o.oracle.build.cache_dir;
     log("wsfuzz: " + keepers.start(o.gpus, kb));
   }
-  if (o.prestart && !todo.empty() && gpuPresent() && o.backend != "emu") {
+  if (o.prestart && !todo.empty() && gpuPresent() && o.oracle.backend != "emu") {
     std::string gerr;
-    c.gate = gateLibrary(&gerr, o.cache_dir);
+    c.gate = gateLibrary(&gerr, o.oracle.build.cache_dir);
     log("wsfuzz: " +
         (c.gate.empty()
              ? "runs start at their turn (" + gerr + ")"

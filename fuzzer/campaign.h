@@ -1,7 +1,7 @@
 // A campaign: every (kernel, injector, site) mutant planned into the store, then judged by
 // the oracle in fresh processes, -j at a time, compiles on the CPU and runs on a pool of GPU
 // slots; verdicts written one transaction per mutant, so killing it loses at most the
-// mutants in flight and the same command resumes. See DESIGN.md "Fuzzer rules".
+// mutants in flight and the same command resumes. See docs/design.md, "Fuzzer rules".
 #pragma once
 
 #include "inject.h"
@@ -29,28 +29,20 @@ struct CampaignOptions {
   bool reduce = false;
   int reduce_jobs = 0;         // candidates at once per reduction (0 = jobs)
   double reduce_budget_s = 0;  // wall clock per reduction (0 = none)
-  double timeout_s = 10;
-  std::string corpus_dir;    // empty: no corpus written
-  bool retry_infra = false;  // judge infra-error verdicts again (e.g. on the GPU machine)
-  bool sanitizer = true;     // the latent mutants' second look
-  std::vector<std::string> defines, includes;
-  std::string nvcc, cache_dir;
+  std::string corpus_dir;      // empty: no corpus written
+  bool retry_infra = false;    // judge infra-error verdicts again (e.g. on the GPU machine)
+  bool sanitizer = true;       // the latent mutants' second look
+  // How every mutant is built, run and judged (the oracle's flags, oracle/flags.h): nvcc and its
+  // flags, -I, -D, the cache, the timeout, the backend with the emulator's build stage and
+  // policies, the hang watchdog and its instrumenter. Each kernel adds its arch and folder.
+  OracleOptions oracle;
   double slow_factor = 1.5;
   long max_mutants = 0;  // judge at most this many this session (0 = all)
   std::string command;   // recorded with the session
-  // Where mutants run (OracleOptions::backend): gpu | emu | auto, with the emulator's build hook
-  // and policies; compile-error injectors (wrong-arch) are always built by nvcc first.
-  std::string backend = "auto";
   // Where --reduce judges candidates ("": the campaign's backend). "emu" on a GPU campaign: the
   // reductions run on the emulator (CPU only, ~3x cheaper a candidate) and each reduced program is
   // then judged by the campaign's own oracle, which must see the same class.
   std::string reduce_backend;
-  std::function<BuildRecord(const std::string &, const BuildOptions &)> emu_build;
-  std::vector<std::string> policies = {"eager"};
-  // The hang watchdog (BuildOptions::instrument): hangs judged in ~1 s instead of a timeout.
-  bool watchdog = false;
-  double watchdog_ms = 200;
-  std::function<std::string(const std::string &, const std::string &)> instrument;
   // Each mutant's timeout = clamp(10 x the reference kernel's median run, 2 s, timeout_s).
   bool calibrate = true;
   // One idle process per GPU slot holding a CUDA context open (oracle/keeper.h): a short run
@@ -88,7 +80,7 @@ class SlotPool {
   explicit SlotPool(std::vector<std::string> devices);
   std::string acquire();  // a free slot no waiter has reserved
   void release(const std::string &slot);
-  // Taking a turn ahead (issue 8, GatedRun): reserve() blocks until some slot has no waiter and
+  // Taking a turn ahead (GatedRun): reserve() blocks until some slot has no waiter and
   // makes the caller that slot's waiter; the caller starts its run's process on that device, then
   // take() blocks until the slot is free and holds it. At most one waiter per slot.
   size_t reserve();

@@ -1,4 +1,4 @@
-// wsfuzz: inject the catalogue's handoff bugs (BUGS.md) into reference kernels, judge every
+// wsfuzz: inject the catalogue's handoff bugs (docs/bugs.md) into reference kernels, judge every
 // mutant with the oracle, keep everything in SQLite, and report the confusion matrix.
 //   wsfuzz --kernels kernels/ --injectors all --repeat 3 -j 8 --db campaign.sqlite
 //   wsfuzz report campaign.sqlite -o report
@@ -6,11 +6,8 @@
 #include "campaign.h"
 #include "report.h"
 
+#include "flags.h"
 #include "oracle.h"
-#include "watchdog.h"
-#ifdef WSR_HAVE_EMU
-#include "translate.h"
-#endif
 
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/Format.h>
@@ -63,9 +60,6 @@ static cl::opt<double> ReduceBudget(
 static cl::opt<unsigned> ReduceJobs(
     "reduce-jobs", cl::init(0), cl::desc("Candidates at once per reduction (default -j / slots)"),
     cl::cat(Cat));
-static cl::opt<double> Timeout("timeout", cl::init(10),
-                               cl::desc("Seconds before a run is killed and called a hang"),
-                               cl::cat(Cat));
 static cl::opt<std::string> Corpus(
     "corpus", cl::init("corpus"),
     cl::desc("Where detected mutants go (<dir>/<kernel>/<injector>/); empty: nowhere"),
@@ -84,26 +78,11 @@ static cl::opt<double> SlowFactor(
 static cl::opt<long> MaxMutants("max-mutants", cl::init(0),
                                 cl::desc("Judge at most this many mutants in this session"),
                                 cl::cat(Cat));
-static cl::list<std::string> Defines(
-    "D", cl::Prefix, cl::desc("Preprocessor definition for every kernel (e.g. a small shape)"),
-    cl::cat(Cat));
-static cl::list<std::string> Includes("I", cl::Prefix, cl::desc("Include directory"), cl::cat(Cat));
-static cl::opt<std::string> Nvcc("nvcc", cl::desc("Path of nvcc"), cl::cat(Cat));
-static cl::opt<std::string> CacheDir("cache-dir", cl::desc("Build cache directory"), cl::cat(Cat));
 static cl::opt<bool> ListInjectors("list-injectors",
                                    cl::desc("Print the injectors with their expectations and exit"),
                                    cl::cat(Cat));
 static cl::opt<bool> ListSites(
     "list-sites", cl::desc("Plan only: print every mutant (kernel, injector, site, note) and exit"),
-    cl::cat(Cat));
-static cl::opt<std::string> Backend("backend", cl::init("auto"),
-                                    cl::desc("gpu | emu (the CPU emulator) | auto (default: the "
-                                             "GPU when this machine has one, else the emulator)"),
-                                    cl::cat(Cat));
-static cl::opt<std::string> Policy(
-    "policy", cl::init("eager"),
-    cl::desc(
-        "emu: async timing policy eager | reads-late | completions-late, a comma list, or matrix"),
     cl::cat(Cat));
 static cl::opt<int> MaxConnections(
     "max-connections", cl::init(1),
@@ -119,12 +98,6 @@ static cl::opt<bool> NoKeepers(
     "no-keepers",
     cl::desc("Do not hold a CUDA context open on each GPU slot while the campaign runs"),
     cl::cat(Cat));
-static cl::opt<bool> NoWatchdog(
-    "no-watchdog", cl::desc("Do not bound mbarrier waits (hangs then cost the full timeout)"),
-    cl::cat(Cat));
-static cl::opt<double> WatchdogMs("watchdog-ms", cl::init(200),
-                                  cl::desc("Watchdog bound on a wait without progress, ms"),
-                                  cl::cat(Cat));
 static cl::opt<bool> NoCalibrate(
     "no-calibrate",
     cl::desc("Every run gets --timeout instead of 10 x the reference kernel's run (2 s at least)"),
@@ -151,11 +124,12 @@ static void onSignal(int) {
 }
 
 int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions(Cat);
+  cl::HideUnrelatedOptions({&Cat, &wsr::oracleFlagCategory()});
   if (!cl::ParseCommandLineOptions(
           argc, argv, "wsfuzz: inject handoff bugs into reference kernels and check the triage\n",
           &llvm::errs()))
     return 2;
+  wsr::RunTempRoot run_tmp;  // every temporary file of this run, gone with it
   if (ListInjectors) {
     for (auto &i : wsr::inject::allInjectors()) {
       std::string exp;
@@ -172,6 +146,8 @@ int main(int argc, char **argv) {
     for (int i = 1; i <= 2; ++i) {
       std::error_code ec;
       if (!fs::exists(Positional[i], ec)) return fail(Positional[i] + " does not exist");
+      if (std::string e = wsr::fuzz::Store::checkExisting(Positional[i]); !e.empty())
+        return fail(e);
     }
     std::string la = "A", lb = "B";
     if (!Labels.empty()) {
@@ -235,59 +211,40 @@ int main(int argc, char **argv) {
   o.reduce = Reduce;
   o.reduce_jobs = (int)ReduceJobs;
   o.reduce_budget_s = ReduceBudget;
-  o.timeout_s = Timeout;
   o.corpus_dir = Corpus;
   o.retry_infra = RetryInfra;
   o.sanitizer = !NoSanitizer;
-  o.defines.assign(Defines.begin(), Defines.end());
-  o.includes.assign(Includes.begin(), Includes.end());
-  o.nvcc = Nvcc;
-  o.cache_dir = CacheDir.empty() ? wsr::defaultCacheDir() : CacheDir.getValue();
   o.slow_factor = SlowFactor;
   o.max_mutants = MaxMutants;
-  if (Backend != "auto" && Backend != "gpu" && Backend != "emu")
-    return fail("--backend must be gpu, emu or auto");
+  if (std::string e = wsr::applyOracleFlags(o.oracle); !e.empty()) return fail(e);
   if (!ReduceBackend.empty() && ReduceBackend != "gpu" && ReduceBackend != "emu")
     return fail("--reduce-backend must be gpu or emu");
   o.reduce_backend = ReduceBackend;
 #ifndef WSR_HAVE_EMU
-  if (Backend == "emu" || ReduceBackend == "emu")
-    return fail(
-        "the emulation backend (--backend emu, --reduce-backend emu) is not built into this "
-        "wsfuzz; use gpu");
-#else
-  o.emu_build = wsr::emu::emuBuilder();
+  if (ReduceBackend == "emu")
+    return fail("the emulator (--reduce-backend emu) is not built into this wsfuzz; use gpu");
 #endif
-  o.backend = Backend;
-  {
-    std::string perr;
-    if (!wsr::parsePolicies(Policy, &o.policies, &perr)) return fail(perr);
-  }
-  if (WatchdogMs <= 0) return fail("--watchdog-ms must be a positive number of milliseconds");
-  o.watchdog = !NoWatchdog;
   o.keepers = !NoKeepers;
   o.prestart = !NoPrestart;
   if (MaxConnections < 0 || MaxConnections > 32)
     return fail("--max-connections must be between 0 (the driver's default) and 32, not " +
                 std::to_string(MaxConnections));
   o.max_connections = MaxConnections;
-  o.watchdog_ms = WatchdogMs;
-  {
-    wsr::WatchOptions wo;
-    wo.parse.includes = o.includes;
-    wo.parse.defines = o.defines;
-    if (auto h = wsr::harnessIncludeDir(); !h.empty()) wo.parse.includes.push_back(h);
-    o.instrument = wsr::watchdogInstrumenter(wo);  // the arch comes from each kernel's build
-  }
+  wsr::installWatchdog(o.oracle);  // the arch comes from each kernel's build
   o.calibrate = !NoCalibrate;
   for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(argv[i]);
   auto log = [](const std::string &s) {
     llvm::errs() << s << "\n";
     llvm::errs().flush();
   };
+  {  // bad kernels are refused before anything is written (the campaign's database included)
+    std::string kerr;
+    if (wsr::fuzz::kernelFiles(o.kernels, &kerr).empty() || !kerr.empty())
+      return fail(kerr.empty() ? "no .cu kernels in --kernels" : kerr);
+  }
   if (ListSites) {
     try {
-      wsr::fuzz::Store store(Db);
+      wsr::fuzz::Store store(":memory:");  // a listing changes nothing on disk
       std::string err;
       auto ms = wsr::fuzz::plan(store, o, log, &err);
       if (!err.empty()) return fail(err);
@@ -299,15 +256,12 @@ int main(int argc, char **argv) {
       return fail(e.what());
     }
   }
-  wsr::OracleOptions probe;
-  probe.backend = o.backend;
-  probe.emu_build = o.emu_build;
-  if ((wsr::resolveBackend(probe) == "gpu" || !o.nvcc.empty()) && wsr::findNvcc(o.nvcc).empty())
+  if (wsr::resolveBackend(o.oracle) == "gpu" && wsr::findNvcc(o.oracle.build.nvcc).empty())
     return fail(
         "nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass "
         "--nvcc");
   std::string err;
-  if (!wsr::prepareCacheDir(o.cache_dir, &err)) return fail(err);
+  if (!wsr::prepareCacheDir(o.oracle.build.cache_dir, &err)) return fail(err);
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
   try {

@@ -33,8 +33,11 @@ namespace wsr {
 // expressions, then cosmetics. The language-blind passes (lines, tokens) are the fallback: they
 // run only once the AST passes have nothing more to take (C-Reduce runs them with the rest,
 // and on a 300-line kernel they cost half the tests while the AST passes would take the same
-// code in a few large steps), and the AST passes run again after anything they take.
-enum class Phase { Shape, Structure, Expression, Fallback, Cosmetic };
+// code in a few large steps), and the AST passes run again after anything they take. Invisible
+// passes take what no compiler sees (comments, blank lines) and read the text alone: all their
+// sites in one candidate before anything else, one by one at the end. The search's Schedule
+// (reducer/search.h) is built from these phases.
+enum class Phase { Shape, Structure, Expression, Fallback, Cosmetic, Invisible };
 const char *phaseName(Phase p);
 
 // What a pass returns. `level` orders hierarchical sites (outer blocks are level 0 and

@@ -112,6 +112,8 @@ const char *phaseName(Phase p) {
       return "fallback";
     case Phase::Cosmetic:
       return "cosmetic";
+    case Phase::Invisible:
+      return "invisible";
   }
   return "?";
 }

@@ -1,12 +1,15 @@
 #include "flags.h"
 
 #include "build.h"
+#include "process.h"
 #include "watchdog.h"
 #ifdef WSR_HAVE_EMU
 #include "translate.h"
 #endif
 
 #include <filesystem>
+
+#include <unistd.h>
 
 namespace cl = llvm::cl;
 namespace fs = std::filesystem;
@@ -32,7 +35,8 @@ cl::opt<std::string> Policy(
 cl::opt<double> Timeout("timeout", cl::init(10),
                         cl::desc("Seconds before a run is killed and called a hang (default 10)"),
                         cl::cat(oracleFlagCategory()));
-cl::opt<std::string> Nvcc("nvcc", cl::desc("Path of nvcc (default: PATH, then /usr/local/cuda/bin)"),
+cl::opt<std::string> Nvcc("nvcc",
+                          cl::desc("Path of nvcc (default: PATH, then /usr/local/cuda/bin)"),
                           cl::cat(oracleFlagCategory()));
 cl::list<std::string> NvccFlags("nvcc-flag", cl::desc("Extra nvcc flag (repeatable)"),
                                 cl::cat(oracleFlagCategory()));
@@ -42,9 +46,9 @@ cl::list<std::string> Defines("D", cl::Prefix, cl::desc("Preprocessor definition
                               cl::cat(oracleFlagCategory()));
 cl::list<std::string> Libs("l", cl::Prefix, cl::desc("Library to link"),
                            cl::cat(oracleFlagCategory()));
-cl::opt<std::string> CacheDir("cache-dir",
-                              cl::desc("Build cache (default $WSREDUCE_CACHE or ~/.cache/wsreduce)"),
-                              cl::cat(oracleFlagCategory()));
+cl::opt<std::string> CacheDir(
+    "cache-dir", cl::desc("Build cache (default $WSREDUCE_CACHE or ~/.cache/wsreduce)"),
+    cl::cat(oracleFlagCategory()));
 cl::opt<bool> NoWatchdog(
     "no-watchdog",
     cl::desc("Build the program as it is: mbarrier waits unbounded, a hang costs the timeout"),
@@ -56,6 +60,22 @@ cl::opt<double> WatchdogMs(
 }  // namespace
 
 const std::string &backendFlag() { return Backend.getValue(); }
+
+std::string readProgram(const std::string &path, std::string *text) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return path + " does not exist";
+  if (fs::is_directory(path, ec)) return path + " is a directory; give one .cu file";
+  if (::access(path.c_str(), R_OK) != 0) return path + " cannot be read (permission denied)";
+  constexpr uintmax_t kMaxBytes = 64u << 20;  // a preprocessed CUTLASS program is about 20 MB
+  if (fs::file_size(path, ec) > kMaxBytes)
+    return path + " is larger than 64 MB: not a program this tool can judge";
+  auto t = readFile(path);
+  if (!t) return path + " cannot be read";
+  if (t->find_first_not_of(" \t\r\n") == std::string::npos) return path + " is empty";
+  if (t->find('\0') != std::string::npos) return path + " is not text (it holds NUL bytes)";
+  *text = std::move(*t);
+  return "";
+}
 
 std::string applyOracleFlags(OracleOptions &o) {
   if (Backend != "auto" && Backend != "gpu" && Backend != "emu")

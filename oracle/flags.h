@@ -21,6 +21,10 @@ llvm::cl::OptionCategory &oracleFlagCategory();
 // the tool's to set (installWatchdog). Returns "" or one sentence naming the flag that is wrong.
 std::string applyOracleFlags(OracleOptions &o);
 
+// The program a tool was given, read: "" or the one sentence that says why it cannot be judged
+// (missing, a folder, unreadable, empty, binary, too large to be a program).
+std::string readProgram(const std::string &path, std::string *text);
+
 // The backend flag as given (auto | gpu | emu).
 const std::string &backendFlag();
 

@@ -1,11 +1,9 @@
 // wsoracle: build a CUDA program, run it once (or --repeat N times) in fresh processes and
 // print the verdict. Exit status: 0 pass, 1 the program fails (any failure verdict),
 // 2 bad input, 3 the oracle could not judge (infra-error).
+#include "flags.h"
 #include "oracle.h"
 #include "watchdog.h"
-#ifdef WSR_HAVE_EMU
-#include "translate.h"
-#endif
 
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/FormatVariadic.h>
@@ -28,9 +26,6 @@ static cl::list<std::string> ProgramArgs(cl::Positional, cl::ZeroOrMore,
 static cl::opt<int> Repeat("repeat",
                            cl::desc("Run N fresh processes; disagreeing runs are `flaky`"),
                            cl::init(1), cl::cat(Cat));
-static cl::opt<double> Timeout("timeout",
-                               cl::desc("Seconds before a run is killed and called a hang"),
-                               cl::init(10), cl::cat(Cat));
 static cl::opt<bool> Json("json", cl::desc("Print the verdict as JSON"), cl::cat(Cat));
 static cl::opt<std::string> Sanitizer(
     "sanitizer",
@@ -39,22 +34,10 @@ static cl::opt<std::string> Sanitizer(
     cl::cat(Cat));
 static cl::opt<std::string> Arch("arch", cl::desc("Target, e.g. sm_90a (default), sm_100a, sm_90"),
                                  cl::init("sm_90a"), cl::cat(Cat));
-static cl::list<std::string> NvccFlags("nvcc-flag", cl::desc("Extra nvcc flag (repeatable)"),
-                                       cl::cat(Cat));
-static cl::list<std::string> Includes("I", cl::desc("Include directory"), cl::Prefix, cl::cat(Cat));
-static cl::list<std::string> Defines("D", cl::desc("Preprocessor definition NAME[=VALUE]"),
-                                     cl::Prefix, cl::cat(Cat));
-static cl::list<std::string> Libs("l", cl::desc("Library to link"), cl::Prefix, cl::cat(Cat));
 static cl::opt<std::string> Match("match",
                                   cl::desc("REGEX: output matching it marks the run as failing "
                                            "(wrong/match when nothing else failed)"),
                                   cl::cat(Cat));
-static cl::opt<std::string> Nvcc("nvcc",
-                                 cl::desc("Path of nvcc (default: PATH, then /usr/local/cuda/bin)"),
-                                 cl::cat(Cat));
-static cl::opt<std::string> CacheDir(
-    "cache-dir", cl::desc("Build cache (default $WSREDUCE_CACHE or ~/.cache/wsreduce)"),
-    cl::cat(Cat));
 static cl::opt<bool> NoCache("no-cache", cl::desc("Rebuild even when a cached binary exists"),
                              cl::cat(Cat));
 static cl::list<std::string> Env("env",
@@ -63,16 +46,6 @@ static cl::list<std::string> Env("env",
 static cl::opt<std::string> Gpu("gpu",
                                 cl::desc("Pin the program to this GPU (CUDA_VISIBLE_DEVICES)"),
                                 cl::cat(Cat));
-static cl::opt<std::string> Backend(
-    "backend",
-    cl::desc("gpu | emu (the CPU emulator: translate + g++) | auto (default: the GPU when this "
-             "machine has one, else the emulator after an nvcc build for compile errors)"),
-    cl::init("auto"), cl::cat(Cat));
-static cl::opt<std::string> Policy(
-    "policy", cl::init("eager"),
-    cl::desc("emu: async timing policy eager | reads-late | completions-late, a comma list, or "
-             "matrix (all three)"),
-    cl::cat(Cat));
 static cl::opt<std::string> RecordDir(
     "record", cl::desc("Write every raw run (exit status, stdout, stderr) as JSON into DIR"),
     cl::cat(Cat));
@@ -90,12 +63,6 @@ static cl::opt<bool> Watchdog(
     cl::desc("Bound every mbarrier wait of a .cu (a copy is instrumented; default on): a hang is "
              "named in well under a second"),
     cl::init(true), cl::cat(Cat));
-static cl::opt<bool> NoWatchdog("no-watchdog",
-                                cl::desc("Build the program as it is (no hang watchdog)"),
-                                cl::cat(Cat));
-static cl::opt<double> WatchdogMs(
-    "watchdog-ms", cl::desc("The watchdog's bound: ms without progress at one wait (default 200)"),
-    cl::init(200), cl::cat(Cat));
 static cl::opt<std::string> InstrumentOnly(
     "instrument-only",
     cl::desc("Write the watchdog's instrumented copy of the program to FILE and exit (nothing is "
@@ -117,37 +84,23 @@ static int fail(const std::string &sentence) {
 }
 
 int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions(Cat);
+  cl::HideUnrelatedOptions({&Cat, &wsr::oracleFlagCategory()});
   if (!cl::ParseCommandLineOptions(
           argc, argv, "wsoracle: build, run in a fresh process, classify\n", &llvm::errs()))
     return 2;
+  wsr::RunTempRoot run_tmp;  // every temporary file of this run, gone with it
 
-  std::error_code ec;
   const std::string src = Source;
-  if (!fs::exists(src, ec)) return fail(src + " does not exist");
-  if (fs::is_directory(src, ec)) return fail(src + " is a directory; give one .cu file");
-  if (::access(src.c_str(), R_OK) != 0) return fail(src + " cannot be read (permission denied)");
+  std::string src_text;
+  if (std::string e = wsr::readProgram(src, &src_text); !e.empty()) return fail(e);
   if (Repeat < 1) return fail("--repeat must be at least 1");
-  if (Timeout <= 0) return fail("--timeout must be a positive number of seconds");
-  if (Backend != "auto" && Backend != "gpu") {
-#ifdef WSR_HAVE_EMU
-    if (Backend != "emu") return fail("--backend must be gpu, emu or auto");
-#else
-    if (Backend == "emu")
-      return fail("the emulation backend (--backend emu) is not built in; use --backend gpu");
-    return fail("--backend must be gpu or auto");
-#endif
-  }
-  const bool emu = Backend == "emu"
-#ifdef WSR_HAVE_EMU
-                   || (Backend == "auto" && !wsr::gpuPresent())
-#endif
-      ;
+  wsr::OracleOptions o;
+  if (std::string e = wsr::applyOracleFlags(o); !e.empty()) return fail(e);
+  const bool emu = wsr::resolveBackend(o) == "emu";
   if (!Sanitizer.empty() && Sanitizer != "synccheck" && Sanitizer != "racecheck" &&
       Sanitizer != "memcheck" && Sanitizer != "initcheck")
     return fail("--sanitizer must be one of synccheck, racecheck, memcheck, initcheck");
   if (!Forensics.empty() && Forensics != "cuda-gdb") return fail("--forensics must be cuda-gdb");
-  if (WatchdogMs <= 0) return fail("--watchdog-ms must be a positive number of milliseconds");
   if (!Match.empty()) {
     try {
       std::regex r(Match.getValue());
@@ -156,22 +109,14 @@ int main(int argc, char **argv) {
     }
   }
 
-  wsr::OracleOptions o;
   o.build.arch = Arch;
-  o.build.nvcc = Nvcc;
-  o.build.flags.assign(NvccFlags.begin(), NvccFlags.end());
-  o.build.includes.assign(Includes.begin(), Includes.end());
-  o.build.defines.assign(Defines.begin(), Defines.end());
-  o.build.libs.assign(Libs.begin(), Libs.end());
-  o.build.cache_dir = CacheDir.empty() ? wsr::defaultCacheDir() : CacheDir.getValue();
   o.build.use_cache = !NoCache;
-  if ((!emu || !Nvcc.empty()) && wsr::findNvcc(o.build.nvcc).empty())
-    return fail(Nvcc.empty() ? "nvcc was not found in PATH or /usr/local/cuda/bin; install the "
-                               "CUDA toolkit or pass --nvcc"
-                             : "--nvcc " + Nvcc + " is not an executable");
+  if (!emu && wsr::findNvcc(o.build.nvcc).empty())
+    return fail(
+        "nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or "
+        "pass --nvcc");
   std::string err;
   if (!wsr::prepareCacheDir(o.build.cache_dir, &err)) return fail(err);
-  o.run.timeout_s = Timeout;
   o.run.capture_bytes = (size_t)CaptureKiB * 1024;
   for (auto &kv : Env) {
     auto p = kv.find('=');
@@ -183,31 +128,14 @@ int main(int argc, char **argv) {
   o.classify.slow_baseline_ms = SlowBaseline;
   o.classify.slow_factor = SlowFactor;
   o.repeat = Repeat;
-  o.backend = Backend;
-#ifdef WSR_HAVE_EMU
-  o.emu_build = wsr::emu::emuBuilder();
   // nvcc still judges compile errors (ptxas, the front end) when it is here: the emulator's g++
   // would not see them.
-  o.emu_nvcc_first = Backend == "auto" && !wsr::findNvcc(o.build.nvcc).empty();
-#endif
-  {
-    std::string perr;
-    if (!wsr::parsePolicies(Policy, &o.policies, &perr)) return fail(perr);
-  }
+  o.emu_nvcc_first = wsr::backendFlag() == "auto" && !wsr::findNvcc(o.build.nvcc).empty();
   o.program_args.assign(ProgramArgs.begin(), ProgramArgs.end());
   o.sanitizer = Sanitizer;
   o.record_dir = RecordDir;
-  {
-    std::string ext = fs::path(src).extension().string();
-    o.build.watchdog = Watchdog && !NoWatchdog && (ext == ".cu" || ext == ".cuh");
-    o.build.watchdog_ms = WatchdogMs;
-    wsr::WatchOptions wo;
-    wo.parse.arch = Arch;
-    wo.parse.includes.assign(Includes.begin(), Includes.end());
-    wo.parse.defines.assign(Defines.begin(), Defines.end());
-    if (auto h = wsr::harnessIncludeDir(); !h.empty()) wo.parse.includes.push_back(h);
-    o.build.instrument = wsr::watchdogInstrumenter(wo);
-  }
+  o.build.watchdog = o.build.watchdog && Watchdog;
+  wsr::installWatchdog(o, src);
   o.retry_timeout = !NoRetry;
   if (!InstrumentOnly.empty()) {
     auto text = wsr::readFile(src);

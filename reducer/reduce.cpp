@@ -10,8 +10,14 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <future>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -20,8 +26,7 @@ namespace wsr {
 namespace {
 
 double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 std::string stemOf(const std::string &out) {
@@ -40,6 +45,7 @@ std::string whatItGot(const TestResult &r) {
 struct State {
   std::string original;  // the input's content hash
   double spent_s = 0;
+  long pid = 0;  // the run that wrote it
 };
 
 std::optional<State> readState(const std::string &path) {
@@ -51,6 +57,7 @@ std::optional<State> readState(const std::string &path) {
   State s;
   s.original = o->getString("original")->str();
   if (auto sp = o->getNumber("spent_s")) s.spent_s = std::max(0.0, *sp);
+  if (auto pid = o->getInteger("pid")) s.pid = *pid;
   return s;
 }
 
@@ -61,11 +68,35 @@ bool writeState(const std::string &path, const ReduceRequest &req, const std::st
                        {"symptom", req.test.symptom},
                        {"signature", signature},
                        {"command", req.command},
-                       {"spent_s", spent_s}};
+                       {"spent_s", spent_s},
+                       {"pid", (long)::getpid()}};
   std::string js;
   llvm::raw_string_ostream os(js);
   os << llvm::json::Value(std::move(s));
   return writeFileAtomic(path, os.str(), err);
+}
+
+// The process holding a flock on `fd`'s file, from /proc/locks (0 when it cannot be told).
+long lockHolder(int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return 0;
+  auto locks = readFile("/proc/locks");
+  if (!locks) return 0;
+  char want[64];
+  std::snprintf(want, sizeof want, ":%lu ", (unsigned long)st.st_ino);
+  size_t at = 0;
+  while (at < locks->size()) {
+    size_t nl = locks->find('\n', at);
+    std::string line = locks->substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    at = nl == std::string::npos ? locks->size() : nl + 1;
+    // "1: FLOCK  ADVISORY  WRITE 4242 fe:01:1234567 0 EOF"
+    if (line.find("FLOCK") == std::string::npos || line.find(want) == std::string::npos) continue;
+    long pid = 0;
+    char kind[16], mode[16], rw[16];
+    if (std::sscanf(line.c_str(), "%*d: %15s %15s %15s %ld", kind, mode, rw, &pid) == 4 && pid > 0)
+      return pid;
+  }
+  return 0;
 }
 
 // The finish: a standalone, tidy, formatted program, each step kept only if the failure survives
@@ -76,11 +107,13 @@ bool writeState(const std::string &path, const ReduceRequest &req, const std::st
 // out and the others are taken. Of the 100-column format and the one that never breaks a line
 // for length (an asm string broken over lines), the one with fewer lines.
 std::string finish(const std::string &searched, const ReduceRequest &req, Tester &tester,
-                   std::vector<std::string> *notes) {
+                   std::vector<std::string> *notes, std::vector<std::string> *run_notes) {
   auto say = [&](const std::string &note) {
     if (req.say) req.say(note);
     notes->push_back(note);
   };
+  const double deadline = req.finish_budget_s > 0 ? now_s() + req.finish_budget_s : 0;
+  auto out_of_time = [&] { return deadline > 0 && now_s() > deadline; };
   ParseOptions tidy_po = req.test.parse;
   tidy_po.includes.push_back(fs::absolute(req.input_path).parent_path().string());
   if (auto h = harnessIncludeDir(); !h.empty()) tidy_po.includes.push_back(h);
@@ -98,6 +131,10 @@ std::string finish(const std::string &searched, const ReduceRequest &req, Tester
          std::string tidied = tidyProgramJudged(
              b, req.input_path, tidy_po, 8,
              [&](const std::string &c) {
+               if (out_of_time()) {
+                 why = "";  // not judged
+                 return false;
+               }
                if (!req.test.keep.empty() && lostKeptRegion(normalizeCode(c), req.test.keep) >= 0) {
                  why = "would change a region kept as written";
                  return false;
@@ -109,8 +146,10 @@ std::string finish(const std::string &searched, const ReduceRequest &req, Tester
              &left_out);
          if (left_out > 0)
            say(std::string("tidy left out ") + std::to_string(left_out) +
-               (left_out == 1 ? " rewrite" : " rewrites") + ": with " +
-               (left_out == 1 ? "it" : "the last") + " the program " + why);
+               (left_out == 1 ? " rewrite" : " rewrites") +
+               (why.empty() ? ": the finish's time was spent before they were judged"
+                            : std::string(": with ") + (left_out == 1 ? "it" : "the last") +
+                                  " the program " + why));
          return tidied;
        },
        true},
@@ -118,30 +157,46 @@ std::string finish(const std::string &searched, const ReduceRequest &req, Tester
       {"formatting",
        [&](const std::string &b) {
          std::string formatted = formatCuda(b), unbroken = formatCuda(b, 0);
-         std::string f = countNonBlankLines(unbroken) < countNonBlankLines(formatted) ? unbroken
-                                                                                     : formatted;
+         std::string f =
+             countNonBlankLines(unbroken) < countNonBlankLines(formatted) ? unbroken : formatted;
          // A result the layout alone would make longer than the input (a search its budget
          // stopped early, the input's one-line if/else) keeps the passes' layout: a reduction
          // never reports growth. Like with like: the harness as an include on both sides.
-         if (countNonBlankLines(uninlineHarness(f)) > countNonBlankLines(uninlineHarness(req.text)) &&
-             countNonBlankLines(uninlineHarness(b)) <= countNonBlankLines(uninlineHarness(req.text))) {
-           notes->push_back("not formatted: the formatted program would be longer than the input");
+         if (countNonBlankLines(uninlineHarness(f)) >
+                 countNonBlankLines(uninlineHarness(req.text)) &&
+             countNonBlankLines(uninlineHarness(b)) <=
+                 countNonBlankLines(uninlineHarness(req.text))) {
+           run_notes->push_back(
+               "not formatted: the formatted program would be longer than the input");
            return b;
          }
          return f;
        },
        true}};
   std::string best = searched;
+  const unsigned interrupts0 = interruptCount();
   for (auto &step : steps) {
+    if (out_of_time()) {
+      const std::string n = std::string("the finish's ") +
+                            std::to_string((int)req.finish_budget_s) +
+                            " s were spent: the result is not finished by " + step.name;
+      if (req.say) req.say(n);
+      run_notes->push_back(n);
+      continue;
+    }
     std::string next = step.apply(best);
+    if (interruptCount() != interrupts0) break;
     if (next == best) continue;
     TestResult r = tester.test(next);
+    if (interruptCount() != interrupts0) break;
     if (r.interesting)
       best = next;
     else if (step.expected)
       say(std::string("the result is not finished by ") + step.name + ": with it the program " +
           whatItGot(r));
   }
+  if (interruptCount() != interrupts0 && req.say)
+    req.say("interrupted during the finish: the result is written as far as the finish got");
   return best;
 }
 
@@ -155,7 +210,7 @@ std::string defaultOutputPath(const std::string &input_path) {
 int ReduceOutcome::exitCode() const {
   switch (status) {
     case Status::Reduced:
-      return confirm_differs ? 4 : 0;
+      return interrupted ? 130 : confirm_differs ? 4 : 0;
     case Status::NotInteresting:
       return 1;
     case Status::Infra:
@@ -184,6 +239,24 @@ ReduceOutcome reduce(ReduceRequest req) {
   const std::string state_path = stem + ".state.json", trace_path = stem + ".trace.jsonl";
   out.report_path = stem + ".md";
   req.test.original_path = fs::absolute(req.input_path).string();
+  // One run per output: the trace (appended to, never replaced) holds an advisory lock for as
+  // long as this run lives; the kernel drops it whatever ends the run.
+  const int lock_fd = ::open(trace_path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (lock_fd < 0)
+    return fail(ReduceOutcome::Status::Error,
+                "cannot write " + trace_path + ": " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } lock_closer{lock_fd};
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    long pid = lockHolder(lock_fd);
+    if (auto st = readState(state_path); pid == 0 && st) pid = st->pid;
+    return fail(ReduceOutcome::Status::Error,
+                "another run" + (pid > 0 ? " (pid " + std::to_string(pid) + ")" : std::string()) +
+                    " is reducing into " + req.out_path +
+                    "; wait for it to end or give another -o");
+  }
   Tester tester(req.test);
   OracleOptions &oo = tester.oracleOptions();
   out.backend = resolveBackend(oo);
@@ -207,9 +280,10 @@ ReduceOutcome reduce(ReduceRequest req) {
   oo.emu_nvcc_first = nvcc_first;
   out.original = tester.judgeOriginal(req.text, &orig);
   oo.emu_nvcc_first = false;
-  if (!orig.interesting && !orig.infra && req.fallback) {
-    // The backends disagree on this program (the emulator hangs where the GPU traps, say): it is
-    // reduced on the fallback oracle, slower but still reduced, and the outcome says so.
+  if (!orig.interesting && req.fallback) {
+    // The backends disagree on this program (the emulator hangs where the GPU traps, say), or the
+    // first cannot judge it here (no GPU): it is reduced on the fallback oracle, and the outcome
+    // says so.
     out.fell_back = "reduced on " + resolveBackend(*req.fallback) + " (" + out.backend +
                     " did not reproduce it: " + out.original.detail + ")";
     say(out.fell_back);
@@ -220,13 +294,13 @@ ReduceOutcome reduce(ReduceRequest req) {
   }
   if (orig.infra)
     return fail(ReduceOutcome::Status::Infra,
-                "the oracle could not judge the original (" + out.original.detail + "): " +
-                    (out.original.evidence.empty() ? "" : out.original.evidence.front()));
+                "the oracle could not judge the original (" + out.original.detail +
+                    "): " + (out.original.evidence.empty() ? "" : out.original.evidence.front()));
   if (!orig.interesting) {
     if (script)
-      return fail(ReduceOutcome::Status::NotInteresting,
-                  "the original is not interesting: " + req.test.test_script + " gave " +
-                      orig.detail);
+      return fail(
+          ReduceOutcome::Status::NotInteresting,
+          "the original is not interesting: " + req.test.test_script + " gave " + orig.detail);
     // On the emulator a deadlock is named when every thread parks, with no kill: a kill at the
     // timeout is a program still running (a K-loop GEMM runs 9.8 s there).
     if (out.backend == "emu" && out.original.is("hang") && !out.original.runs.empty() &&
@@ -255,8 +329,8 @@ ReduceOutcome reduce(ReduceRequest req) {
     if (req.confirm && !req.confirm_original && req.confirm_missing.empty()) {
       OracleOptions c = *req.confirm;
       std::string name = fs::path(req.input_path).filename().string(), text = req.text;
-      confirm_original = std::async(std::launch::async,
-                                    [c, name, text] { return judgeText(text, name, c); });
+      confirm_original =
+          std::async(std::launch::async, [c, name, text] { return judgeText(text, name, c); });
     }
     if (auto &c = tester.coherentProxyVerdict())
       say("the original reads shared bytes the async proxy had not seen; with a coherent proxy "
@@ -315,9 +389,10 @@ ReduceOutcome reduce(ReduceRequest req) {
       resumed = false;
     }
   }
-  std::error_code ec;
-  if (!resumed) fs::remove(trace_path, ec);
-  out.resumed_s = spent_before;  // the trace is of this reduction only
+  if (!resumed && ::ftruncate(lock_fd, 0) != 0)  // the trace is of this reduction only
+    return fail(ReduceOutcome::Status::Error,
+                "cannot write " + trace_path + ": " + std::strerror(errno));
+  out.resumed_s = spent_before;
   std::string err;
   if (!writeState(state_path, req, hash, out.original.signature, spent_before, &err) ||
       !writeFileAtomic(req.out_path, start, &err))
@@ -336,39 +411,55 @@ ReduceOutcome reduce(ReduceRequest req) {
     out.searched = search.run(start);
   } catch (const SearchStop &stop) {
     out.stats = search.stats();
-    if (!stop.budget) {
+    out.interrupted = stop.reason == "interrupted";
+    if (!stop.budget && !(out.interrupted && req.finish_when_interrupted)) {
       // The best program so far is on disk (the search writes it after every accepted step).
       writeState(state_path, req, hash, out.original.signature, spent(), &err);
-      if (stop.reason == "interrupted")
-        return fail(ReduceOutcome::Status::Interrupted,
-                    "interrupted; the best program so far is in " + req.out_path +
-                        " (--resume continues)");
-      return fail(ReduceOutcome::Status::Stopped, "stopped: " + stop.reason +
-                                                      "; the best program so far is in " +
-                                                      req.out_path);
+      if (out.interrupted)
+        return fail(
+            ReduceOutcome::Status::Interrupted,
+            "interrupted; the best program so far is in " + req.out_path + " (--resume continues)");
+      return fail(ReduceOutcome::Status::Stopped,
+                  "stopped: " + stop.reason + "; the best program so far is in " + req.out_path);
     }
     // The user asked for the best program this much search finds: finish it as a result.
     out.searched = search.best();
-    out.budget_spent = true;
-    say(stop.reason + "; finishing the best program so far");
+    out.budget_spent = stop.budget;
+    say(out.interrupted ? "interrupted; finishing the best program so far (interrupt again to "
+                          "stop the finish)"
+                        : stop.reason + "; finishing the best program so far");
   }
   out.stats = search.stats();
   out.spent_s = spent();
 
   // 4. The finish, the result on disk, the report, the confirmation.
-  out.best = finish(out.searched, req, tester, &out.finish_notes);
+  const unsigned interrupts_before_finish = interruptCount();
+  out.best = finish(out.searched, req, tester, &out.finish_notes, &out.run_notes);
+  const bool stopped = interruptCount() != interrupts_before_finish;  // no more judging
   out.best_lines = countNonBlankLines(uninlineHarness(out.best));
   if (!writeFileAtomic(req.out_path, out.best, &err) ||
       !writeState(state_path, req, hash, out.original.signature, out.spent_s, &err))
     return fail(ReduceOutcome::Status::Error, err);
   if (script) {
     out.reduced = out.original;
+  } else if (stopped) {
+    out.reduced.symptom = "infra-error";
+    out.reduced.detail = "infra-error/cancelled";
+    out.reduced.evidence.push_back("not judged: the run was interrupted during the finish");
   } else {
     oo.emu_nvcc_first = nvcc_first;
     out.reduced = tester.judgeOriginal(out.best);
     oo.emu_nvcc_first = false;
   }
-  if (req.confirm && !script && req.confirm_missing.empty()) {
+  if (stopped) out.interrupted = true;
+  if (out.interrupted)
+    out.run_notes.push_back("interrupted (Ctrl-C): this is the best program the search had then" +
+                            std::string(stopped ? ", written as far as the finish got" : ""));
+  if (out.budget_spent)
+    out.run_notes.push_back("the search stopped when its budget of " +
+                            std::to_string((int)req.search.budget_s) +
+                            " s was spent: this is the best program it had then");
+  if (req.confirm && !script && req.confirm_missing.empty() && !stopped) {
     out.confirmed = judgeText(out.best, fs::path(req.input_path).filename().string(), *req.confirm);
     if (req.confirm_original)
       out.confirmed_original = req.confirm_original;
@@ -390,6 +481,7 @@ ReduceOutcome reduce(ReduceRequest req) {
     ri.original_text = req.text;
     ri.reduced_text = out.best;
     ri.finish_notes = out.finish_notes;
+    ri.run_notes = out.run_notes;
     ri.original = out.original;
     ri.reduced = out.reduced;
     ri.build = oo.build;

@@ -29,6 +29,14 @@ struct ReduceRequest {
   // instead of this run's alone (wsreduce --budget: this run).
   bool budget_includes_resumed = false;
   bool write_report = true;
+  // Seconds the finish may take after the search (0: no bound); the steps it has no time for are
+  // left out, and the notes say which.
+  double finish_budget_s = 0;
+  // Ctrl-C (or SIGTERM) during the search finishes and reports the best program so far, as a
+  // spent budget does (wsreduce); a second one, or one during the finish, stops the finish and
+  // the result is written as far as it got. Off (wsfuzz): an interrupted reduction is left on
+  // disk unfinished, for the same command to go on with.
+  bool finish_when_interrupted = false;
   double timeout_cap_s = 10;  // --timeout: the most a calibrated candidate timeout can be
   bool calibrate = true;      // the candidates' timeout from the original's own run
   // Where the candidates run when this machine has a GPU: a context held open on each device for
@@ -63,21 +71,25 @@ struct ReduceOutcome {
   // Its non-blank lines, like with like: an inlined harness header counted as the #include line
   // the input has.
   unsigned best_lines = 0;
-  std::string searched; // the search's result, before the finish
+  std::string searched;  // the search's result, before the finish
   Verdict original, reduced;
-  std::string backend;  // where the candidates ran: gpu | emu
+  std::string backend;    // where the candidates ran: gpu | emu
   std::string fell_back;  // when the fallback oracle reduced it, why
   std::optional<Verdict> confirmed, confirmed_original;
   bool confirm_differs = false;  // the confirming oracle shows another class than both
   bool budget_spent = false;
+  bool interrupted =
+      false;  // Ctrl-C came: the result is the best so far, finished as far as it got
   std::vector<std::string> finish_notes;  // what the judge refused of the finish
+  std::vector<std::string> run_notes;     // how the run ended when not at a fixpoint
   SearchStats stats;
   long tests = 0;
   double spent_s = 0;    // search seconds, the runs resumed included
   double resumed_s = 0;  // of which the runs resumed
   std::string report_path;
 
-  // 0 reduced, 1 not interesting, 2 cannot write, 3 infra, 4 confirmed otherwise, 130 interrupted.
+  // 0 reduced, 1 not interesting, 2 cannot write, 3 infra, 4 confirmed otherwise, 130 interrupted
+  // (whether or not the best program so far was finished).
   int exitCode() const;
 };
 

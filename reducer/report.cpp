@@ -59,7 +59,7 @@ std::string dropHarness(const std::string &text) {
 
 std::string formatCuda(const std::string &text, int columns) {
   // Clang's own formatter, linked in: the GPU machine has no clang-format binary, and a result
-  // reduced there came back with the passes' blank lines and trailing spaces (session 10).
+  // reduced there came back with the passes' blank lines and trailing spaces.
   clang::format::FormatStyle style =
       clang::format::getLLVMStyle(clang::format::FormatStyle::LK_Cpp);
   style.ColumnLimit = columns;
@@ -96,7 +96,7 @@ static std::string firstLines(const std::string &s, int n) {
   return out;
 }
 
-// The PTX landmarks (seed 000, "Inspecting the generated CUDA"): what a reader checks
+// The PTX landmarks (docs/methodology.md, "inspecting the generated CUDA"): what a reader checks
 // against the worksheet.
 static std::string ptxLandmarks(const std::string &file, const BuildOptions &b) {
   std::string nvcc = findNvcc(b.nvcc);
@@ -156,7 +156,13 @@ static std::string ptxLandmarks(const std::string &file, const BuildOptions &b) 
 std::string writeReport(const ReportInput &in) {
   std::ostringstream s;
   std::string name = fs::path(in.original_path).filename().string();
-  s << "# " << name << ": " << in.reduced.detail << " — minimal reproducer\n\n";
+  // Like with like: both sizes with the harness header as the #include line the input has.
+  const std::string in_plain = uninlineHarness(in.original_text),
+                    out_plain = uninlineHarness(in.reduced_text);
+  const bool gained = countNonBlankLines(out_plain) < countNonBlankLines(in_plain) ||
+                      countTokens(out_plain) < countTokens(in_plain);
+  s << "# " << name << ": " << in.reduced.detail
+    << (gained ? " — minimal reproducer\n\n" : " — reproducer (not reduced)\n\n");
   s << "Reduced by wsreduce from " << countNonBlankLines(in.original_text) << " to "
     << countNonBlankLines(in.reduced_text) << " non-blank lines (" << countTokens(in.original_text)
     << " -> " << countTokens(in.reduced_text) << " tokens), " << in.tests << " tests, "
@@ -167,7 +173,13 @@ std::string writeReport(const ReportInput &in) {
   if (std::string own = sizeWithoutInlinedHarness(in.reduced_text); !own.empty())
     s << " Without the inlined wscheck.h (as `#include \"wscheck.h\"`, as the original has it): "
       << own << ".";
+  if (!gained)
+    s << " Nothing was gained: counted as the input has it, the program is as large as the input.";
   s << "\n\n";
+  if (!in.run_notes.empty()) {
+    for (auto &n : in.run_notes) s << "- " << n << "\n";
+    s << "\n";
+  }
   if (!in.kept.empty()) {
     s << "Kept as written (`// wsreduce: keep begin` ... `end`), " << in.keep_skips
       << " candidates that changed them skipped unjudged:";

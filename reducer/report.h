@@ -18,7 +18,7 @@ std::string inlineHarness(const std::string &text);
 // The inverse, for a program that comes back to the search (--resume from a finished result, a
 // .min.cu reduced again): the inlined header becomes `#include "wscheck.h"` once more, so that no
 // pass edits the judge's own comparison. A resumed H200 reduction of gemm_k_loop_short made
-// compare() print a row-stripe line for any output (session 17, call c).
+// compare() print a row-stripe line for any output.
 std::string uninlineHarness(const std::string &text);
 // "N lines, M tokens" of `text` with its inlined header back as the include (the original's way
 // of having it, so the sizes compare); empty when the header is not inlined.
@@ -48,6 +48,7 @@ struct ReportInput {
   std::string confirm_note;                   // why there is no confirmation, or what it showed
   std::vector<std::string>
       finish_notes;  // what the judge refused of the finish (tidy, formatting, ...)
+  std::vector<std::string> run_notes;  // how the run ended when not at a fixpoint (Ctrl-C, time)
 };
 
 std::string writeReport(const ReportInput &in);

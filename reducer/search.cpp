@@ -1,5 +1,6 @@
 #include "search.h"
 
+#include "parse_check.h"
 #include "process.h"
 
 #include <llvm/Support/JSON.h>
@@ -13,6 +14,9 @@
 #include <set>
 #include <thread>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace wsr {
 
 static std::atomic<bool> g_stop{false};
@@ -22,9 +26,9 @@ static double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-Search::Search(Tester &t, SearchOptions o,
+Search::Search(Judge &t, SearchOptions o,
                std::function<void(const SearchStats &, const std::string &)> progress)
-    : tester_(t), opt_(std::move(o)), progress_(std::move(progress)) {
+    : judge_(t), opt_(std::move(o)), progress_(std::move(progress)) {
   if (opt_.jobs < 1) opt_.jobs = 1;
   stats_.jobs = opt_.jobs;
 }
@@ -51,9 +55,7 @@ bool Search::haveParse(bool wait) {
       parser_->giveBack(std::move(p));
   }
   if (!parsed_ && wait) {
-    if (!parser_)
-      parser_ =
-          std::make_unique<ParseChecker>(tester_.options().original_path, tester_.options().parse);
+    if (!parser_) parser_ = judge_.siteParser();
     parsed_ = parser_->parse(best_);
   }
   return parsed_ != nullptr;
@@ -140,7 +142,7 @@ void Search::lookahead(size_t real_inflight) {
     ++stats_.lookahead;
     pool_->post([this, t, text = std::move(text), busy = spec_busy_ms_] {
       setThreadCancelFlag(t.cancel.get());
-      TestResult r = tester_.test(text);
+      TestResult r = judge_.test(text);
       setThreadCancelFlag(nullptr);
       if (!r.cached && !r.cancelled) *busy += (long)r.ms;
       t.done->store(true);
@@ -152,15 +154,13 @@ void Search::accept(const std::string &text, const std::string &pass, const std:
   const bool includes_changed = leadingIncludes(text) != leadingIncludes(best_);
   best_ = text;
   cancelSpec(true);  // the lookahead judged edits of the program before this step
-  if (!parser_)
-    parser_ =
-        std::make_unique<ParseChecker>(tester_.options().original_path, tester_.options().parse);
+  if (!parser_) parser_ = judge_.siteParser();
   if (next_parse_.valid()) parser_->giveBack(next_parse_.get());  // of an older best: not needed
   parser_->giveBack(std::move(parsed_));  // the AST is rebuilt only after an accepted change
   parsed_.reset();
   // The listing parse of the new best starts now, in the background: the search goes on with the
   // rebased sites meanwhile, and when they run out (or the next pass begins) the AST is ready. On
-  // the H200 (session 12) the search waited 0.3-1.4 s for it after most accepted steps, with no
+  // the H200 the search waited 0.3-1.4 s for it after most accepted steps, with no
   // candidate in flight (17% of the wall time had none).
   next_parse_text_ = best_;
   next_parse_ =
@@ -168,7 +168,7 @@ void Search::accept(const std::string &text, const std::string &pass, const std:
   // After an #include line went, the parse checkers and the listing parse need the preamble of the
   // new #include lines: the accepted candidate's own check built it (they share it), and when it
   // is no longer kept it is built now, beside the listing parse, rather than at the next candidate.
-  if (includes_changed && opt_.jobs > 1) tester_.warmParseChecks(best_);
+  if (includes_changed && opt_.jobs > 1) judge_.warm(best_);
   ++stats_.accepted;
   stats_.lines = countNonBlankLines(best_);
   stats_.tokens = countTokens(best_);
@@ -235,7 +235,12 @@ void Search::trace(const std::string &cand, const TestResult &r, const std::stri
   std::string s;
   llvm::raw_string_ostream os(s);
   os << llvm::json::Value(std::move(o));
-  std::ofstream(opt_.trace_path, std::ios::app) << os.str() << "\n";
+  // One write of the whole line, appended: a kill at any moment leaves whole lines only.
+  const std::string line = os.str() + "\n";
+  int fd = ::open(opt_.trace_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  (void)!::write(fd, line.data(), line.size());
+  ::close(fd);
 }
 
 namespace {
@@ -282,7 +287,7 @@ int Search::stream(const std::function<std::optional<std::string>()> &next, cons
       const std::atomic<bool> *flag = st->cancel.back().get();
       pool_->post([this, st, i, flag, text = texts[i]] {
         setThreadCancelFlag(flag);
-        TestResult r = tester_.test(text);
+        TestResult r = judge_.test(text);
         setThreadCancelFlag(nullptr);
         std::lock_guard<std::mutex> l(st->m);
         st->res[i] = std::move(r);
@@ -322,10 +327,11 @@ int Search::stream(const std::function<std::optional<std::string>()> &next, cons
     }
     if (long b = spec_busy_ms_->exchange(0)) stats_.busy_s += b / 1000.0;
     if (!fresh.empty()) {
-      stats_.tests = tester_.tests();
-      stats_.cache_hits = tester_.cacheHits();
-      stats_.parse_skips = tester_.parseSkips();
-      stats_.cancelled = tester_.cancelled();
+      const JudgeCounts n = judge_.counts();
+      stats_.tests = n.tests;
+      stats_.cache_hits = n.cache_hits;
+      stats_.parse_skips = n.parse_skips;
+      stats_.cancelled = n.cancelled;
       stats_.elapsed_s = now_s() - t0_;
       if (progress_) progress_(stats_, "");
     }
@@ -395,7 +401,7 @@ bool Search::ddminLevel(const PassInfo &p, int level) {
   // Single sites judged not interesting since this level began, by what they take out: after an
   // accepted step the sweep goes on from the winner, and the single sites after it that were
   // already judged against the program before that step are not judged again in this level (the
-  // next round's visit judges every site afresh). On the GEMM hang (H200, -j16, session 7) this
+  // next round's visit judges every site afresh). On the GEMM hang (H200, -j16) this
   // cut remove-stmt's judged candidates from 378 to 237 for about the same lines taken.
   std::set<std::string> refused;
   auto keyOf = [&](const PassSite &s) {
@@ -831,44 +837,45 @@ bool Search::runPass(const PassInfo &p, int cap, bool *deeper) {
   return changed;
 }
 
+Schedule Schedule::standard() {
+  Schedule s;
+  auto add = [](std::vector<const PassInfo *> &to, std::initializer_list<Phase> phases) {
+    for (Phase ph : phases)
+      for (auto &p : allPasses())
+        if (p.phase == ph) to.push_back(&p);
+  };
+  add(s.first, {Phase::Invisible});
+  add(s.rounds, {Phase::Shape, Phase::Structure});
+  add(s.between, {Phase::Expression});
+  add(s.last, {Phase::Fallback, Phase::Cosmetic, Phase::Invisible});
+  return s;
+}
+
+Schedule Schedule::only(std::vector<const PassInfo *> passes) {
+  Schedule s;
+  s.rounds = std::move(passes);
+  return s;
+}
+
 std::string Search::run(const std::string &start) {
   t0_ = now_s();
   best_ = start;
   stats_.start_lines = stats_.lines = countNonBlankLines(start);
   stats_.start_tokens = stats_.tokens = countTokens(start);
-  // Rounds of the shape and structure passes (round r reaches level r) to a fixpoint, then the
-  // expression passes, and again until neither takes anything; then the fallback and cosmetic
-  // passes once, at every depth; when those took anything, the AST passes again.
-  // With --passes, the given passes in the given order, in rounds.
-  std::vector<const PassInfo *> main, expr, tail;
-  if (opt_.passes.empty()) {
-    for (auto phase : {Phase::Shape, Phase::Structure})
-      for (auto &p : allPasses())
-        if (p.phase == phase) main.push_back(&p);
-    for (auto &p : allPasses())
-      if (p.phase == Phase::Expression) expr.push_back(&p);
-    for (auto phase : {Phase::Fallback, Phase::Cosmetic})
-      for (auto &p : allPasses())
-        if (p.phase == phase) tail.push_back(&p);
-  } else {
-    for (auto &n : opt_.passes)
-      if (auto *p = findPass(n)) main.push_back(p);
+  const Schedule &sched = opt_.schedule;
+  // What no compiler sees goes first, all in one test: left to the end, comments and blank-line
+  // runs were a third of the lines of a reduction interrupted on the H200 (71 of 253).
+  for (const PassInfo *c : sched.first) {
+    ParsedSource text_only;
+    text_only.text = best_;
+    auto sites = c->sites(text_only);
+    std::vector<const Site *> all;
+    for (auto &x : sites) all.push_back(&x);
+    std::string cand = applySites(best_, all);
+    if (!sites.empty() && cand != best_ && firstInteresting({cand}, c->name) == 0)
+      accept(cand, c->name, "all " + std::to_string(sites.size()) + " sites at once");
   }
-  if (opt_.passes.empty())
-    if (const PassInfo *c = findPass("cleanup")) {
-      // Comments and blank-line runs out first, all in one test: they change nothing a compiler
-      // sees, and left to the cosmetic pass at the end they were a third of the lines of a
-      // reduction interrupted on the H200 (71 of 253). Taken one by one at the end otherwise.
-      ParsedSource text_only;
-      text_only.text = best_;
-      auto sites = c->sites(text_only);
-      std::vector<const Site *> all;
-      for (auto &x : sites) all.push_back(&x);
-      std::string cand = applySites(best_, all);
-      if (!sites.empty() && cand != best_ && firstInteresting({cand}, c->name) == 0)
-        accept(cand, c->name,
-               "all " + std::to_string(sites.size()) + " comments and blank-line runs at once");
-    }
+  const auto &main = sched.rounds, &expr = sched.between, &tail = sched.last;
   int round = 0;
   bool expr_since_strong = false;  // the expression passes ran since the last strong round
   for (;;) {
@@ -885,13 +892,13 @@ std::string Search::run(const std::string &start) {
       upcoming_.clear();
       // A weak round (after the first two, under 10% of the lines taken) does not wait for the
       // fixpoint: the expression passes run now, once until a strong round comes. On the H200
-      // (session 12, call a) rounds 3-5 took 3 lines in 47 s before simplify-expr ran, and what
+      // rounds 3-5 took 3 lines in 47 s before simplify-expr ran, and what
       // it cut then freed 14 lines in the next round.
       bool weak = round >= 2 && (long)(lines0 - stats_.lines) * 10 < (long)lines0;
       if (!weak) expr_since_strong = false;
       if ((changed || deeper) && (!weak || expr_since_strong)) continue;
       // The shape and structure passes are at a fixpoint (or weak): now the expression passes.
-      // They take few lines for many tests (simplify-expr on the GEMM hang, session 6: 98 tests,
+      // They take few lines for many tests (simplify-expr on the GEMM hang: 98 tests,
       // 30 s, 2 lines), so they wait until little is left to take by declaration, statement or
       // function; what they change (a condition folded to 0) can free more structure, hence
       // another round.

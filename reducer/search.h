@@ -1,10 +1,11 @@
 // The search: delta debugging over each pass's sites, passes in phases to a fixpoint.
 // It knows sites, not what they mean (the llvm-reduce split): a pass lists, the search
-// picks, the tester judges. The best program so far is on disk after every accepted step.
+// picks, the judge (judge.h) judges. The best program so far is on disk after every accepted
+// step.
 #pragma once
 
+#include "judge.h"
 #include "pass.h"
-#include "tester.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -20,11 +21,32 @@
 
 namespace wsr {
 
+// The order in which the search runs the passes, as data (C-Vise's pass groups): which passes,
+// in which of the search's four moves.
+struct Schedule {
+  // Once, before anything else, every site in one candidate; these passes read the text alone
+  // (Phase::Invisible: what they take changes nothing a compiler sees).
+  std::vector<const PassInfo *> first;
+  // Rounds to a fixpoint, round r reaching level r of each pass's hierarchical sites.
+  std::vector<const PassInfo *> rounds;
+  // After a weak round (under a tenth of the lines taken) or at the fixpoint; another round of
+  // `rounds` when they took anything.
+  std::vector<const PassInfo *> between;
+  // After the fixpoint, at every depth; the rounds again from the top when they took anything.
+  std::vector<const PassInfo *> last;
+
+  // The registry's (passes.def), by phase: Invisible first; Shape then Structure in rounds;
+  // Expression between; Fallback, Cosmetic and Invisible again last.
+  static Schedule standard();
+  // These passes, in this order, in rounds (wsreduce --passes).
+  static Schedule only(std::vector<const PassInfo *> passes);
+};
+
 struct SearchOptions {
-  std::vector<std::string> passes;  // names, in schedule order; empty = the registry's
-  int jobs = 1;                     // candidates judged at once
-  std::string best_path;            // written atomically after every accepted step
-  std::string trace_path;           // JSON lines, one per test (appended)
+  Schedule schedule = Schedule::standard();
+  int jobs = 1;            // candidates judged at once
+  std::string best_path;   // written atomically after every accepted step
+  std::string trace_path;  // JSON lines, one per test (appended)
   int max_consecutive_infra = 3;
   int max_rounds = 40;  // full passes over the schedule (round r reaches level r)
   // How the plain sites of one level are searched: "ddmin" (chunks halving, Zeller) or "pdd"
@@ -43,7 +65,7 @@ struct SearchOptions {
   // pass asks for its text is waited for, not judged twice). An accepted step cancels them.
   bool lookahead = false;
   // The tools' default (wsreduce --lookahead auto, wsfuzz --reduce): on where the slots wait on
-  // the search (the H200's -j16 was 37-43% busy, session 12), off where they are the bottleneck
+  // the search (the H200's -j16 was 37-43% busy), off where they are the bottleneck
   // (-j2 on 2 cores: the lookahead's cancelled work cost more than its hits,
   // bench/results/2026-11-30-cpu-s13).
   static bool lookaheadByDefault(int jobs) { return jobs >= 8; }
@@ -86,7 +108,7 @@ struct SearchStop {
 
 class Search {
  public:
-  Search(Tester &t, SearchOptions o,
+  Search(Judge &judge, SearchOptions o,
          std::function<void(const SearchStats &, const std::string &event)> progress);
   // Reduces `start` (already known interesting). Returns the smallest interesting text.
   // Throws SearchStop when it must stop early; best() then holds the best so far.
@@ -129,13 +151,13 @@ class Search {
   size_t specRunning();
   void cancelSpec(bool all);
 
-  Tester &tester_;
+  Judge &judge_;
   SearchOptions opt_;
   std::function<void(const SearchStats &, const std::string &)> progress_;
   std::string best_;
   // The sites are listed from a parse that keeps a precompiled preamble (frontend/parse_check.h);
   // parsed_ is its AST of best_, handed back after an accepted step.
-  std::unique_ptr<ParseChecker> parser_;
+  std::unique_ptr<SiteParser> parser_;
   std::unique_ptr<ParsedSource> parsed_;
   // The parse of next_parse_text_ (best_ when it was accepted) running in the background; after
   // parser_ so that it is waited for before the parser goes.

@@ -17,6 +17,25 @@ namespace fs = std::filesystem;
 
 namespace wsr {
 
+namespace {
+// The search's listing parses: the parse checks' kind, sharing their precompiled preambles.
+class ClangSiteParser : public SiteParser {
+ public:
+  ClangSiteParser(std::string path, ParseOptions o) : checker_(std::move(path), std::move(o)) {}
+  std::unique_ptr<ParsedSource> parse(const std::string &text) override {
+    return checker_.parse(text);
+  }
+  void giveBack(std::unique_ptr<ParsedSource> p) override { checker_.giveBack(std::move(p)); }
+
+ private:
+  ParseChecker checker_;
+};
+}  // namespace
+
+std::unique_ptr<SiteParser> Tester::siteParser() const {
+  return std::make_unique<ClangSiteParser>(opt_.original_path, opt_.parse);
+}
+
 std::string contentHash(const std::string &text) {
   auto h = llvm::SHA256::hash(
       llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
@@ -133,11 +152,11 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
       // An instruction the emulator does not implement is the candidate's own (the original ran):
       // a pass that edits an asm string reaches one in candidate after candidate, and counting
       // them as infra errors stopped a resumed H200 reduction of gemm_k_loop_short after 187 s
-      // (session 17, call d). It is judged as not interesting, and the search goes on. So is a
+      //. It is judged as not interesting, and the search goes on. So is a
       // candidate that skips itself (WSSKIP, exit 77: infra-error/unsupported) where the original
       // ran: a device check the search took apart (an unset cudaDeviceProp) says so, and pdd's
       // nested prefixes, which all hold the same first sites, gave three in a row and stopped an
-      // H200 reduction of the GEMM hang after 137 s (session 23, call b). A machine that cannot
+      // H200 reduction of the GEMM hang after 137 s. A machine that cannot
       // run the kernel at all shows it as a CUDA error, which stays an infra error.
       r.infra = v.symptom == "infra-error" && v.detail != "infra-error/unknown-instruction" &&
                 v.detail != "infra-error/unsupported";
@@ -291,8 +310,8 @@ std::optional<Verdict> Tester::withZeroedLocals(
   if (!opt_.locals_check || v.backend != "emu" || !opt_.test_script.empty()) return std::nullopt;
   // The same build, run again: the translation fills each device local declared without an
   // initializer at run time (emu/runtime/device.h, uninit). A second build with
-  // -ftrivial-auto-var-init=zero (sessions 16-17) doubled the cost of each accepted step; on the
-  // H200 the GEMM hang then reached 61 lines in 255 s where it had reached 38 (session 18).
+  // -ftrivial-auto-var-init=zero doubled the cost of each accepted step; on the
+  // H200 the GEMM hang then reached 61 lines in 255 s where it had reached 38.
   oo.run.env_set["WSEMU_LOCALS"] = "zero";
   return judgeWith(oo);
 }
@@ -353,7 +372,7 @@ static constexpr unsigned long long kLivelockOpsFactor = 20, kLivelockOpsFloor =
 // Issue 5's adaptive timeout, and no retry of a candidate killed at it: a retry would give it a
 // verdict ("slow", or a hang nobody named) that cannot be the original's either way. On the H200
 // one such retry held a ddmin stream for 30 s with 15 of 16 slots idle; wsfuzz's reductions on the
-// emulator, which had neither, spent their 90 s budgets on 10 s + 20 s retries (session 7).
+// emulator, which had neither, spent their 90 s budgets on 10 s + 20 s retries.
 std::vector<std::string> Tester::tuneFromOriginal(const Verdict &original, double cap_s,
                                                   bool calibrate, bool retry) {
   std::vector<std::string> said;
@@ -385,8 +404,8 @@ std::vector<std::string> Tester::tuneFromOriginal(const Verdict &original, doubl
   }
   // On the emulator a candidate that loops for ever (a wait deleted from one side of a handoff:
   // the other side spins through its phases) was killed at that timeout: 60 candidates, 2 s each,
-  // of one 280-s reduction on the H200, each holding its ddmin stream's verdict (session 14, call
-  // c). The emulator counts its operations and stops such a launch with hang/livelock instead.
+  // of one 280-s reduction on the H200, each holding its ddmin stream's verdict. The emulator
+  // counts its operations and stops such a launch with hang/livelock instead.
   unsigned long long ops = 0;
   for (auto &l : original.evidence)  // the emulator's WSEMU lines
     if (l.rfind("WSEMU ops ", 0) == 0)

@@ -4,6 +4,7 @@
 // exits 0. Results are cached by the candidate's content hash.
 #pragma once
 
+#include "judge.h"
 #include "keep.h"
 #include "oracle.h"
 #include "parse.h"
@@ -31,12 +32,12 @@ struct TestOptions {
   OracleOptions oracle;
   ParseOptions parse;
   std::string original_path;  // candidates keep its file name; its dir stays on -I
-  // GPU backend: CUDA_VISIBLE_DEVICES values to spread the candidates over (issue 8). Each judged
+  // GPU backend: CUDA_VISIBLE_DEVICES values to spread the candidates over. Each judged
   // candidate runs on the one with the fewest candidates on it at that moment; empty: the
   // environment's device, as before.
   std::vector<std::string> gpus;
   // Emu backend: an interesting candidate is judged again with its locals zeroed instead of the
-  // pattern, and is interesting only when that verdict is the same. On the H200 (session 16) a
+  // pattern, and is interesting only when that verdict is the same. On the H200 a
   // reduction of gemm_k_loop_short removed every wgmma: the accumulator was never written, the
   // pattern made the product "wrong/row-stripe" on the emulator, and the GPU's zero registers
   // made it pass. Off when the original's own verdict differs with zeroed locals.
@@ -46,7 +47,7 @@ struct TestOptions {
   // coherent proxy (WSEMU_PROXY=coherent: as if every fence.proxy.async were there) and is
   // interesting only when that verdict is the original's own with a coherent proxy (a pass: the
   // fence fixes it). The "fix makes it pass" judgement: a reduction of the missing proxy fence on
-  // the CPU (session 19) had kept the stale store and let the stored values go unset, and on the
+  // the CPU had kept the stale store and let the stored values go unset, and on the
   // H200 that program was wrong for the unset values, not the fence.
   bool proxy_check = true;
   // Code no candidate may change (keep.h: `// wsreduce: keep begin` ... `end` in the original);
@@ -54,26 +55,17 @@ struct TestOptions {
   std::vector<KeptRegion> keep;
 };
 
-struct TestResult {
-  bool interesting = false;
-  bool cached = false;
-  bool parse_failed = false;
-  bool infra = false;
-  bool cancelled = false;  // the search stopped needing it before it finished: says nothing
-  std::string detail, signature, note;  // the verdict's (or "script exit N")
-  double ms = 0;
-  double parse_ms = 0, build_ms = 0, run_ms = 0;  // the parse check, the oracle's build and runs
-  std::string gpu;  // the CUDA_VISIBLE_DEVICES it ran with, when TestOptions::gpus spread them
-};
-
-std::string contentHash(const std::string &text);
 // Kernel launches in the program's host code (<<<>>>, cudaLaunchKernel*, cuLaunchKernel*).
 int kernelLaunches(const ParsedSource &parsed);
 
-class Tester {
+class Tester : public Judge {
  public:
   explicit Tester(TestOptions o);
-  TestResult test(const std::string &text);
+  TestResult test(const std::string &text) override;
+  // The search lists its sites from parses that share the parse checks' preambles.
+  std::unique_ptr<SiteParser> siteParser() const override;
+  void warm(const std::string &text) override { checker_->warm(text); }
+  JudgeCounts counts() const override { return {tests_, hits_, parse_skips_, cancelled_}; }
   // Judges a program with the oracle (or the script) without the parse check or cache:
   // how the original is classified before the search starts.
   Verdict judgeOriginal(const std::string &text, TestResult *as_result = nullptr);

@@ -8,14 +8,18 @@
 #include "tester.h"
 
 #include <gtest/gtest.h>
+#include <llvm/Support/JSON.h>
 
 #include <chrono>
 
 #include <csignal>
 #include <filesystem>
+#include <functional>
+#include <random>
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,17 +41,56 @@ struct Work {
   }
 };
 
-RunRecord wsreduce(std::vector<std::string> args, double timeout = 1200) {
+RunRecord wsreduce(std::vector<std::string> args, double timeout = 1200,
+                   const std::string &tmpdir = "") {
   args.insert(args.begin(), tool());
   RunOptions o;
   o.timeout_s = timeout;
   o.env_set["WSREDUCE_CACHE"] = std::string(WSR_BUILD_DIR) + "/test-cache";
+  if (!tmpdir.empty()) o.env_set["TMPDIR"] = tmpdir;
   return runProcess(args, o);
 }
 
 std::string minOf(const std::string &path) {
   auto p = fs::path(path);
   return (p.parent_path() / (p.stem().string() + ".min" + p.extension().string())).string();
+}
+
+// wsreduce started in the background, its stderr into `err_file`.
+pid_t spawnWsreduce(const std::vector<std::string> &args, const std::string &err_file,
+                    const std::string &tmpdir = "") {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("WSREDUCE_CACHE", (std::string(WSR_BUILD_DIR) + "/test-cache").c_str(), 1);
+    if (!tmpdir.empty()) setenv("TMPDIR", tmpdir.c_str(), 1);
+    int fd = open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    std::vector<std::string> all = {tool()};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char *> argv;
+    for (auto &a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// The grep test of the script contract, made slow: a run stays in its search for a while.
+std::string slowGrepTest(const Work &w, const char *sleep_s = "0.3") {
+  std::string path = w.dir + "/slow_test.sh";
+  writeFileAtomic(path, "#!/bin/sh\nsleep " + std::string(sleep_s) +
+                            "\ngrep -qF 'tcgen05.fence' \"$1\" && grep -qF 'int main' \"$1\"\n");
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+bool waitFor(const std::function<bool()> &cond, int seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return cond();
 }
 }  // namespace
 
@@ -320,6 +363,160 @@ TEST(Reducer, KilledMidwayLosesNothingAndResumes) {
   auto fin = readFile(best);
   EXPECT_LE(countNonBlankLines(*fin), countNonBlankLines(*atKill));
   EXPECT_NE(fin->find("while (!ready)"), std::string::npos);
+}
+
+// Nothing the user had is lost: an earlier result is continued (--resume) or replaced (--force)
+// only when asked, and the refusal changes nothing on disk.
+TEST(Reducer, AnEarlierResultIsNeverOverwrittenUnasked) {
+  Work w;
+  std::string src = w.copy("reduce/ptxas_error.cu");
+  std::vector<std::string> args = {src,
+                                   "--test",
+                                   fixture("reduce/grep_test.sh"),
+                                   "-j2",
+                                   "--no-parse-check",
+                                   "--passes",
+                                   "remove-function,remove-stmt,lines"};
+  ASSERT_EQ(wsreduce(args).exit_code, 0);
+  const std::string mine = *readFile(minOf(src)) + "// the user's own note\n";
+  ASSERT_TRUE(writeFileAtomic(minOf(src), mine));
+  auto again = wsreduce(args);
+  EXPECT_EQ(again.exit_code, 2) << again.err;
+  EXPECT_NE(again.err.find(minOf(src) + " already holds an earlier result: --resume continues it, "
+                                        "--force starts over"),
+            std::string::npos)
+      << again.err;
+  EXPECT_EQ(std::count(again.err.begin(), again.err.end(), '\n'), 1) << again.err;
+  EXPECT_EQ(readFile(minOf(src)).value_or(""), mine) << "the refusal changed the result";
+  args.push_back("--force");
+  auto forced = wsreduce(args);
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_EQ(readFile(minOf(src)).value_or("").find("the user's own note"), std::string::npos);
+}
+
+// Two runs on one output (two terminals, a script started twice): the second is refused with the
+// first's pid, before it judges anything, and the first goes on.
+TEST(Reducer, ASecondRunOnTheSameOutputIsRefusedWithTheFirstsPid) {
+  Work w;
+  std::string src = w.copy("reduce/ptxas_error.cu");
+  std::string slow = slowGrepTest(w);
+  pid_t first = spawnWsreduce({src, "--test", slow, "-j1", "--no-parse-check", "--passes", "lines"},
+                              w.dir + "/first.err");
+  ASSERT_GT(first, 0);
+  const std::string trace = w.dir + "/ptxas_error.min.trace.jsonl";
+  ASSERT_TRUE(waitFor([&] { return fs::exists(trace); }, 60)) << "the first run never started";
+  auto second =
+      wsreduce({src, "--test", slow, "-j1", "--no-parse-check", "--passes", "lines", "--force"});
+  const bool first_alive = ::kill(first, 0) == 0;
+  ::kill(first, SIGKILL);
+  int st = 0;
+  ::waitpid(first, &st, 0);
+  ASSERT_TRUE(first_alive) << "the first run had ended: nothing to lock against";
+  EXPECT_EQ(second.exit_code, 2) << second.err;
+  EXPECT_NE(second.err.find("another run (pid " + std::to_string(first) + ") is reducing into " +
+                            minOf(src)),
+            std::string::npos)
+      << second.err;
+}
+
+// Ctrl-C during the search: the best program so far is finished and reported, as a spent budget
+// does, and the exit status says the run was interrupted.
+TEST(Reducer, CtrlCFinishesTheBestProgramSoFarAndSaysItWasInterrupted) {
+  Work w;
+  std::string src = w.copy("reduce/ptxas_error.cu");
+  const std::string original = *readFile(src);
+  pid_t pid = spawnWsreduce(
+      {src, "--test", slowGrepTest(w), "-j2", "--no-parse-check", "--passes", "remove-stmt,lines"},
+      w.dir + "/run.err");
+  ASSERT_GT(pid, 0);
+  const bool stepped = waitFor(
+      [&] {
+        auto t = readFile(minOf(src));
+        return t && countNonBlankLines(*t) < countNonBlankLines(original);
+      },
+      300);
+  ::kill(pid, SIGINT);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  const std::string err = readFile(w.dir + "/run.err").value_or("");
+  ASSERT_TRUE(stepped) << "no accepted step within 300 s\n" << err;
+  ASSERT_TRUE(WIFEXITED(st)) << err;
+  EXPECT_EQ(WEXITSTATUS(st), 130) << err;
+  EXPECT_NE(err.find("interrupted; finishing the best program so far"), std::string::npos) << err;
+  auto min = readFile(minOf(src));
+  ASSERT_TRUE(min);
+  EXPECT_LT(countNonBlankLines(*min), countNonBlankLines(original));
+  EXPECT_NE(min->find("tcgen05.fence"), std::string::npos) << *min;
+  auto md = readFile(w.dir + "/ptxas_error.min.md");
+  ASSERT_TRUE(md) << err;
+  EXPECT_NE(md->find("interrupted (Ctrl-C)"), std::string::npos) << *md;
+}
+
+// Killed with SIGKILL at random moments (seeded) and resumed each time, a reduction ends with the
+// result of an uninterrupted run, a trace of whole JSON lines, nothing left in its temporary root
+// and no process of its own still running. The lines pass on a grep test has one minimum (the
+// two lines the test needs), so where the kills land cannot change the result.
+TEST(Reducer, KilledTenTimesAtRandomAndResumedItEndsAsAnUninterruptedRun) {
+  auto args = [](const Work &w, const std::string &src) {
+    return std::vector<std::string>{src,  "--test", slowGrepTest(w, "0.05"), "-j2", "--no-parse-check",
+                                    "--passes", "lines"};
+  };
+  Work ref;
+  std::string ref_src = ref.copy("reduce/ptxas_error.cu");
+  auto r = wsreduce(args(ref, ref_src));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string expected = readFile(minOf(ref_src)).value_or("");
+  ASSERT_EQ(countNonBlankLines(expected), 2u) << expected;
+
+  Work w;
+  std::string src = w.copy("reduce/ptxas_error.cu");
+  const std::string tmp = w.dir + "/tmp";
+  fs::create_directories(tmp);
+  std::mt19937 rng(39);
+  std::uniform_int_distribution<int> delay_ms(300, 1500);
+  int kills = 0;
+  for (int run = 0; run < 40 && kills < 10; ++run) {
+    auto a = args(w, src);
+    if (run > 0) a.push_back("--resume");
+    pid_t pid = spawnWsreduce(a, w.dir + "/run.err", tmp);
+    ASSERT_GT(pid, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+    ::kill(pid, SIGKILL);
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) ++kills;
+  }
+  ASSERT_EQ(kills, 10) << "the runs ended before the kills landed";
+  auto a = args(w, src);
+  a.push_back("--resume");
+  auto fin = wsreduce(a, 1200, tmp);
+  ASSERT_EQ(fin.exit_code, 0) << fin.err;
+  EXPECT_EQ(readFile(minOf(src)).value_or(""), expected);
+  // the trace: whole JSON lines, whatever moments the kills came at
+  auto trace = readFile(w.dir + "/ptxas_error.min.trace.jsonl");
+  ASSERT_TRUE(trace);
+  size_t at = 0, lines = 0;
+  while (at < trace->size()) {
+    size_t nl = trace->find('\n', at);
+    ASSERT_NE(nl, std::string::npos) << "a line cut short at the end of the trace";
+    auto parsed = llvm::json::parse(trace->substr(at, nl - at));
+    EXPECT_TRUE((bool)parsed) << trace->substr(at, nl - at);
+    if (!parsed) llvm::consumeError(parsed.takeError());
+    at = nl + 1;
+    ++lines;
+  }
+  EXPECT_GT(lines, 0u);
+  // the temporary root: the killed runs' folders were swept, the last run removed its own
+  std::vector<std::string> left;
+  for (auto &e : fs::directory_iterator(tmp)) left.push_back(e.path().filename().string());
+  EXPECT_TRUE(left.empty()) << left.size() << " left, e.g. " << left.front();
+  // no process of ours: nothing still runs the test script of this work folder
+  std::error_code ec;
+  for (auto &e : fs::directory_iterator("/proc", ec)) {
+    auto cmd = readFile(e.path().string() + "/cmdline");
+    if (cmd && cmd->find(w.dir) != std::string::npos)
+      ADD_FAILURE() << "left running: pid " << e.path().filename().string();
+  }
 }
 
 // A judge that learned something since the earlier run can reject the program a resume would

@@ -109,8 +109,7 @@ SearchOptions linesOnly(int jobs = 1, const std::string &algorithm = "ddmin") {
 }
 
 TEST(Search, DdminKeepsExactlyTheLinesThePredicateNeeds) {
-  PredicateJudge judge(
-      [](const std::string &t) { return has(t, "line3") && has(t, "line17"); });
+  PredicateJudge judge([](const std::string &t) { return has(t, "line3") && has(t, "line17"); });
   const std::string start = numberedLines(20);
   ASSERT_TRUE(judge.test(start).interesting);
   EXPECT_EQ(reduce(judge, start, linesOnly()), "line3\nline17\n");
@@ -119,8 +118,7 @@ TEST(Search, DdminKeepsExactlyTheLinesThePredicateNeeds) {
 }
 
 TEST(Search, PddKeepsExactlyTheLinesThePredicateNeeds) {
-  PredicateJudge judge(
-      [](const std::string &t) { return has(t, "line3") && has(t, "line17"); });
+  PredicateJudge judge([](const std::string &t) { return has(t, "line3") && has(t, "line17"); });
   EXPECT_EQ(reduce(judge, numberedLines(20), linesOnly(1, "pdd")), "line3\nline17\n");
 }
 
