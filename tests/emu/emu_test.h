@@ -24,14 +24,12 @@ inline Config cfgOf(Policy p = Policy::Eager, Order o = Order::RoundRobin, uint6
   return c;
 }
 
-// A rows x cols bf16 matrix in emulated global memory, values (r*cols+c) % 251 - 125 (exact in
-// bf16).
+// A rows x cols bf16 matrix in emulated global memory, values (r*cols+c) % 251 - 125 (exact in bf16).
 struct Bf16Matrix {
   int rows, cols;
   uint16_t *dev;
   std::vector<float> host;
-  Bf16Matrix(int r, int c, const char *name, bool random = false, uint32_t seed = 1)
-      : rows(r), cols(c) {
+  Bf16Matrix(int r, int c, const char *name, bool random = false, uint32_t seed = 1) : rows(r), cols(c) {
     dev = static_cast<uint16_t *>(emuMalloc((size_t)r * c * 2, name));
     host.resize((size_t)r * c);
     std::mt19937 g(seed);
@@ -47,17 +45,13 @@ struct Bf16Matrix {
     TensorMap m;
     uint64_t dims[2] = {(uint64_t)cols, (uint64_t)rows}, strides[1] = {(uint64_t)cols * 2};
     uint32_t box[2] = {(uint32_t)box_cols, (uint32_t)box_rows}, es[2] = {1, 1};
-    EXPECT_EQ(encodeTiled(&m, TM_BFLOAT16, 2, dev, dims, strides, box, es, 0, swizzle, 0,
-                          TM_OOB_FILL_ZERO),
-              0);
+    EXPECT_EQ(encodeTiled(&m, TM_BFLOAT16, 2, dev, dims, strides, box, es, 0, swizzle, 0, TM_OOB_FILL_ZERO), 0);
     return m;
   }
 };
 
 // Byte offset of element (row, col) of a [rows][64] bf16 tile in the 128B-swizzled image.
-inline uint32_t sw128(int row, int col) {
-  return row * 128 + ((((col / 8) ^ (row % 8))) << 4) + (col % 8) * 2;
-}
+inline uint32_t sw128(int row, int col) { return row * 128 + ((((col / 8) ^ (row % 8))) << 4) + (col % 8) * 2; }
 
 // "file.h:LINE" of the line of tests/emu/<file> that carries `// @marker`.
 inline std::string siteOfMarker(const std::string &file, const std::string &marker) {

@@ -9,9 +9,9 @@
 namespace emutest {
 
 struct RingKnobs {
-  uint32_t full_count = 1;        // bug (b): 128
-  uint32_t extra_tx = 0;          // bug (f): expect more bytes than the TMA delivers
-  bool sync_in_consumer = false;  // bug (c): __syncthreads inside the consumer branch
+  uint32_t full_count = 1;         // bug (b): 128
+  uint32_t extra_tx = 0;           // bug (f): expect more bytes than the TMA delivers
+  bool sync_in_consumer = false;   // bug (c): __syncthreads inside the consumer branch
 };
 
 constexpr int kStages = 3, kBoxRows = 32, kTileBytes = kBoxRows * 128;
@@ -19,8 +19,7 @@ constexpr int kRingThreads = 160;
 constexpr size_t kRingSmem = kStages * kTileBytes + 2 * kStages * 8;
 
 inline void ring_kernel(const TensorMap map, uint16_t *out, int rows, RingKnobs knobs) {
-  // __grid_constant__ parameters, as the translator registers them (emu/runtime/tma.cpp,
-  // checkMapSpace)
+  // __grid_constant__ parameters, as the translator registers them (emu/runtime/tma.cpp, checkMapSpace)
   wsemu::ptx::kernelParam(&map, sizeof map, "map", true);
   using namespace wsemu::ptx;
   uint8_t *smem = dynamicShared();
@@ -46,22 +45,19 @@ inline void ring_kernel(const TensorMap map, uint16_t *out, int rows, RingKnobs 
       int stage = 0;
       uint32_t phase = 0;
       for (int t = 0; t < ntiles; ++t) {
-        while (!mbarrier_try_wait_parity(smemAddr(&empty[stage]), phase ^ 1, WSEMU_HERE)) {
-        }  // @producer-wait
+        while (!mbarrier_try_wait_parity(smemAddr(&empty[stage]), phase ^ 1, WSEMU_HERE)) {}  // @producer-wait
         mbarrier_arrive_expect_tx(smemAddr(&full[stage]), kTileBytes + knobs.extra_tx, WSEMU_HERE);
-        tma_load_2d(smemAddr(tiles + stage * kTileBytes), &map, smemAddr(&full[stage]), 0,
-                    t * kBoxRows, WSEMU_HERE);
+        tma_load_2d(smemAddr(tiles + stage * kTileBytes), &map, smemAddr(&full[stage]), 0, t * kBoxRows, WSEMU_HERE);
         if (++stage == kStages) stage = 0, phase ^= 1;
       }
     }
-  } else {                                                // consumers: 128 threads
+  } else {  // consumers: 128 threads
     if (knobs.sync_in_consumer) syncthreads(WSEMU_HERE);  // @consumer-sync
     const int ct = tid - 32;
     int stage = 0;
     uint32_t phase = 0;
     for (int t = 0; t < ntiles; ++t) {
-      while (!mbarrier_try_wait_parity(smemAddr(&full[stage]), phase, WSEMU_HERE)) {
-      }  // @consumer-wait
+      while (!mbarrier_try_wait_parity(smemAddr(&full[stage]), phase, WSEMU_HERE)) {}  // @consumer-wait
       const uint8_t *tile = tiles + stage * kTileBytes;
       for (int e = ct * 16; e < ct * 16 + 16; ++e) {
         int row = e / 64, col = e % 64;

@@ -6,22 +6,18 @@ using namespace emutest;
 
 TEST(Fiber, SwitchCostIsReported) {
   double ns = measureFiberSwitchNs(384, 2000);
-  std::printf(
-      "[ fiber    ] resume+yield: %.1f ns per switch pair over 384 fibers on 64 KiB stacks\n", ns);
+  std::printf("[ fiber    ] resume+yield: %.1f ns per switch pair over 384 fibers on 64 KiB stacks\n", ns);
   RecordProperty("ns_per_switch", std::to_string(ns));
   EXPECT_GT(ns, 0.0);
 }
 
 TEST(Fiber, Runs384ThreadsAndReportsBuiltins) {
   std::vector<int> seen(384 * 2, -1);
-  Verdict v = launch(
-      Dim3(2), Dim3(128, 3), 0,
-      [&] {
-        int lin = (int)(threadIdx().x + threadIdx().y * blockDim().x);
-        seen[blockIdx().x * 384 + lin] = (int)(laneid() + 32 * warpid());
-        ptx::syncthreads(WSEMU_HERE);
-      },
-      cfgOf());
+  Verdict v = launch(Dim3(2), Dim3(128, 3), 0, [&] {
+    int lin = (int)(threadIdx().x + threadIdx().y * blockDim().x);
+    seen[blockIdx().x * 384 + lin] = (int)(laneid() + 32 * warpid());
+    ptx::syncthreads(WSEMU_HERE);
+  }, cfgOf());
   ASSERT_TRUE(v.pass()) << dump(v);
   for (int i = 0; i < 768; ++i) EXPECT_EQ(seen[i], i % 384);
 }

@@ -1,5 +1,5 @@
 // kernels/ws_gemm_sm90.cu translated by hand (M = N = K = 512, BLOCK_N = 128, STAGES = 5,
-// 4 persistent CTAs so the ring's phases carry across tiles): the emulator's benchmark, under
+// 4 persistent CTAs so the ring's phases carry across tiles): the benchmark, under
 // every policy, against a CPU matmul. Each primitive keeps the kernel's shape: one call per
 // PTX statement; WSEMU_CALL marks the user's call site, as the translator will.
 #include <chrono>
@@ -12,19 +12,14 @@ using namespace wsemu::ptx;
 
 namespace {
 
-constexpr int GEMM_M = 512, GEMM_N = 512, GEMM_K = 512, BLOCK_M = 128, BLOCK_N = 128, BLOCK_K = 64,
-              STAGES = 5;
+constexpr int GEMM_M = 512, GEMM_N = 512, GEMM_K = 512, BLOCK_M = 128, BLOCK_N = 128, BLOCK_K = 64, STAGES = 5;
 constexpr int NUM_THREADS = 384, NUM_CONSUMERS = 2, CONSUMER_ROWS = 64;
-constexpr int K_TILES = GEMM_K / BLOCK_K, TILES_N = GEMM_N / BLOCK_N,
-              NUM_TILES = (GEMM_M / BLOCK_M) * TILES_N;
+constexpr int K_TILES = GEMM_K / BLOCK_K, TILES_N = GEMM_N / BLOCK_N, NUM_TILES = (GEMM_M / BLOCK_M) * TILES_N;
 constexpr uint32_t A_STAGE_BYTES = BLOCK_M * BLOCK_K * 2, B_STAGE_BYTES = BLOCK_N * BLOCK_K * 2;
-constexpr uint32_t STAGE_TX_BYTES = A_STAGE_BYTES + B_STAGE_BYTES,
-                   C_BOX_BYTES = CONSUMER_ROWS * 64 * 2;
+constexpr uint32_t STAGE_TX_BYTES = A_STAGE_BYTES + B_STAGE_BYTES, C_BOX_BYTES = CONSUMER_ROWS * 64 * 2;
 constexpr uint32_t C_HALF_BYTES = CONSUMER_ROWS * BLOCK_N * 2;
-constexpr uint32_t OFF_A = 0, OFF_B = OFF_A + STAGES * A_STAGE_BYTES,
-                   OFF_C = OFF_B + STAGES * B_STAGE_BYTES;
-constexpr uint32_t OFF_FULL = OFF_C + NUM_CONSUMERS * C_HALF_BYTES,
-                   OFF_EMPTY = OFF_FULL + STAGES * 8;
+constexpr uint32_t OFF_A = 0, OFF_B = OFF_A + STAGES * A_STAGE_BYTES, OFF_C = OFF_B + STAGES * B_STAGE_BYTES;
+constexpr uint32_t OFF_FULL = OFF_C + NUM_CONSUMERS * C_HALF_BYTES, OFF_EMPTY = OFF_FULL + STAGES * 8;
 constexpr uint32_t SMEM_BYTES = OFF_EMPTY + STAGES * 8 + 1024;
 
 bool g_drop_last_empty_arrive = false;  // bug knob: the tile's last k-block never frees its stage
@@ -32,8 +27,7 @@ bool g_drop_last_empty_arrive = false;  // bug knob: the tile's last k-block nev
 void mbar_wait(uint64_t *bar, uint32_t phase, SrcLoc at) {
   CallSite site(at);  // what the translator emits for a call of a __device__ helper
   uint32_t done = 0;
-  while (!done)
-    done = mbarrier_try_wait_parity(smemAddr(bar), phase, WSEMU_HERE);  // @mbar-wait-asm
+  while (!done) done = mbarrier_try_wait_parity(smemAddr(bar), phase, WSEMU_HERE);  // @mbar-wait-asm
 }
 
 uint64_t make_desc_sw128(const void *tile) {
@@ -46,16 +40,12 @@ uint64_t make_desc_sw128(const void *tile) {
 }
 
 uint32_t c_stage_offset(int row, int col) {
-  return (col / 64) * C_BOX_BYTES + row * 128 + ((((col % 64) / 8) ^ (row % 8)) << 4) +
-         (col % 8) * 2;
+  return (col / 64) * C_BOX_BYTES + row * 128 + ((((col % 64) / 8) ^ (row % 8)) << 4) + (col % 8) * 2;
 }
 
 void ws_gemm_kernel(const TensorMap tmap_a, const TensorMap tmap_b, const TensorMap tmap_c) {
-  // __grid_constant__ parameters, as the translator registers them (emu/runtime/tma.cpp,
-  // checkMapSpace)
-  wsemu::ptx::kernelParam(&tmap_a, sizeof tmap_a, "tmap_a", true);
-  wsemu::ptx::kernelParam(&tmap_b, sizeof tmap_b, "tmap_b", true);
-  wsemu::ptx::kernelParam(&tmap_c, sizeof tmap_c, "tmap_c", true);
+  // __grid_constant__ parameters, as the translator registers them (emu/runtime/tma.cpp, checkMapSpace)
+  wsemu::ptx::kernelParam(&tmap_a, sizeof tmap_a, "tmap_a", true); wsemu::ptx::kernelParam(&tmap_b, sizeof tmap_b, "tmap_b", true); wsemu::ptx::kernelParam(&tmap_c, sizeof tmap_c, "tmap_c", true);
   uint8_t *smem_raw = dynamicShared();
   uint8_t *smem = smem_raw + ((1024 - (smemAddr(smem_raw) & 1023)) & 1023);
   uint8_t *sA = smem + OFF_A, *sB = smem + OFF_B, *sC = smem + OFF_C;
@@ -86,14 +76,9 @@ void ws_gemm_kernel(const TensorMap tmap_a, const TensorMap tmap_b, const Tensor
         for (int kt = 0; kt < K_TILES; ++kt) {
           mbar_wait(&empty[stage], phase ^ 1, WSEMU_HERE);  // @producer-wait
           mbarrier_arrive_expect_tx(smemAddr(&full[stage]), STAGE_TX_BYTES, WSEMU_HERE);
-          tma_load_2d(smemAddr(sA + stage * A_STAGE_BYTES), &tmap_a, smemAddr(&full[stage]),
-                      kt * BLOCK_K, m0, WSEMU_HERE);
-          tma_load_2d(smemAddr(sB + stage * B_STAGE_BYTES), &tmap_b, smemAddr(&full[stage]),
-                      kt * BLOCK_K, n0, WSEMU_HERE);
-          if (++stage == STAGES) {
-            stage = 0;
-            phase ^= 1;
-          }
+          tma_load_2d(smemAddr(sA + stage * A_STAGE_BYTES), &tmap_a, smemAddr(&full[stage]), kt * BLOCK_K, m0, WSEMU_HERE);
+          tma_load_2d(smemAddr(sB + stage * B_STAGE_BYTES), &tmap_b, smemAddr(&full[stage]), kt * BLOCK_K, n0, WSEMU_HERE);
+          if (++stage == STAGES) { stage = 0; phase ^= 1; }
         }
       }
     }
@@ -110,25 +95,19 @@ void ws_gemm_kernel(const TensorMap tmap_a, const TensorMap tmap_b, const Tensor
       int prev_stage = 0;
       for (int kt = 0; kt < K_TILES; ++kt) {
         mbar_wait(&full[stage], phase, WSEMU_HERE);  // @consumer-wait
-        const uint64_t desc_a =
-            make_desc_sw128(sA + stage * A_STAGE_BYTES + consumer * CONSUMER_ROWS * 128);
+        const uint64_t desc_a = make_desc_sw128(sA + stage * A_STAGE_BYTES + consumer * CONSUMER_ROWS * 128);
         const uint64_t desc_b = make_desc_sw128(sB + stage * B_STAGE_BYTES);
         wgmma_fence(WSEMU_HERE);
         for (int k = 0; k < BLOCK_K / 16; ++k)
-          wgmma_ss(acc, WgType::BF16, desc_a + 2 * k, desc_b + 2 * k, (kt > 0 || k > 0), 0, 0,
-                   WSEMU_HERE);
+          wgmma_ss(acc, WgType::BF16, desc_a + 2 * k, desc_b + 2 * k, (kt > 0 || k > 0), 0, 0, WSEMU_HERE);
         wgmma_commit_group(WSEMU_HERE);
         wgmma_wait_group(1, WSEMU_HERE);
         if (kt > 0 && wg_thread == 0) mbarrier_arrive(smemAddr(&empty[prev_stage]), WSEMU_HERE);
         prev_stage = stage;
-        if (++stage == STAGES) {
-          stage = 0;
-          phase ^= 1;
-        }
+        if (++stage == STAGES) { stage = 0; phase ^= 1; }
       }
       wgmma_wait_group(0, WSEMU_HERE);
-      if (wg_thread == 0 && !g_drop_last_empty_arrive)
-        mbarrier_arrive(smemAddr(&empty[prev_stage]), WSEMU_HERE);
+      if (wg_thread == 0 && !g_drop_last_empty_arrive) mbarrier_arrive(smemAddr(&empty[prev_stage]), WSEMU_HERE);
       if (wg_thread == 0) bulk_wait_group(0, true, WSEMU_HERE);
       bar_sync(1 + consumer, 128, WSEMU_HERE);
       for (int j = 0; j < BLOCK_N / 8; ++j)
@@ -141,8 +120,7 @@ void ws_gemm_kernel(const TensorMap tmap_a, const TensorMap tmap_b, const Tensor
       bar_sync(1 + consumer, 128, WSEMU_HERE);
       if (wg_thread == 0) {
         for (int q = 0; q < BLOCK_N / 64; ++q)
-          tma_store_2d(&tmap_c, smemAddr(my_sC + q * C_BOX_BYTES), n0 + q * 64,
-                       m0 + consumer * CONSUMER_ROWS, WSEMU_HERE);
+          tma_store_2d(&tmap_c, smemAddr(my_sC + q * C_BOX_BYTES), n0 + q * 64, m0 + consumer * CONSUMER_ROWS, WSEMU_HERE);
         bulk_commit_group(WSEMU_HERE);
       }
     }
@@ -153,8 +131,7 @@ void ws_gemm_kernel(const TensorMap tmap_a, const TensorMap tmap_b, const Tensor
 }  // namespace
 
 TEST(Gemm, WsGemm512CubedMatchesCpuUnderEveryPolicy) {
-  Bf16Matrix A(GEMM_M, GEMM_K, "A", true, 1), B(GEMM_N, GEMM_K, "B", true, 2),
-      C(GEMM_M, GEMM_N, "C");
+  Bf16Matrix A(GEMM_M, GEMM_K, "A", true, 1), B(GEMM_N, GEMM_K, "B", true, 2), C(GEMM_M, GEMM_N, "C");
   std::vector<double> ref((size_t)GEMM_M * GEMM_N, 0.0);
   for (int m = 0; m < GEMM_M; ++m)
     for (int n = 0; n < GEMM_N; ++n) {
@@ -162,16 +139,14 @@ TEST(Gemm, WsGemm512CubedMatchesCpuUnderEveryPolicy) {
       for (int k = 0; k < GEMM_K; ++k) s += (double)A.host[m * GEMM_K + k] * B.host[n * GEMM_K + k];
       ref[(size_t)m * GEMM_N + n] = s;
     }
-  TensorMap ma = A.map(BLOCK_M, BLOCK_K), mb = B.map(BLOCK_N, BLOCK_K),
-            mc = C.map(CONSUMER_ROWS, 64);
+  TensorMap ma = A.map(BLOCK_M, BLOCK_K), mb = B.map(BLOCK_N, BLOCK_K), mc = C.map(CONSUMER_ROWS, 64);
   for (Policy p : {Policy::Eager, Policy::ReadsLate, Policy::CompletionsLate}) {
     std::memset(C.dev, 0xFF, (size_t)GEMM_M * GEMM_N * 2);
     auto t0 = std::chrono::steady_clock::now();
-    Verdict v = launch(
-        Dim3(4), Dim3(NUM_THREADS), SMEM_BYTES, [&] { ws_gemm_kernel(ma, mb, mc); }, cfgOf(p));
+    Verdict v = launch(Dim3(4), Dim3(NUM_THREADS), SMEM_BYTES, [&] { ws_gemm_kernel(ma, mb, mc); }, cfgOf(p));
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("[ gemm     ] 512^3 ws_gemm, policy %s: %.3f s, %llu ops, %llu fiber switches\n",
-                policyName(p), s, (unsigned long long)v.ops, (unsigned long long)v.switches);
+    std::printf("[ gemm     ] 512^3 ws_gemm, policy %s: %.3f s, %llu ops, %llu fiber switches\n", policyName(p), s,
+                (unsigned long long)v.ops, (unsigned long long)v.switches);
     ASSERT_TRUE(v.pass()) << dump(v);
     int bad = 0;
     for (size_t i = 0; i < ref.size(); ++i)
@@ -183,14 +158,11 @@ TEST(Gemm, WsGemm512CubedMatchesCpuUnderEveryPolicy) {
 // The same kernel with the consumers' empty[] arrival dropped for the last k-block: the
 // producer of the next tile parks on empty[], the verdict names it.
 TEST(Gemm, DroppedEmptyArrivalHangsWithTheCallChain) {
-  Bf16Matrix A(GEMM_M, GEMM_K, "A", true, 1), B(GEMM_N, GEMM_K, "B", true, 2),
-      C(GEMM_M, GEMM_N, "C");
-  TensorMap ma = A.map(BLOCK_M, BLOCK_K), mb = B.map(BLOCK_N, BLOCK_K),
-            mc = C.map(CONSUMER_ROWS, 64);
+  Bf16Matrix A(GEMM_M, GEMM_K, "A", true, 1), B(GEMM_N, GEMM_K, "B", true, 2), C(GEMM_M, GEMM_N, "C");
+  TensorMap ma = A.map(BLOCK_M, BLOCK_K), mb = B.map(BLOCK_N, BLOCK_K), mc = C.map(CONSUMER_ROWS, 64);
   g_drop_last_empty_arrive = true;
   auto t0 = std::chrono::steady_clock::now();
-  Verdict v =
-      launch(Dim3(4), Dim3(NUM_THREADS), SMEM_BYTES, [&] { ws_gemm_kernel(ma, mb, mc); }, cfgOf());
+  Verdict v = launch(Dim3(4), Dim3(NUM_THREADS), SMEM_BYTES, [&] { ws_gemm_kernel(ma, mb, mc); }, cfgOf());
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   g_drop_last_empty_arrive = false;
   std::printf("[ gemm     ] deadlock found in %.1f ms:\n", s * 1e3);

@@ -14,8 +14,7 @@ static void missingWaitKernel(float *C) {
   auto *A = reinterpret_cast<uint16_t *>(smem), *B = reinterpret_cast<uint16_t *>(smem + 8192);
   for (int e = t; e < 64 * 64; e += 128) {
     int r = e / 64, c = e % 64;
-    at(reinterpret_cast<uint16_t *>(smem + sw128(r, c)), WSEMU_HERE) =
-        floatToBf16(r == c ? 1.f : 0.f);
+    at(reinterpret_cast<uint16_t *>(smem + sw128(r, c)), WSEMU_HERE) = floatToBf16(r == c ? 1.f : 0.f);
     at(reinterpret_cast<uint16_t *>(smem + 8192 + sw128(r, c)), WSEMU_HERE) = floatToBf16(1.f);
   }
   (void)A;
@@ -24,8 +23,7 @@ static void missingWaitKernel(float *C) {
   syncthreads(WSEMU_HERE);
   float acc[32] = {};
   uint64_t da = (1ull << 62) | ((uint64_t)(1024 >> 4) << 32) | (1 << 16) | (smemAddr(smem) >> 4);
-  uint64_t db =
-      (1ull << 62) | ((uint64_t)(1024 >> 4) << 32) | (1 << 16) | (smemAddr(smem + 8192) >> 4);
+  uint64_t db = (1ull << 62) | ((uint64_t)(1024 >> 4) << 32) | (1 << 16) | (smemAddr(smem + 8192) >> 4);
   wgmma_fence(WSEMU_HERE);
   wgmma_ss(acc, WgType::BF16, da, db, false, 0, 0, WSEMU_HERE);
   wgmma_commit_group(WSEMU_HERE);
@@ -49,8 +47,7 @@ static int wrongCells(Policy p) {
 
 TEST(Policy, MissingWgmmaWaitIsCorrectUnderEagerAndWrongUnderCompletionsLate) {
   EXPECT_EQ(wrongCells(Policy::Eager), 0);
-  EXPECT_EQ(wrongCells(Policy::CompletionsLate),
-            16 * 64);  // rows 0-15 read before the result landed
+  EXPECT_EQ(wrongCells(Policy::CompletionsLate), 16 * 64);  // rows 0-15 read before the result landed
   EXPECT_EQ(wrongCells(Policy::ReadsLate), 16 * 64);
 }
 
@@ -61,26 +58,21 @@ static uint16_t storeThenOverwrite(Policy p) {
   TensorMap map;
   uint64_t dims[2] = {64, 64}, strides[1] = {128};
   uint32_t box[2] = {64, 64}, es[2] = {1, 1};
-  EXPECT_EQ(
-      encodeTiled(&map, TM_BFLOAT16, 2, out, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0);
-  Verdict v = launch(
-      Dim3(1), Dim3(32), 8192,
-      [&] {
-        using namespace wsemu::ptx;
-        auto *s = reinterpret_cast<uint16_t *>(dynamicShared());
-        for (int e = threadIdx().x; e < 4096; e += 32) at(&s[e], WSEMU_HERE) = 1;
-        fence_proxy_async(WSEMU_HERE);
-        syncwarp(0xffffffff, WSEMU_HERE);
-        if (threadIdx().x == 0) {
-          tma_store_2d(&map, smemAddr(s), 0, 0, WSEMU_HERE);
-          bulk_commit_group(WSEMU_HERE);
-        }
-        syncwarp(0xffffffff,
-                 WSEMU_HERE);  // the bug: no bulk_wait_group(0, read) before the overwrite
-        for (int e = threadIdx().x; e < 4096; e += 32) at(&s[e], WSEMU_HERE) = 2;
-        if (threadIdx().x == 0) bulk_wait_group(0, false, WSEMU_HERE);
-      },
-      cfgOf(p));
+  EXPECT_EQ(encodeTiled(&map, TM_BFLOAT16, 2, out, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0);
+  Verdict v = launch(Dim3(1), Dim3(32), 8192, [&] {
+    using namespace wsemu::ptx;
+    auto *s = reinterpret_cast<uint16_t *>(dynamicShared());
+    for (int e = threadIdx().x; e < 4096; e += 32) at(&s[e], WSEMU_HERE) = 1;
+    fence_proxy_async(WSEMU_HERE);
+    syncwarp(0xffffffff, WSEMU_HERE);
+    if (threadIdx().x == 0) {
+      tma_store_2d(&map, smemAddr(s), 0, 0, WSEMU_HERE);
+      bulk_commit_group(WSEMU_HERE);
+    }
+    syncwarp(0xffffffff, WSEMU_HERE);  // the bug: no bulk_wait_group(0, read) before the overwrite
+    for (int e = threadIdx().x; e < 4096; e += 32) at(&s[e], WSEMU_HERE) = 2;
+    if (threadIdx().x == 0) bulk_wait_group(0, false, WSEMU_HERE);
+  }, cfgOf(p));
   EXPECT_TRUE(v.pass()) << dump(v);
   uint16_t r = out[0];
   emuFree(out);
@@ -101,8 +93,7 @@ TEST(Policy, ExitWithAnUnwaitedBulkStoreIsUbUnderEveryPolicy) {
   TensorMap map;
   uint64_t dims[2] = {64, 64}, strides[1] = {128};
   uint32_t box[2] = {64, 64}, es[2] = {1, 1};
-  ASSERT_EQ(
-      encodeTiled(&map, TM_BFLOAT16, 2, out, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0);
+  ASSERT_EQ(encodeTiled(&map, TM_BFLOAT16, 2, out, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0);
   for (bool wait : {false, true}) {
     auto kernel = [&] {
       using namespace wsemu::ptx;
@@ -119,8 +110,7 @@ TEST(Policy, ExitWithAnUnwaitedBulkStoreIsUbUnderEveryPolicy) {
         continue;
       }
       EXPECT_EQ(v.detail, "ub/exit-with-bulk-in-flight") << policyName(p) << dump(v);
-      EXPECT_EQ(v.signature, siteOfMarker("test_policy.cpp", "store-no-wait") + ",async")
-          << policyName(p);
+      EXPECT_EQ(v.signature, siteOfMarker("test_policy.cpp", "store-no-wait") + ",async") << policyName(p);
     }
   }
   emuFree(out);
@@ -131,21 +121,17 @@ static std::vector<std::string> traceOf(uint64_t seed) {
   Config c = cfgOf(Policy::CompletionsLate, Order::Random, seed);
   c.trace = true;
   std::vector<int> order;
-  Verdict v = launch(
-      Dim3(2), Dim3(96), 64,
-      [&] {
-        using namespace wsemu::ptx;
-        auto *bar = reinterpret_cast<uint64_t *>(dynamicShared());
-        if (threadIdx().x == 0) mbarrier_init(smemAddr(bar), 96, WSEMU_HERE);
-        syncthreads(WSEMU_HERE);
-        for (int i = 0; i < 3; ++i) {
-          mbarrier_arrive(smemAddr(bar), WSEMU_HERE);
-          while (!mbarrier_try_wait_parity(smemAddr(bar), i & 1, WSEMU_HERE)) {
-          }
-        }
-        elect_sync(0xffffffff, WSEMU_HERE);
-      },
-      c);
+  Verdict v = launch(Dim3(2), Dim3(96), 64, [&] {
+    using namespace wsemu::ptx;
+    auto *bar = reinterpret_cast<uint64_t *>(dynamicShared());
+    if (threadIdx().x == 0) mbarrier_init(smemAddr(bar), 96, WSEMU_HERE);
+    syncthreads(WSEMU_HERE);
+    for (int i = 0; i < 3; ++i) {
+      mbarrier_arrive(smemAddr(bar), WSEMU_HERE);
+      while (!mbarrier_try_wait_parity(smemAddr(bar), i & 1, WSEMU_HERE)) {}
+    }
+    elect_sync(0xffffffff, WSEMU_HERE);
+  }, c);
   EXPECT_TRUE(v.pass()) << dump(v);
   return v.trace;
 }

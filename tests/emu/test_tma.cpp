@@ -7,10 +7,8 @@ using namespace emutest;
 namespace {
 // One thread loads one box of `map` at (c0, c1) into a 128B-swizzled tile, everyone waits,
 // then the tile is copied (unswizzled) into `tile_out` (box_rows x 64 bf16).
-void loadOneBox(const TensorMap map, int c0, int c1, int box_rows, uint16_t *tile_out,
-                uint32_t tx) {
-  // __grid_constant__ parameters, as the translator registers them (emu/runtime/tma.cpp,
-  // checkMapSpace)
+void loadOneBox(const TensorMap map, int c0, int c1, int box_rows, uint16_t *tile_out, uint32_t tx) {
+  // __grid_constant__ parameters, as the translator registers them (emu/runtime/tma.cpp, checkMapSpace)
   wsemu::ptx::kernelParam(&map, sizeof map, "map", true);
   using namespace wsemu::ptx;
   uint8_t *smem = dynamicShared();
@@ -24,11 +22,9 @@ void loadOneBox(const TensorMap map, int c0, int c1, int box_rows, uint16_t *til
     mbarrier_arrive_expect_tx(smemAddr(bar), tx, WSEMU_HERE);
     tma_load_2d(smemAddr(smem), &map, smemAddr(bar), c0, c1, WSEMU_HERE);
   }
-  while (!mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE)) {
-  }
+  while (!mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE)) {}
   for (int e = threadIdx().x; e < box_rows * 64; e += blockDim().x)
-    at(&tile_out[e], WSEMU_HERE) =
-        at(reinterpret_cast<uint16_t *>(smem + sw128(e / 64, e % 64)), WSEMU_HERE);
+    at(&tile_out[e], WSEMU_HERE) = at(reinterpret_cast<uint16_t *>(smem + sw128(e / 64, e % 64)), WSEMU_HERE);
 }
 }  // namespace
 
@@ -39,8 +35,7 @@ TEST(Tma, OutOfBoundsBoxIsZeroFilledAndCountedTowardTx) {
     Bf16Matrix in(40, 64, "in");
     TensorMap map = in.map(32, 64);
     auto *tile = static_cast<uint16_t *>(emuMalloc(32 * 64 * 2, "tile"));
-    Verdict v = launch(
-        Dim3(1), Dim3(64), 32 * 128 + 8, [&] { loadOneBox(map, 0, 24, 32, tile, 4096); }, cfgOf(p));
+    Verdict v = launch(Dim3(1), Dim3(64), 32 * 128 + 8, [&] { loadOneBox(map, 0, 24, 32, tile, 4096); }, cfgOf(p));
     ASSERT_TRUE(v.pass()) << dump(v);
     for (int r = 0; r < 32; ++r)
       for (int c = 0; c < 64; ++c) {
@@ -55,8 +50,7 @@ TEST(Tma, NegativeCoordinatesAreZeroFilled) {
   Bf16Matrix in(64, 64, "in");
   TensorMap map = in.map(32, 64);
   auto *tile = static_cast<uint16_t *>(emuMalloc(32 * 64 * 2, "tile"));
-  Verdict v = launch(
-      Dim3(1), Dim3(32), 32 * 128 + 8, [&] { loadOneBox(map, -8, -4, 32, tile, 4096); }, cfgOf());
+  Verdict v = launch(Dim3(1), Dim3(32), 32 * 128 + 8, [&] { loadOneBox(map, -8, -4, 32, tile, 4096); }, cfgOf());
   ASSERT_TRUE(v.pass()) << dump(v);
   for (int r = 0; r < 32; ++r)
     for (int c = 0; c < 64; ++c) {
@@ -73,9 +67,7 @@ TEST(Tma, ExpectingOnlyInBoundsBytesHangs) {
   Bf16Matrix in(40, 64, "in");
   TensorMap map = in.map(32, 64);
   auto *tile = static_cast<uint16_t *>(emuMalloc(32 * 64 * 2, "tile"));
-  Verdict v = launch(
-      Dim3(1), Dim3(32), 32 * 128 + 8, [&] { loadOneBox(map, 0, 24, 32, tile, 16 * 128); },
-      cfgOf());
+  Verdict v = launch(Dim3(1), Dim3(32), 32 * 128 + 8, [&] { loadOneBox(map, 0, 24, 32, tile, 16 * 128); }, cfgOf());
   EXPECT_EQ(v.detail, "hang/mbarrier") << dump(v);
   EXPECT_TRUE(hasLine(v, "pending 0 of 1, tx -2048")) << dump(v);
   emuFree(tile);
@@ -88,8 +80,7 @@ uint16_t *storeTarget(int rows, TensorMap *map) {
   std::memset(out, 0, rows * 64 * 2);
   uint64_t dims[2] = {64, (uint64_t)rows}, strides[1] = {128};
   uint32_t box[2] = {64, 32}, es[2] = {1, 1};
-  EXPECT_EQ(encodeTiled(map, TM_BFLOAT16, 2, out, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0),
-            0);
+  EXPECT_EQ(encodeTiled(map, TM_BFLOAT16, 2, out, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0);
   return out;
 }
 // One warp writes element e of a 32 x 64 tile as e + 1 (generic stores), fences the async proxy
@@ -112,13 +103,10 @@ void storeOneTile(const TensorMap &map, int row, bool fenced) {
 TEST(Tma, StoreDropsOutOfBoundsElements) {
   TensorMap map;
   uint16_t *out = storeTarget(40, &map);
-  Verdict v = launch(
-      Dim3(1), Dim3(32), 32 * 128, [&] { storeOneTile(map, 24, true); },
-      cfgOf(Policy::CompletionsLate));
+  Verdict v = launch(Dim3(1), Dim3(32), 32 * 128, [&] { storeOneTile(map, 24, true); }, cfgOf(Policy::CompletionsLate));
   ASSERT_TRUE(v.pass()) << dump(v);
   for (int r = 0; r < 40; ++r)
-    for (int c = 0; c < 64; ++c)
-      ASSERT_EQ(out[r * 64 + c], r >= 24 ? (uint16_t)((r - 24) * 64 + c + 1) : 0);
+    for (int c = 0; c < 64; ++c) ASSERT_EQ(out[r * 64 + c], r >= 24 ? (uint16_t)((r - 24) * 64 + c + 1) : 0);
   EXPECT_TRUE(redZonesIntact());
   emuFree(out);
 }
@@ -135,8 +123,7 @@ TEST(Tma, AStoreOfGenericWritesNeedsTheProxyFence) {
     Verdict v = launch(Dim3(1), Dim3(32), 32 * 128, [&] { storeOneTile(map, 0, fenced); }, cfgOf());
     ASSERT_TRUE(v.pass()) << dump(v);
     EXPECT_EQ(wsemu::ptx::g_proxy_unfenced.load() - before, fenced ? 0u : 1u);
-    for (int e = 0; e < 32 * 64; ++e)
-      ASSERT_EQ(out[e], fenced ? (uint16_t)(e + 1) : (uint16_t)0xFFFF) << fenced << " " << e;
+    for (int e = 0; e < 32 * 64; ++e) ASSERT_EQ(out[e], fenced ? (uint16_t)(e + 1) : (uint16_t)0xFFFF) << fenced << " " << e;
     emuFree(out);
   }
 }
@@ -146,10 +133,8 @@ TEST(Tma, EncodeRejectsABoxWiderThanTheSwizzle) {
   TensorMap m;
   uint64_t dims[2] = {128, 64}, strides[1] = {256};
   uint32_t box[2] = {128, 32}, es[2] = {1, 1};
-  EXPECT_NE(
-      encodeTiled(&m, TM_BFLOAT16, 2, in.dev, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0);
-  EXPECT_NE(m.magic, kTensorMapMagic)
-      << "a refused map is no map: a TMA given it is ub/bad-tensor-map";
+  EXPECT_NE(encodeTiled(&m, TM_BFLOAT16, 2, in.dev, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0);
+  EXPECT_NE(m.magic, kTensorMapMagic) << "a refused map is no map: a TMA given it is ub/bad-tensor-map";
 }
 
 // The strides the H200's driver takes (bench/results/2026-12-02-h200-session21/d): any multiple of
@@ -160,16 +145,11 @@ TEST(Tma, EncodeTakesTheStridesTheDriverTakes) {
     TensorMap m;
     uint64_t dims[2] = {128, 64}, strides[1] = {stride};
     uint32_t box[2] = {64, 32}, es[2] = {1, 1};
-    EXPECT_EQ(
-        encodeTiled(&m, TM_BFLOAT16, 2, in.dev, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0),
-        0)
-        << stride;
+    EXPECT_EQ(encodeTiled(&m, TM_BFLOAT16, 2, in.dev, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0) << stride;
     EXPECT_EQ(m.magic, kTensorMapMagic) << stride;
   }
   TensorMap m;
   uint64_t dims[2] = {128, 64}, strides[1] = {8};
   uint32_t box[2] = {64, 32}, es[2] = {1, 1};
-  EXPECT_NE(
-      encodeTiled(&m, TM_BFLOAT16, 2, in.dev, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0)
-      << "not a multiple of 16";
+  EXPECT_NE(encodeTiled(&m, TM_BFLOAT16, 2, in.dev, dims, strides, box, es, 0, TM_SWIZZLE_128B, 0, 0), 0) << "not a multiple of 16";
 }

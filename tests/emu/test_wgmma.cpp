@@ -9,8 +9,8 @@ using namespace emutest;
 namespace {
 
 uint64_t makeDesc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-  return ((uint64_t)((addr & 0x3FFFF) >> 4)) | ((uint64_t)(lbo >> 4) << 16) |
-         ((uint64_t)(sbo >> 4) << 32) | (1ull << 62);
+  return ((uint64_t)((addr & 0x3FFFF) >> 4)) | ((uint64_t)(lbo >> 4) << 16) | ((uint64_t)(sbo >> 4) << 32) |
+         (1ull << 62);
 }
 
 // Where A comes from: a TMA (SS), registers (RS), or the threads' own stores into shared memory
@@ -18,13 +18,10 @@ uint64_t makeDesc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
 enum class ASrc { Tma, Regs, Stores, StoresFenced };
 
 // C[64][64] = A[64][64] * B, B given K-major as Bnk[n][k] (SS) or MN-major as Bkn[k][n] (RS).
-void gemmTile(const TensorMap ma, const TensorMap mb, float *C, ASrc asrc, const uint16_t *Aglob,
-              bool wait_before_read) {
+void gemmTile(const TensorMap ma, const TensorMap mb, float *C, ASrc asrc, const uint16_t *Aglob, bool wait_before_read) {
   const bool rs = asrc == ASrc::Regs;
-  // __grid_constant__ parameters, as the translator registers them (emu/runtime/tma.cpp,
-  // checkMapSpace)
-  wsemu::ptx::kernelParam(&ma, sizeof ma, "ma", true);
-  wsemu::ptx::kernelParam(&mb, sizeof mb, "mb", true);
+  // __grid_constant__ parameters, as the translator registers them (emu/runtime/tma.cpp, checkMapSpace)
+  wsemu::ptx::kernelParam(&ma, sizeof ma, "ma", true); wsemu::ptx::kernelParam(&mb, sizeof mb, "mb", true);
   using namespace wsemu::ptx;
   uint8_t *smem = dynamicShared();
   uint8_t *sA = smem, *sB = smem + 8192;
@@ -46,8 +43,7 @@ void gemmTile(const TensorMap ma, const TensorMap mb, float *C, ASrc asrc, const
     if (asrc == ASrc::StoresFenced) fence_proxy_async(WSEMU_HERE);
     syncthreads(WSEMU_HERE);
   }
-  while (!mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE)) {
-  }
+  while (!mbarrier_try_wait_parity(smemAddr(bar), 0, WSEMU_HERE)) {}
   float acc[32];
   for (float &x : acc) x = 0.f;
   uint32_t a[4][4];
@@ -59,8 +55,7 @@ void gemmTile(const TensorMap ma, const TensorMap mb, float *C, ASrc asrc, const
         a[k][r] = (uint32_t)Aglob[row * 64 + kk] | ((uint32_t)Aglob[row * 64 + kk + 1] << 16);
       }
       // B MN-major: rows of 64 n (128 B), 8-row k groups 1024 B apart; k16 = 16 rows = +2048 B
-      wgmma_rs(acc, WgType::BF16, a[k], makeDesc(smemAddr(sB) + 2048 * k, 8192, 1024), k > 0, 1,
-               WSEMU_HERE);
+      wgmma_rs(acc, WgType::BF16, a[k], makeDesc(smemAddr(sB) + 2048 * k, 8192, 1024), k > 0, 1, WSEMU_HERE);
     } else {
       uint64_t da = makeDesc(smemAddr(sA), 16, 1024), db = makeDesc(smemAddr(sB), 16, 1024);
       wgmma_ss(acc, WgType::BF16, da + 2 * k, db + 2 * k, k > 0, 0, 0, WSEMU_HERE);
@@ -76,8 +71,7 @@ void gemmTile(const TensorMap ma, const TensorMap mb, float *C, ASrc asrc, const
 }
 
 struct Problem {
-  Bf16Matrix A{64, 64, "A", true, 11},
-      B{64, 64, "B", true, 12};  // B: SS reads it as [n][k], RS as [k][n]
+  Bf16Matrix A{64, 64, "A", true, 11}, B{64, 64, "B", true, 12};  // B: SS reads it as [n][k], RS as [k][n]
   float *C = static_cast<float *>(emuMalloc(64 * 64 * 4, "C"));
   ~Problem() { emuFree(C); }
   double maxErr(bool b_is_kn) const {
@@ -85,8 +79,7 @@ struct Problem {
     for (int m = 0; m < 64; ++m)
       for (int n = 0; n < 64; ++n) {
         double ref = 0;
-        for (int k = 0; k < 64; ++k)
-          ref += (double)A.host[m * 64 + k] * (b_is_kn ? B.host[k * 64 + n] : B.host[n * 64 + k]);
+        for (int k = 0; k < 64; ++k) ref += (double)A.host[m * 64 + k] * (b_is_kn ? B.host[k * 64 + n] : B.host[n * 64 + k]);
         e = std::max(e, std::fabs(ref - C[m * 64 + n]));
       }
     return e;
@@ -99,9 +92,7 @@ Verdict runGemmTile(Problem &p, ASrc asrc, bool wait_before_read, Policy pol) {
   TensorMap ma = p.A.map(64, 64), mb = p.B.map(64, 64);
   const uint16_t *Ag = p.A.dev;
   float *C = p.C;
-  return launch(
-      Dim3(1), Dim3(128), 16384 + 8, [=] { gemmTile(ma, mb, C, asrc, Ag, wait_before_read); },
-      cfgOf(pol));
+  return launch(Dim3(1), Dim3(128), 16384 + 8, [=] { gemmTile(ma, mb, C, asrc, Ag, wait_before_read); }, cfgOf(pol));
 }
 
 TEST(Wgmma, SSBf16KMajor128BSwizzleMatchesCpu) {
@@ -132,12 +123,9 @@ TEST(Wgmma, OperandsFromGenericStoresNeedTheProxyFence) {
     Verdict v = runGemmTile(p, asrc, true, Policy::Eager);
     ASSERT_TRUE(v.pass()) << dump(v);
     bool fenced = asrc == ASrc::StoresFenced;
-    EXPECT_EQ(ptx::g_proxy_unfenced.load() - before, fenced ? 0u : 4u)
-        << "one per wgmma that read unfenced bytes";
-    if (fenced)
-      EXPECT_LT(p.maxErr(false), 1e-3);
-    else
-      EXPECT_TRUE(std::isnan(p.C[0])) << p.C[0];
+    EXPECT_EQ(ptx::g_proxy_unfenced.load() - before, fenced ? 0u : 4u) << "one per wgmma that read unfenced bytes";
+    if (fenced) EXPECT_LT(p.maxErr(false), 1e-3);
+    else EXPECT_TRUE(std::isnan(p.C[0])) << p.C[0];
   }
 }
 
@@ -172,8 +160,7 @@ TEST(Wgmma, AWgmmaWithoutAFenceSinceTheLastFullWaitIsUb) {
       continue;
     }
     EXPECT_EQ(v.detail, "ub/wgmma-unfenced") << missing << dump(v);
-    std::string site =
-        siteOfMarker("test_wgmma.cpp", missing == 1 ? "first-wgmma" : "second-wgmma");
+    std::string site = siteOfMarker("test_wgmma.cpp", missing == 1 ? "first-wgmma" : "second-wgmma");
     EXPECT_EQ(v.signature.rfind(site + ",", 0), 0u) << missing << dump(v);
   }
 }
@@ -204,17 +191,14 @@ void pingPong(bool fence_again, bool reuse_retired) {
 TEST(Wgmma, AWgmmaOnRegistersAPartialWaitGaveBackNeedsAFence) {
   for (bool fence_again : {false, true})
     for (bool reuse_retired : {false, true}) {
-      Verdict v =
-          launch(Dim3(1), Dim3(128), 8192, [=] { pingPong(fence_again, reuse_retired); }, cfgOf());
-      SCOPED_TRACE(std::string("fence again ") + (fence_again ? "yes" : "no") + ", on " +
-                   (reuse_retired ? "x" : "y"));
+      Verdict v = launch(Dim3(1), Dim3(128), 8192, [=] { pingPong(fence_again, reuse_retired); }, cfgOf());
+      SCOPED_TRACE(std::string("fence again ") + (fence_again ? "yes" : "no") + ", on " + (reuse_retired ? "x" : "y"));
       if (fence_again || !reuse_retired) {
         EXPECT_TRUE(v.pass()) << dump(v);
         continue;
       }
       EXPECT_EQ(v.detail, "ub/wgmma-unfenced") << dump(v);
-      EXPECT_EQ(v.signature.rfind(siteOfMarker("test_wgmma.cpp", "third-wgmma") + ",", 0), 0u)
-          << dump(v);
+      EXPECT_EQ(v.signature.rfind(siteOfMarker("test_wgmma.cpp", "third-wgmma") + ",", 0), 0u) << dump(v);
     }
 }
 
@@ -222,8 +206,7 @@ TEST(Wgmma, ExitingBeforeAWaitRetiredAWgmmaIsUbUnderEveryPolicy) {
   for (Policy pol : {Policy::Eager, Policy::ReadsLate, Policy::CompletionsLate}) {
     Verdict v = launch(Dim3(1), Dim3(128), 8192, [=] { twoBatches(0, false); }, cfgOf(pol));
     EXPECT_EQ(v.detail, "ub/exit-with-wgmma-in-flight") << policyName(pol) << dump(v);
-    EXPECT_EQ(v.signature.rfind(siteOfMarker("test_wgmma.cpp", "second-wgmma") + ",", 0), 0u)
-        << dump(v);
+    EXPECT_EQ(v.signature.rfind(siteOfMarker("test_wgmma.cpp", "second-wgmma") + ",", 0), 0u) << dump(v);
   }
 }
 
