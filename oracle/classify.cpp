@@ -489,6 +489,20 @@ Verdict classifyBuild(const BuildRecord &b) {
       if (pred(l)) return l;
     return {};
   };
+  // The emulator's build (translation, then g++ against its runtime) failing says what the
+  // emulator cannot run, not that the program does not compile: nvcc is the judge of that. The
+  // one exception is the translation's own copy of a ptxas check (a static_assert whose message
+  // starts "ptxas: "), which fails there as ptxas would.
+  if (b.backend == "emu" && !b.timed_out && !contains(b.log, "ptxas: ")) {
+    Verdict v = make("infra-error/unsupported", "infra:unsupported");
+    std::string why = first([](const std::string &l) {
+      return contains(l, "error") || contains(l, "translation failed");
+    });
+    v.evidence.push_back("the CPU emulator cannot build this program (nvcc is the judge of "
+                         "whether it compiles): " +
+                         (why.empty() ? std::string("its build failed") : why));
+    return v;
+  }
   if (b.timed_out) {
     Verdict v = make("compile-error/ice", "compile-error:ice:compiler timed out");
     v.evidence.push_back("the compiler did not finish within its time limit");

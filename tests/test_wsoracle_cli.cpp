@@ -131,6 +131,53 @@ TEST(WsoracleCli, AnOddFileNameGetsThePlainNamesVerdictAndSignature) {
   removeTree(d);
 }
 
+// What the emulator cannot build is what it cannot run: infra-error/unsupported with the reason,
+// exit 3, never a compile error for a program nvcc compiles (on a machine without a GPU,
+// --backend auto once told users that correct programs did not compile).
+TEST(WsoracleCli, AProgramTheEmulatorCannotBuildIsUnsupportedNotACompileError) {
+  auto r = wsoracle({fixture("gpu/vector_types.cu"), "--backend", "emu", "--json"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("\"detail\": \"infra-error/unsupported\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("make_float2"), std::string::npos) << "the reason is named:\n" << r.out;
+  EXPECT_EQ(r.out.find("compile-error"), std::string::npos) << r.out;
+  // the control: nvcc compiles it (a build-only judgment needs no GPU)
+  std::string d = makeTempDir("wsr-cli.");
+  auto b = runProcess({"/usr/local/cuda/bin/nvcc", "-arch=sm_90a", "-I", fixture("gpu"), "-o",
+                       d + "/p", fixture("gpu/vector_types.cu")},
+                      RunOptions{.timeout_s = 300});
+  removeTree(d);
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+}
+
+// The outside corpus (programs written elsewhere, corpus/outside/): the emulator gives each the
+// class the H200 showed in plain runs (corpus/outside/expected.tsv), or says it cannot run it.
+// Never another class, and never a compile error: nvcc compiles every one of them.
+TEST(WsoracleCli, TheEmulatorJudgesEachOutsideProgramAsTheH200DidOrSaysUnsupported) {
+  const std::string dir = std::string(WSREDUCE_SOURCE_DIR) + "/corpus/outside/";
+  auto table = readFile(dir + "expected.tsv");
+  ASSERT_TRUE(table);
+  int programs = 0;
+  size_t at = 0;
+  while (at < table->size()) {
+    size_t nl = table->find('\n', at);
+    std::string line = table->substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    at = nl == std::string::npos ? table->size() : nl + 1;
+    if (line.empty() || line[0] == '#') continue;
+    const std::string name = line.substr(0, line.find('\t')), h200 = line.substr(line.find('\t') + 1);
+    auto r = wsoracle({dir + name, "--backend", "emu", "-lcuda", "--json"});
+    const bool unsupported = r.out.find("\"detail\": \"infra-error/unsupported\"") != std::string::npos;
+    const bool same = r.out.find("\"symptom\": \"" + h200 + "\"") != std::string::npos;
+    EXPECT_TRUE(unsupported || same) << name << ": the H200 says " << h200 << "\n" << r.out;
+    EXPECT_EQ(r.out.find("compile-error"), std::string::npos) << name << "\n" << r.out;
+    if (unsupported)
+      EXPECT_NE(r.out.find("cannot build this program"), std::string::npos)
+          << name << ": the reason is named\n"
+          << r.out;
+    ++programs;
+  }
+  EXPECT_EQ(programs, 8);
+}
+
 TEST(WsoracleCli, PolicyMatrixRecordsEveryPolicy) {
   auto r =
       wsoracle({fixture("gpu/stripes.cu"), "--backend", "emu", "--policy", "matrix", "--json"});
