@@ -123,82 +123,77 @@ static void onSignal(int) {
   wsr::killAllRunning();
 }
 
-int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions({&Cat, &wsr::oracleFlagCategory()});
-  if (!cl::ParseCommandLineOptions(
-          argc, argv, "wsfuzz: inject handoff bugs into reference kernels and check the triage\n",
-          &llvm::errs()))
-    return 2;
-  wsr::RunTempRoot run_tmp;  // every temporary file of this run, gone with it
-  if (ListInjectors) {
-    for (auto &i : wsr::inject::allInjectors()) {
-      std::string exp;
-      for (auto &e : i.expected) exp += (exp.empty() ? "" : " | ") + e;
-      llvm::outs() << llvm::format("%-24s %-8s %-12s expects %s\n", i.name, i.arch,
-                                   *i.sanitizer ? i.sanitizer : "-", exp.c_str())
-                   << "    " << i.note << (i.runtime ? "" : " [compile + static check]") << "\n";
-    }
-    return 0;
+static int listInjectors() {
+  for (auto &i : wsr::inject::allInjectors()) {
+    std::string exp;
+    for (auto &e : i.expected) exp += (exp.empty() ? "" : " | ") + e;
+    llvm::outs() << llvm::format("%-24s %-8s %-12s expects %s\n", i.name, i.arch,
+                                 *i.sanitizer ? i.sanitizer : "-", exp.c_str())
+                 << "    " << i.note << (i.runtime ? "" : " [compile + static check]") << "\n";
   }
-  if (!Positional.empty() && Positional[0] == "compare") {
-    if (Positional.size() != 3)
-      return fail("usage: wsfuzz compare <a.sqlite> <b.sqlite> [--labels A,B] [-o FILE.md]");
-    for (int i = 1; i <= 2; ++i) {
-      std::error_code ec;
-      if (!fs::exists(Positional[i], ec)) return fail(Positional[i] + " does not exist");
-      if (std::string e = wsr::fuzz::Store::checkExisting(Positional[i]); !e.empty())
-        return fail(e);
-    }
-    std::string la = "A", lb = "B";
-    if (!Labels.empty()) {
-      auto c = Labels.find(',');
-      if (c == std::string::npos) return fail("--labels needs two names, e.g. --labels gpu,emu");
-      la = Labels.substr(0, c);
-      lb = Labels.substr(c + 1);
-    }
-    std::string md, err;
-    if (!wsr::fuzz::writeComparison(Positional[1], Positional[2], la, lb, &md, &err))
-      return fail(err);
-    if (Output.empty())
-      llvm::outs() << md;
-    else if (!wsr::writeFileAtomic(Output, md, &err))
-      return fail(err);
-    else
-      llvm::outs() << "wsfuzz: comparison " << Output << "\n";
-    return 0;
-  }
-  if (!Positional.empty()) {
-    if (Positional[0] != "report")
-      return fail(
-          "unknown command '" + Positional[0] +
-          "' (the commands are `report <campaign.sqlite>` and `compare <a.sqlite> <b.sqlite>`)");
-    if (Positional.size() != 2) return fail("usage: wsfuzz report <campaign.sqlite> [-o PREFIX]");
-    std::string db = Positional[1];
+  return 0;
+}
+
+// wsfuzz compare <a.sqlite> <b.sqlite>: the same mutants judged twice.
+static int compareCommand() {
+  if (Positional.size() != 3)
+    return fail("usage: wsfuzz compare <a.sqlite> <b.sqlite> [--labels A,B] [-o FILE.md]");
+  for (int i = 1; i <= 2; ++i) {
     std::error_code ec;
-    if (!fs::exists(db, ec)) return fail(db + " does not exist");
-    std::string prefix =
-        Output.empty()
-            ? (fs::path(db).parent_path() / (fs::path(db).stem().string() + "-report")).string()
-            : Output.getValue();
-    std::string err;
-    if (!Explain.empty() && !fs::exists(Explain.getValue()))
-      return fail("--explain " + Explain + " does not exist");
-    if (!wsr::fuzz::writeReport(db, prefix, &err, Explain)) return fail(err);
-    llvm::outs() << "wsfuzz: report " << prefix << ".md and " << prefix << ".html\n";
-    return 0;
+    if (!fs::exists(Positional[i], ec)) return fail(Positional[i] + " does not exist");
+    if (std::string e = wsr::fuzz::Store::checkExisting(Positional[i]); !e.empty()) return fail(e);
   }
-  if (Kernels.empty()) return fail("no kernels: give --kernels DIR|FILE (e.g. --kernels kernels/)");
+  std::string la = "A", lb = "B";
+  if (!Labels.empty()) {
+    auto c = Labels.find(',');
+    if (c == std::string::npos) return fail("--labels needs two names, e.g. --labels gpu,emu");
+    la = Labels.substr(0, c);
+    lb = Labels.substr(c + 1);
+  }
+  std::string md, err;
+  if (!wsr::fuzz::writeComparison(Positional[1], Positional[2], la, lb, &md, &err))
+    return fail(err);
+  if (Output.empty())
+    llvm::outs() << md;
+  else if (!wsr::writeFileAtomic(Output, md, &err))
+    return fail(err);
+  else
+    llvm::outs() << "wsfuzz: comparison " << Output << "\n";
+  return 0;
+}
+
+// wsfuzz report <campaign.sqlite>: the Markdown and HTML report.
+static int reportCommand() {
+  if (Positional.size() != 2) return fail("usage: wsfuzz report <campaign.sqlite> [-o PREFIX]");
+  std::string db = Positional[1];
+  std::error_code ec;
+  if (!fs::exists(db, ec)) return fail(db + " does not exist");
+  std::string prefix =
+      Output.empty()
+          ? (fs::path(db).parent_path() / (fs::path(db).stem().string() + "-report")).string()
+          : Output.getValue();
+  std::string err;
+  if (!Explain.empty() && !fs::exists(Explain.getValue()))
+    return fail("--explain " + Explain + " does not exist");
+  if (!wsr::fuzz::writeReport(db, prefix, &err, Explain)) return fail(err);
+  llvm::outs() << "wsfuzz: report " << prefix << ".md and " << prefix << ".html\n";
+  return 0;
+}
+
+// The flags, checked, as a campaign; "" or the one sentence that says what is wrong. Bad kernels
+// are refused here, before anything is written (the campaign's database included).
+static std::string campaignFromFlags(wsr::fuzz::CampaignOptions &o) {
+  if (Kernels.empty()) return "no kernels: give --kernels DIR|FILE (e.g. --kernels kernels/)";
   auto shard = wsr::fuzz::parseShard(Shard);
-  if (!shard) return fail("--shard must be i/N with 0 <= i < N, e.g. --shard 0/4");
-  if (Repeat < 1) return fail("--repeat must be at least 1");
+  if (!shard) return "--shard must be i/N with 0 <= i < N, e.g. --shard 0/4";
+  if (Repeat < 1) return "--repeat must be at least 1";
   if (ReduceBudget < 0)
-    return fail("--reduce-budget must be a number of seconds, 0 or more (0: no budget)");
-  wsr::fuzz::CampaignOptions o;
+    return "--reduce-budget must be a number of seconds, 0 or more (0: no budget)";
   o.kernels.assign(Kernels.begin(), Kernels.end());
   o.injectors.assign(Injectors.begin(), Injectors.end());
   for (auto &n : o.injectors)
     if (n != "all" && !wsr::inject::findInjector(n))
-      return fail("unknown injector '" + n + "' (wsfuzz --list-injectors lists them)");
+      return "unknown injector '" + n + "' (wsfuzz --list-injectors lists them)";
   o.repeat = Repeat;
   o.jobs = Jobs ? (int)Jobs : (int)std::max(1u, std::thread::hardware_concurrency());
   o.db = Db;
@@ -206,7 +201,7 @@ int main(int argc, char **argv) {
   o.shard_n = shard->second;
   o.gpus = wsr::fuzz::parseGpus(Gpus);
   if (!Gpus.empty() && o.gpus.empty())
-    return fail("--gpus must be a count or a comma-separated device list");
+    return "--gpus must be a count or a comma-separated device list";
   if (Gpus.empty() && wsr::gpuPresent()) o.gpus = {"0"};
   o.reduce = Reduce;
   o.reduce_jobs = (int)ReduceJobs;
@@ -216,50 +211,72 @@ int main(int argc, char **argv) {
   o.sanitizer = !NoSanitizer;
   o.slow_factor = SlowFactor;
   o.max_mutants = MaxMutants;
-  if (std::string e = wsr::applyOracleFlags(o.oracle); !e.empty()) return fail(e);
+  if (std::string e = wsr::applyOracleFlags(o.oracle); !e.empty()) return e;
   if (!ReduceBackend.empty() && ReduceBackend != "gpu" && ReduceBackend != "emu")
-    return fail("--reduce-backend must be gpu or emu");
+    return "--reduce-backend must be gpu or emu";
   o.reduce_backend = ReduceBackend;
 #ifndef WSR_HAVE_EMU
   if (ReduceBackend == "emu")
-    return fail("the emulator (--reduce-backend emu) is not built into this wsfuzz; use gpu");
+    return "the emulator (--reduce-backend emu) is not built into this wsfuzz; use gpu";
 #endif
   o.keepers = !NoKeepers;
   o.prestart = !NoPrestart;
   if (MaxConnections < 0 || MaxConnections > 32)
-    return fail("--max-connections must be between 0 (the driver's default) and 32, not " +
-                std::to_string(MaxConnections));
+    return "--max-connections must be between 0 (the driver's default) and 32, not " +
+           std::to_string(MaxConnections);
   o.max_connections = MaxConnections;
   wsr::installWatchdog(o.oracle);  // the arch comes from each kernel's build
   o.calibrate = !NoCalibrate;
+  std::string kerr;
+  if (wsr::fuzz::kernelFiles(o.kernels, &kerr).empty() || !kerr.empty())
+    return kerr.empty() ? "no .cu kernels in --kernels" : kerr;
+  return "";
+}
+
+static void log(const std::string &s) {
+  llvm::errs() << s << "\n";
+  llvm::errs().flush();
+}
+
+// --list-sites: every mutant the campaign would judge; a listing changes nothing on disk.
+static int listSites(const wsr::fuzz::CampaignOptions &o) {
+  try {
+    wsr::fuzz::Store store(":memory:");
+    std::string err;
+    auto ms = wsr::fuzz::plan(store, o, log, &err);
+    if (!err.empty()) return fail(err);
+    for (auto &m : ms)
+      llvm::outs() << m.kernel << "\t" << m.injector << "\t#" << m.site << "\t" << m.arch << "\t"
+                   << m.hash.substr(0, 12) << "\t" << m.note << "\n";
+    return 0;
+  } catch (const std::exception &e) {
+    return fail(e.what());
+  }
+}
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions({&Cat, &wsr::oracleFlagCategory()});
+  if (!cl::ParseCommandLineOptions(
+          argc, argv, "wsfuzz: inject handoff bugs into reference kernels and check the triage\n",
+          &llvm::errs()))
+    return 2;
+  wsr::RunTempRoot run_tmp;  // every temporary file of this run, gone with it
+  if (ListInjectors) return listInjectors();
+  if (!Positional.empty()) {
+    if (Positional[0] == "compare") return compareCommand();
+    if (Positional[0] == "report") return reportCommand();
+    return fail("unknown command '" + Positional[0] +
+                "' (the commands are `report <campaign.sqlite>` and `compare <a.sqlite> "
+                "<b.sqlite>`)");
+  }
+  wsr::fuzz::CampaignOptions o;
+  if (std::string e = campaignFromFlags(o); !e.empty()) return fail(e);
   for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(argv[i]);
-  auto log = [](const std::string &s) {
-    llvm::errs() << s << "\n";
-    llvm::errs().flush();
-  };
-  {  // bad kernels are refused before anything is written (the campaign's database included)
-    std::string kerr;
-    if (wsr::fuzz::kernelFiles(o.kernels, &kerr).empty() || !kerr.empty())
-      return fail(kerr.empty() ? "no .cu kernels in --kernels" : kerr);
-  }
-  if (ListSites) {
-    try {
-      wsr::fuzz::Store store(":memory:");  // a listing changes nothing on disk
-      std::string err;
-      auto ms = wsr::fuzz::plan(store, o, log, &err);
-      if (!err.empty()) return fail(err);
-      for (auto &m : ms)
-        llvm::outs() << m.kernel << "\t" << m.injector << "\t#" << m.site << "\t" << m.arch << "\t"
-                     << m.hash.substr(0, 12) << "\t" << m.note << "\n";
-      return 0;
-    } catch (const std::exception &e) {
-      return fail(e.what());
-    }
-  }
+  if (ListSites) return listSites(o);
   if (wsr::resolveBackend(o.oracle) == "gpu" && wsr::findNvcc(o.oracle.build.nvcc).empty())
     return fail(
-        "nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass "
-        "--nvcc");
+        "nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or "
+        "pass --nvcc");
   std::string err;
   if (!wsr::prepareCacheDir(o.oracle.build.cache_dir, &err)) return fail(err);
   std::signal(SIGINT, onSignal);

@@ -11,6 +11,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <regex>
 #include <unistd.h>
@@ -83,44 +84,54 @@ static int fail(const std::string &sentence) {
   return 2;
 }
 
-int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions({&Cat, &wsr::oracleFlagCategory()});
-  if (!cl::ParseCommandLineOptions(
-          argc, argv, "wsoracle: build, run in a fresh process, classify\n", &llvm::errs()))
-    return 2;
-  wsr::RunTempRoot run_tmp;  // every temporary file of this run, gone with it
+// --forensics cuda-gdb: before a hung run is killed, cuda-gdb attaches and says where every CUDA
+// thread is.
+static std::function<std::string(int)> cudaGdbForensics() {
+  std::string gdb = wsr::findInPath("cuda-gdb").value_or("");
+  if (gdb.empty() && ::access("/usr/local/cuda/bin/cuda-gdb", X_OK) == 0)
+    gdb = "/usr/local/cuda/bin/cuda-gdb";
+  return [gdb](int pid) -> std::string {
+    if (gdb.empty()) return "cuda-gdb was not found: no forensics";
+    wsr::RunOptions ro;
+    ro.timeout_s = 60;
+    auto r = wsr::runProcess(
+        {gdb, "-p", std::to_string(pid), "-batch", "-ex", "info cuda threads", "-ex", "detach"},
+        ro);
+    std::string out = r.out + r.err;
+    if (r.timed_out) out += "\n[cuda-gdb timed out]";
+    if (out.size() > 16000) out = out.substr(0, 16000) + "\n[cut]";
+    return out;
+  };
+}
 
-  const std::string src = Source;
-  std::string src_text;
-  if (std::string e = wsr::readProgram(src, &src_text); !e.empty()) return fail(e);
-  if (Repeat < 1) return fail("--repeat must be at least 1");
-  wsr::OracleOptions o;
-  if (std::string e = wsr::applyOracleFlags(o); !e.empty()) return fail(e);
+// The flags, checked, as the oracle's options; "" or the one sentence that says what is wrong.
+static std::string oracleFromFlags(const std::string &src, wsr::OracleOptions &o) {
+  if (Repeat < 1) return "--repeat must be at least 1";
+  if (std::string e = wsr::applyOracleFlags(o); !e.empty()) return e;
   const bool emu = wsr::resolveBackend(o) == "emu";
   if (!Sanitizer.empty() && Sanitizer != "synccheck" && Sanitizer != "racecheck" &&
       Sanitizer != "memcheck" && Sanitizer != "initcheck")
-    return fail("--sanitizer must be one of synccheck, racecheck, memcheck, initcheck");
-  if (!Forensics.empty() && Forensics != "cuda-gdb") return fail("--forensics must be cuda-gdb");
+    return "--sanitizer must be one of synccheck, racecheck, memcheck, initcheck";
+  if (!Forensics.empty() && Forensics != "cuda-gdb") return "--forensics must be cuda-gdb";
   if (!Match.empty()) {
     try {
       std::regex r(Match.getValue());
     } catch (const std::regex_error &e) {
-      return fail("--match is not a valid regular expression: " + std::string(e.what()));
+      return "--match is not a valid regular expression: " + std::string(e.what());
     }
   }
 
   o.build.arch = Arch;
   o.build.use_cache = !NoCache;
   if (!emu && wsr::findNvcc(o.build.nvcc).empty())
-    return fail(
-        "nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or "
-        "pass --nvcc");
+    return "nvcc was not found in PATH or /usr/local/cuda/bin; install the CUDA toolkit or pass "
+           "--nvcc";
   std::string err;
-  if (!wsr::prepareCacheDir(o.build.cache_dir, &err)) return fail(err);
+  if (!wsr::prepareCacheDir(o.build.cache_dir, &err)) return err;
   o.run.capture_bytes = (size_t)CaptureKiB * 1024;
   for (auto &kv : Env) {
     auto p = kv.find('=');
-    if (p == std::string::npos || p == 0) return fail("--env needs NAME=VALUE, got '" + kv + "'");
+    if (p == std::string::npos || p == 0) return "--env needs NAME=VALUE, got '" + kv + "'";
     o.run.env_set[kv.substr(0, p)] = kv.substr(p + 1);
   }
   if (!Gpu.empty()) o.run.env_set["CUDA_VISIBLE_DEVICES"] = Gpu;
@@ -137,32 +148,29 @@ int main(int argc, char **argv) {
   o.build.watchdog = o.build.watchdog && Watchdog;
   wsr::installWatchdog(o, src);
   o.retry_timeout = !NoRetry;
+  return "";
+}
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions({&Cat, &wsr::oracleFlagCategory()});
+  if (!cl::ParseCommandLineOptions(
+          argc, argv, "wsoracle: build, run in a fresh process, classify\n", &llvm::errs()))
+    return 2;
+  wsr::RunTempRoot run_tmp;  // every temporary file of this run, gone with it
+
+  const std::string src = Source;
+  std::string src_text;
+  if (std::string e = wsr::readProgram(src, &src_text); !e.empty()) return fail(e);
+  wsr::OracleOptions o;
+  if (std::string e = oracleFromFlags(src, o); !e.empty()) return fail(e);
   if (!InstrumentOnly.empty()) {
-    auto text = wsr::readFile(src);
-    if (!text) return fail(src + " cannot be read");
-    std::string out = o.build.instrument(*text, src);
+    std::string out = o.build.instrument(src_text, src);
     if (out.empty()) return fail(src + " could not be instrumented (does it parse?)");
     std::string err2;
     if (!wsr::writeFileAtomic(InstrumentOnly, out, &err2)) return fail(err2);
     return 0;
   }
-  if (!Forensics.empty()) {
-    std::string gdb = wsr::findInPath("cuda-gdb").value_or("");
-    if (gdb.empty() && ::access("/usr/local/cuda/bin/cuda-gdb", X_OK) == 0)
-      gdb = "/usr/local/cuda/bin/cuda-gdb";
-    o.run.on_timeout = [gdb](int pid) -> std::string {
-      if (gdb.empty()) return "cuda-gdb was not found: no forensics";
-      wsr::RunOptions ro;
-      ro.timeout_s = 60;
-      auto r = wsr::runProcess(
-          {gdb, "-p", std::to_string(pid), "-batch", "-ex", "info cuda threads", "-ex", "detach"},
-          ro);
-      std::string out = r.out + r.err;
-      if (r.timed_out) out += "\n[cuda-gdb timed out]";
-      if (out.size() > 16000) out = out.substr(0, 16000) + "\n[cut]";
-      return out;
-    };
-  }
+  if (!Forensics.empty()) o.run.on_timeout = cudaGdbForensics();
 
   wsr::Verdict v = wsr::judge(Source, o);
   if (Json)

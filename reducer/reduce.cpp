@@ -114,6 +114,7 @@ std::string finish(const std::string &searched, const ReduceRequest &req, Tester
   };
   const double deadline = req.finish_budget_s > 0 ? now_s() + req.finish_budget_s : 0;
   auto out_of_time = [&] { return deadline > 0 && now_s() > deadline; };
+  const unsigned interrupts0 = interruptCount();  // Ctrl-C during the finish stops it
   ParseOptions tidy_po = req.test.parse;
   tidy_po.includes.push_back(fs::absolute(req.input_path).parent_path().string());
   if (auto h = harnessIncludeDir(); !h.empty()) tidy_po.includes.push_back(h);
@@ -121,6 +122,10 @@ std::string finish(const std::string &searched, const ReduceRequest &req, Tester
     const char *name;
     std::function<std::string(const std::string &)> apply;
     bool expected;  // expected to keep the failure (dropping the harness is only tried)
+    // Not taken when it alone would make the program longer than the input (the layout of a
+    // search its budget stopped early, an input's one-line if/else): a reduction never reports
+    // growth. Like with like: the harness as an #include on both sides.
+    bool never_grow = false;
   };
   const std::vector<Step> steps = {
       {"dropping the harness", dropHarness, false},
@@ -131,7 +136,7 @@ std::string finish(const std::string &searched, const ReduceRequest &req, Tester
          std::string tidied = tidyProgramJudged(
              b, req.input_path, tidy_po, 8,
              [&](const std::string &c) {
-               if (out_of_time()) {
+               if (out_of_time() || interruptCount() != interrupts0) {
                  why = "";  // not judged
                  return false;
                }
@@ -144,7 +149,7 @@ std::string finish(const std::string &searched, const ReduceRequest &req, Tester
                return r.interesting;
              },
              &left_out);
-         if (left_out > 0)
+         if (left_out > 0 && interruptCount() == interrupts0)
            say(std::string("tidy left out ") + std::to_string(left_out) +
                (left_out == 1 ? " rewrite" : " rewrites") +
                (why.empty() ? ": the finish's time was spent before they were judged"
@@ -155,26 +160,13 @@ std::string finish(const std::string &searched, const ReduceRequest &req, Tester
        true},
       {"inlining the harness", inlineHarness, true},
       {"formatting",
-       [&](const std::string &b) {
+       [](const std::string &b) {
          std::string formatted = formatCuda(b), unbroken = formatCuda(b, 0);
-         std::string f =
-             countNonBlankLines(unbroken) < countNonBlankLines(formatted) ? unbroken : formatted;
-         // A result the layout alone would make longer than the input (a search its budget
-         // stopped early, the input's one-line if/else) keeps the passes' layout: a reduction
-         // never reports growth. Like with like: the harness as an include on both sides.
-         if (countNonBlankLines(uninlineHarness(f)) >
-                 countNonBlankLines(uninlineHarness(req.text)) &&
-             countNonBlankLines(uninlineHarness(b)) <=
-                 countNonBlankLines(uninlineHarness(req.text))) {
-           run_notes->push_back(
-               "not formatted: the formatted program would be longer than the input");
-           return b;
-         }
-         return f;
+         return countNonBlankLines(unbroken) < countNonBlankLines(formatted) ? unbroken
+                                                                            : formatted;
        },
-       true}};
+       true, true}};
   std::string best = searched;
-  const unsigned interrupts0 = interruptCount();
   for (auto &step : steps) {
     if (out_of_time()) {
       const std::string n = std::string("the finish's ") +
@@ -189,7 +181,12 @@ std::string finish(const std::string &searched, const ReduceRequest &req, Tester
     if (next == best) continue;
     TestResult r = tester.test(next);
     if (interruptCount() != interrupts0) break;
-    if (r.interesting)
+    const auto lines = [](const std::string &t) { return countNonBlankLines(uninlineHarness(t)); };
+    if (r.interesting && step.never_grow && lines(next) > lines(req.text) &&
+        lines(best) <= lines(req.text))
+      run_notes->push_back(std::string("not finished by ") + step.name +
+                           ": it would make the program longer than the input");
+    else if (r.interesting)
       best = next;
     else if (step.expected)
       say(std::string("the result is not finished by ") + step.name + ": with it the program " +
@@ -292,6 +289,12 @@ ReduceOutcome reduce(ReduceRequest req) {
     req.confirm.reset();  // the fallback is the oracle the result would be confirmed on
     out.original = tester.judgeOriginal(req.text, &orig);
   }
+  if (out.original.detail == "infra-error/unsupported")
+    return fail(ReduceOutcome::Status::Infra,
+                "the " + out.backend + " backend cannot judge the original (" +
+                    (out.original.evidence.empty() ? out.original.detail
+                                                   : out.original.evidence.front()) +
+                    "); judge it where it can run (--backend gpu on a machine with a GPU)");
   if (orig.infra)
     return fail(ReduceOutcome::Status::Infra,
                 "the oracle could not judge the original (" + out.original.detail +

@@ -137,6 +137,9 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
         r.infra = true;
         r.detail = "infra-error/spawn";
         r.note = rr.spawn_error;
+      } else if (rr.cancelled) {  // killed by us (Ctrl-C): the script said nothing
+        r.infra = true;
+        r.detail = "infra-error/cancelled";
       } else {
         r.interesting = !rr.timed_out && rr.signal == 0 && rr.exit_code == 0;
         r.detail = rr.timed_out ? "script-timeout" : "script exit " + std::to_string(rr.exit_code);

@@ -285,33 +285,8 @@ static std::string requestFromFlags(const std::string &src, const std::string &t
   return "";
 }
 
-int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions({&Cat, &wsr::oracleFlagCategory()});
-  if (!cl::ParseCommandLineOptions(argc, argv,
-                                   "wsreduce: reduce a failing CUDA program, keeping its failure\n",
-                                   &llvm::errs()))
-    return 2;
-  wsr::RunTempRoot run_tmp;  // every temporary file of this run, gone with it
-  if (ListPasses) return listPasses();
-  if (Source.empty())
-    return fail("no input: give the failing program, e.g. wsreduce kernel.cu --symptom hang");
-  const std::string src = Source;
-  auto text = std::make_optional<std::string>();
-  if (std::string e = wsr::readProgram(src, &*text); !e.empty()) return fail(e);
-  if (!ListSites.empty()) {
-    wsr::OracleOptions o;
-    if (std::string e = wsr::applyOracleFlags(o); !e.empty()) return fail(e);
-    o.build.arch = Arch;
-    return listSites(src, *text, o.build);
-  }
-
-  wsr::ReduceRequest req;
-  if (std::string e = requestFromFlags(src, *text, req); !e.empty()) return fail(e);
-  for (int i = 0; i < argc; ++i) req.command += (i ? " " : "") + std::string(argv[i]);
-  for (auto &k : req.test.keep)
-    llvm::errs() << "wsreduce: lines " << k.first_line << "-" << k.last_line
-                 << " are kept as written (// wsreduce: keep)\n";
-  const bool tty = ::isatty(2);
+// Lines for the user on stderr; on a terminal the search's status is one line, rewritten.
+static void talkTo(wsr::ReduceRequest &req, bool tty) {
   req.say = [tty](const std::string &line) {
     llvm::errs() << (tty ? "\r\033[K" : "") << "wsreduce: " << line << "\n";
   };
@@ -331,11 +306,11 @@ int main(int argc, char **argv) {
     }
     llvm::errs().flush();
   };
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
+}
 
-  wsr::ReduceOutcome r = wsr::reduce(req);
-  if (tty) llvm::errs() << "\n";
+// What the user reads at the end: why there is no result, or what the result is and where.
+static int tellOutcome(const std::string &src, const wsr::ReduceRequest &req,
+                       const wsr::ReduceOutcome &r) {
   using St = wsr::ReduceOutcome::Status;
   if (r.status == St::NotInteresting || r.status == St::Infra) {
     if (!req.test.test_script.empty() && r.status == St::NotInteresting)
@@ -390,4 +365,40 @@ int main(int argc, char **argv) {
                << "wsreduce: reduced program " << req.out_path << "\nwsreduce: issue report   "
                << r.report_path << "\n";
   return r.exitCode();
+}
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions({&Cat, &wsr::oracleFlagCategory()});
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "wsreduce: reduce a failing CUDA program, keeping its failure\n",
+                                   &llvm::errs()))
+    return 2;
+  wsr::RunTempRoot run_tmp;  // every temporary file of this run, gone with it
+  if (ListPasses) return listPasses();
+  if (Source.empty())
+    return fail("no input: give the failing program, e.g. wsreduce kernel.cu --symptom hang");
+  const std::string src = Source;
+  auto text = std::make_optional<std::string>();
+  if (std::string e = wsr::readProgram(src, &*text); !e.empty()) return fail(e);
+  if (!ListSites.empty()) {
+    wsr::OracleOptions o;
+    if (std::string e = wsr::applyOracleFlags(o); !e.empty()) return fail(e);
+    o.build.arch = Arch;
+    return listSites(src, *text, o.build);
+  }
+
+  wsr::ReduceRequest req;
+  if (std::string e = requestFromFlags(src, *text, req); !e.empty()) return fail(e);
+  for (int i = 0; i < argc; ++i) req.command += (i ? " " : "") + std::string(argv[i]);
+  for (auto &k : req.test.keep)
+    llvm::errs() << "wsreduce: lines " << k.first_line << "-" << k.last_line
+                 << " are kept as written (// wsreduce: keep)\n";
+  const bool tty = ::isatty(2);
+  talkTo(req, tty);
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+
+  wsr::ReduceOutcome r = wsr::reduce(req);
+  if (tty) llvm::errs() << "\n";
+  return tellOutcome(src, req, r);
 }

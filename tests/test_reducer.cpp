@@ -519,6 +519,44 @@ TEST(Reducer, KilledTenTimesAtRandomAndResumedItEndsAsAnUninterruptedRun) {
   }
 }
 
+// Ctrl-C during the finish stops it: the result is written as far as the finish got, the exit
+// status says the run was interrupted, and the judge the interrupt killed is not taken for a
+// verdict (a killed compiler was once reported as the result's compile-error/ice).
+TEST(Reducer, CtrlCDuringTheFinishStopsItWithNoVerdictFromTheKill) {
+  Work w;
+  std::string src = w.dir + "/parens.cu";
+  ASSERT_TRUE(writeFileAtomic(src,
+                              "__global__ void k(int *o) { o[0] = (threadIdx.x); o[1] = blockIdx.x "
+                              "+ 0; }\nint main() { return 0; }\n"));
+  // The search (lines) never makes `blockIdx.x;`: only the finish's tidy does. The script then
+  // says so and takes its time.
+  const std::string script = w.dir + "/finish_test.sh";
+  writeFileAtomic(script, "#!/bin/sh\nif grep -qF 'blockIdx.x;' \"$1\"; then touch " + w.dir +
+                              "/in_finish; sleep 30; fi\ngrep -qF '(threadIdx.x); o[1]' \"$1\" && "
+                              "grep -qF 'int main' \"$1\"\n");
+  ::chmod(script.c_str(), 0755);
+  pid_t pid = spawnWsreduce({src, "--test", script, "-j1", "--passes", "lines"}, w.dir + "/run.err");
+  ASSERT_GT(pid, 0);
+  const bool in_finish = waitFor([&] { return fs::exists(w.dir + "/in_finish"); }, 300);
+  ::kill(pid, SIGINT);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  const std::string err = readFile(w.dir + "/run.err").value_or("");
+  ASSERT_TRUE(in_finish) << "the finish never judged tidy's rewrite\n" << err;
+  ASSERT_TRUE(WIFEXITED(st)) << err;
+  EXPECT_EQ(WEXITSTATUS(st), 130) << err;
+  EXPECT_NE(err.find("interrupted during the finish"), std::string::npos) << err;
+  EXPECT_EQ(err.find("no longer fails the same way"), std::string::npos)
+      << "the killed judge was taken for a verdict\n"
+      << err;
+  auto md = readFile(w.dir + "/parens.min.md");
+  ASSERT_TRUE(md) << err;
+  EXPECT_NE(md->find("written as far as the finish got"), std::string::npos) << *md;
+  auto min = readFile(minOf(src));
+  ASSERT_TRUE(min);
+  EXPECT_NE(min->find("(threadIdx.x)"), std::string::npos) << *min;
+}
+
 // A judge that learned something since the earlier run can reject the program a resume would
 // start from (the emulator's proxy-fence model did so to a K-loop result). The
 // search then starts from the input, and says so.

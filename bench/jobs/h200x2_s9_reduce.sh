@@ -4,7 +4,7 @@
 # of the parse check, the fallback to the campaign's backend), on nvidia-h200-x2 through
 # scripts/device-run.sh. FROM= a folder in the working tree holding full.sqlite (session 8's
 # d/full.sqlite with its reductions deleted, or the previous call's) and corpus/ (empty at first;
-# later the previous call's: its .min.cu + .spent files are the interrupted reductions to go on).
+# later the previous call's: its .min.cu + .min.state.json files are the interrupted reductions to go on).
 # Every reduction runs on the CPU emulator (--reduce-backend emu, RJOBS candidates at once, BUDGET s),
 # one per entry of GPUS at once, each result judged on the GPU at the end; stopped at LIMIT s by
 # SIGINT, the interrupted ones go on in the next call. Results come back in $OUT/s9_reduce_$TAG.tgz.
@@ -24,7 +24,7 @@ now() { date +%s.%N; }
 el() { awk -v a="$(now)" -v b="$1" 'BEGIN{printf "%.1f", a-b}'; }
 {
 echo "== s9_reduce $TAG $(date -u +%FT%TZ) cores=$(nproc) from=$FROM limit=${LIMIT}s budget=${BUDGET}s rjobs=$RJOBS gpus=$GPUS"
-echo "recorded reductions before: $(sqlite3 $D/full.sqlite 'SELECT COUNT(*) FROM reductions' 2>/dev/null); interrupted to go on: $(find $D/corpus -name '*.spent' | wc -l)"
+echo "recorded reductions before: $(sqlite3 $D/full.sqlite 'SELECT COUNT(*) FROM reductions' 2>/dev/null); interrupted to go on: $(find $D/corpus -name '*.state.json' | wc -l)"
 touch $D/full.sqlite.start
 t=$(now)
 timeout -s INT -k 60 $LIMIT wsfuzz --kernels kernels/ --injectors all --repeat 3 -j 32 --gpus $GPUS --timeout 10 \
