@@ -557,6 +557,55 @@ TEST(Reducer, CtrlCDuringTheFinishStopsItWithNoVerdictFromTheKill) {
   EXPECT_NE(min->find("(threadIdx.x)"), std::string::npos) << *min;
 }
 
+// The disk the result is written to fills up midway (ENOSPC): the run ends with one sentence that
+// says why, the exit status of a run that could not go on, and the best program so far kept. The
+// result's folder is a small tmpfs of the test's own.
+TEST(Reducer, ADiskThatFillsUpMidwayEndsInOneSentenceWithTheBestResultKept) {
+  Work w;
+  const std::string out_dir = w.dir + "/out";
+  fs::create_directories(out_dir);
+  if (::system(("mount -t tmpfs -o size=1m tmpfs '" + out_dir + "' 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (not root, or no mount privilege)";
+  struct Unmount {
+    std::string at;
+    ~Unmount() { (void)!::system(("umount -l '" + at + "'").c_str()); }
+  } unmount{out_dir};
+  std::string src = w.copy("reduce/ptxas_error.cu");
+  const std::string original = *readFile(src), out = out_dir + "/ptxas_error.min.cu";
+  pid_t pid = spawnWsreduce({src, "--test", slowGrepTest(w, "0.2"), "-j2", "--no-parse-check",
+                             "--passes", "lines", "-o", out},
+                            w.dir + "/run.err");
+  ASSERT_GT(pid, 0);
+  const bool stepped = waitFor(
+      [&] {
+        auto t = readFile(out);
+        return t && countNonBlankLines(*t) < countNonBlankLines(original);
+      },
+      300);
+  // fill the result's disk: the next accepted step cannot be saved (nothing else writes there)
+  (void)!::system(("dd if=/dev/zero of='" + out_dir + "/fill' bs=64k 2>/dev/null").c_str());
+  int st = 0;
+  const bool ended = waitFor([&] { return ::waitpid(pid, &st, WNOHANG) == pid; }, 300);
+  if (!ended) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &st, 0);
+  }
+  const std::string err = readFile(w.dir + "/run.err").value_or("");
+  ASSERT_TRUE(stepped) << err;
+  ASSERT_TRUE(ended) << "the run went on with a full disk\n" << err;
+  ASSERT_TRUE(WIFEXITED(st)) << err;
+  EXPECT_EQ(WEXITSTATUS(st), 3) << err;
+  std::string last = err.substr(0, err.size() - 1);
+  last = last.substr(last.rfind('\n') + 1);
+  EXPECT_EQ(last.rfind("wsreduce: stopped: cannot save the best program: ", 0), 0u) << err;
+  EXPECT_NE(last.find("No space left on device"), std::string::npos) << err;
+  EXPECT_NE(last.find("the best program so far is in " + out), std::string::npos) << err;
+  auto best = readFile(out);
+  ASSERT_TRUE(best);
+  EXPECT_LT(countNonBlankLines(*best), countNonBlankLines(original));
+  EXPECT_NE(best->find("tcgen05.fence"), std::string::npos) << "and it still passes the test";
+}
+
 // A judge that learned something since the earlier run can reject the program a resume would
 // start from (the emulator's proxy-fence model did so to a K-loop result). The
 // search then starts from the input, and says so.
