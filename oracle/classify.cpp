@@ -606,6 +606,53 @@ std::optional<EmuVerdict> parseEmuVerdict(const std::string &text) {
   return out;
 }
 
+std::string failureReport(const std::string &output) {
+  std::string found;
+  for (auto &l : lines(output)) {
+    const std::string x = lower(l);
+    if (contains(x, "fail") || contains(x, "mismatch") || contains(x, "wrong") ||
+        contains(x, "incorrect"))
+      found = l;
+  }
+  // As printed, but for its floating-point values (an error, a time), which a reordered sum or a
+  // clock changes, as '#', and runs of blanks as one space. Its integers stay: the count of bad
+  // elements and the rows they are in are what the bug made, and a program that prints the same
+  // line with other counts (its reference deleted, its check taken apart) is not the same failure.
+  std::string shape;
+  for (size_t i = 0; i < found.size(); ++i) {
+    const char c = found[i];
+    if (std::isdigit((unsigned char)c)) {
+      size_t j = i;
+      bool fp = false;
+      while (j < found.size()) {
+        const char d = found[j];
+        if (std::isdigit((unsigned char)d)) {
+          ++j;
+        } else if (d == '.' && j + 1 < found.size() && std::isdigit((unsigned char)found[j + 1])) {
+          fp = true;
+          ++j;
+        } else if ((d == 'e' || d == 'E') && j + 1 < found.size() &&
+                   (std::isdigit((unsigned char)found[j + 1]) ||
+                    ((found[j + 1] == '-' || found[j + 1] == '+') && j + 2 < found.size() &&
+                     std::isdigit((unsigned char)found[j + 2])))) {
+          fp = true;
+          j += std::isdigit((unsigned char)found[j + 1]) ? 1 : 2;
+        } else {
+          break;
+        }
+      }
+      shape += fp ? std::string("#") : found.substr(i, j - i);
+      i = j - 1;
+    } else if (c == ' ' || c == '\t') {
+      if (!shape.empty() && shape.back() != ' ') shape += ' ';
+    } else {
+      shape += c;
+    }
+  }
+  while (!shape.empty() && shape.back() == ' ') shape.pop_back();
+  return shape;
+}
+
 Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
   std::string all = r.err + "\n" + r.out;
   bool matched = false;
@@ -858,7 +905,12 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     return finish(v);
   }
   if (r.exit_code != 0) {
-    Verdict v = make("wrong/unspecified", "wrong:unspecified:exit=" + std::to_string(r.exit_code));
+    // The program's own failure report, when it prints one, is part of the failure: a program
+    // that only exits 1 keeps nothing of the check (a reduction of a row-stripe GEMM with its own
+    // check once ended in `return 1`).
+    const std::string report = failureReport(r.out + "\n" + r.err);
+    Verdict v = make("wrong/unspecified", "wrong:unspecified:exit=" + std::to_string(r.exit_code) +
+                                              (report.empty() ? "" : ":report=" + report));
     v.evidence.push_back("exited with status " + std::to_string(r.exit_code) +
                          " and reported no CUDA error, signal or comparison");
     auto el = lines(r.err + "\n" + r.out);

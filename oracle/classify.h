@@ -91,6 +91,11 @@ struct EmuVerdict {
 std::optional<EmuVerdict> parseEmuVerdict(const std::string &text);
 
 Verdict classifyBuild(const BuildRecord &b);  // only for !b.ok
+// The last line of a program's output that says it failed (FAIL, mismatch, wrong, incorrect),
+// its floating-point values as '#' and its integers as printed: what a wrong result without the
+// harness reports of itself. Empty when no line says so.
+std::string failureReport(const std::string &output);
+
 Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt);
 Verdict classify(const BuildRecord &b, const std::vector<RunRecord> &runs,
                  const ClassifyOptions &opt);

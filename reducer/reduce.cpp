@@ -226,18 +226,23 @@ ReduceOutcome reduce(ReduceRequest req) {
   auto say = [&](const std::string &s) {
     if (req.say) req.say(s);
   };
-  auto fail = [&](ReduceOutcome::Status st, const std::string &msg) {
-    out.status = st;
-    out.message = msg;
-    return out;
-  };
   const bool script = !req.test.test_script.empty();
   const std::string stem = stemOf(req.out_path);
   const std::string state_path = stem + ".state.json", trace_path = stem + ".trace.jsonl";
+  // A refusal before the search changes nothing on disk: the trace this run created goes.
+  bool created_trace = false;
+  auto fail = [&](ReduceOutcome::Status st, const std::string &msg) {
+    out.status = st;
+    out.message = msg;
+    if (created_trace) ::unlink(trace_path.c_str());
+    return out;
+  };
   out.report_path = stem + ".md";
   req.test.original_path = fs::absolute(req.input_path).string();
   // One run per output: the trace (appended to, never replaced) holds an advisory lock for as
   // long as this run lives; the kernel drops it whatever ends the run.
+  std::error_code ec;
+  created_trace = !fs::exists(trace_path, ec);
   const int lock_fd = ::open(trace_path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (lock_fd < 0)
     return fail(ReduceOutcome::Status::Error,
@@ -318,6 +323,17 @@ ReduceOutcome reduce(ReduceRequest req) {
                 req.input_path + " does not show the symptom " + req.test.symptom +
                     ": its verdict is " + out.original.detail + "; nothing to reduce");
   }
+  // A wrong result that says nothing of itself but its exit status: any program that exits so
+  // would do, and a reduction ends in `return 1`. What to keep has to be said.
+  if (!script && req.test.symptom == "wrong" && !req.test.any_signature &&
+      req.test.oracle.classify.match.empty() && req.test.keep.empty() &&
+      out.original.detail == "wrong/unspecified" &&
+      out.original.signature.find(":report=") == std::string::npos)
+    return fail(ReduceOutcome::Status::Error,
+                req.input_path + " fails only by its exit status and prints no failure report, so "
+                "a reduction could keep any program that exits so: give --match REGEX (a line its "
+                "failure prints), mark its check with // wsreduce: keep begin/end, or report with "
+                "wscheck.h (--any-signature takes the risk)");
   std::future<Verdict> confirm_original;
   if (!script) {
     tester.setSignature(out.original.signature);
@@ -400,6 +416,7 @@ ReduceOutcome reduce(ReduceRequest req) {
   if (!writeState(state_path, req, hash, out.original.signature, spent_before, &err) ||
       !writeFileAtomic(req.out_path, start, &err))
     return fail(ReduceOutcome::Status::Error, err);
+  created_trace = false;  // from here on the trace is this run's record
 
   // 3. The search.
   SearchOptions so = req.search;

@@ -311,9 +311,25 @@ TEST(ClassifyRun, ABarrierUsedBeforeItsInitIsOrderedIsPartOfTheSignature) {
 }
 
 TEST(ClassifyRun, NonZeroExitWithNothingElseIsWrongUnspecified) {
-  auto v = one(exited(1, "FAIL: 37 mismatches\n"));
+  auto v = one(exited(1, "done\n"));
   EXPECT_EQ(v.detail, "wrong/unspecified");
   EXPECT_EQ(v.signature, "wrong:unspecified:exit=1");
+}
+
+// A program without the harness that reports its own failure keeps that report in the signature:
+// a reduction must keep the check that prints it with the counts and rows the bug made (a program
+// that prints the line with other counts, its reference deleted, is another failure). Its
+// floating-point values (an error, a time) are left out: a reordered sum changes them.
+TEST(ClassifyRun, AProgramsOwnFailureReportIsPartOfTheSignature) {
+  auto v = one(exited(1, "setup done\nRESULT FAIL bad=16 of 128 BADROWS 7-7\n"));
+  EXPECT_EQ(v.detail, "wrong/unspecified");
+  EXPECT_EQ(v.signature, "wrong:unspecified:exit=1:report=RESULT FAIL bad=16 of 128 BADROWS 7-7");
+  EXPECT_NE(one(exited(1, "RESULT FAIL bad=0 of 128 BADROWS 0-0\n")).signature, v.signature)
+      << "the same words with other counts: the check was taken apart";
+  EXPECT_EQ(failureReport("check norms: 940/1024 within 1e-4 (worst rel err 1.79e-03)\n[x] FAIL"),
+            "[x] FAIL");
+  EXPECT_EQ(failureReport("max err 1.5e-03 mismatch at 7 after 0.25 s"),
+            "max err # mismatch at 7 after # s");
 }
 
 TEST(ClassifyRun, MatchRegexMarksAnOtherwisePassingRun) {

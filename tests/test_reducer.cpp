@@ -606,6 +606,44 @@ TEST(Reducer, ADiskThatFillsUpMidwayEndsInOneSentenceWithTheBestResultKept) {
   EXPECT_NE(best->find("tcgen05.fence"), std::string::npos) << "and it still passes the test";
 }
 
+// A wrong result from a program without the harness: its own failure report (the line it prints
+// when its check fails) is part of the signature, so the reduction keeps the check that prints it
+// instead of ending in `return 1`. The emulator judges (a host program, no GPU).
+TEST(Reducer, AWrongResultWithItsOwnCheckKeepsTheCheckNotJustTheExitStatus) {
+  Work w;
+  std::string src = w.copy("reduce/host_wrong_own_check.cu");
+  auto r = wsreduce({src, "--symptom", "wrong", "-j2", "--backend", "emu", "--passes",
+                     "remove-stmt,remove-function,unwrap-branch"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("signature wrong:unspecified:exit=1:report=RESULT FAIL bad=16 of 128 "
+                       "BADROWS 7-7"),
+            std::string::npos)
+      << r.err;
+  auto min = readFile(minOf(src));
+  ASSERT_TRUE(min);
+  const std::string code = normalizeCode(*min);
+  EXPECT_NE(min->find("\"RESULT FAIL bad="), std::string::npos) << "the report is kept:\n" << *min;
+  EXPECT_NE(code.find("++bad"), std::string::npos) << "and the check that counts:\n" << *min;
+  EXPECT_NE(code.find("ref[i]=weight(i)*a[i]+b[i]"), std::string::npos)
+      << "and the reference it counts against:\n"
+      << *min;
+  EXPECT_EQ(code.find("unrelated_setup"), std::string::npos) << "the rest was reduced:\n" << *min;
+}
+
+// A wrong result that says nothing of itself but its exit status gives the search nothing to
+// keep: it is refused with one sentence that says what to add.
+TEST(Reducer, AWrongResultThatSaysNothingButItsExitStatusIsRefusedWithWhatToAdd) {
+  Work w;
+  std::string src = w.dir + "/silent.cu";
+  ASSERT_TRUE(writeFileAtomic(src, "#include <vector>\nint main() {\n  std::vector<int> v(3);\n"
+                                   "  return v.size() == 3 ? 1 : 0;\n}\n"));
+  auto r = wsreduce({src, "--symptom", "wrong", "-j2", "--backend", "emu"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("fails only by its exit status"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--match REGEX"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(minOf(src))) << "nothing was reduced";
+}
+
 // A judge that learned something since the earlier run can reject the program a resume would
 // start from (the emulator's proxy-fence model did so to a K-loop result). The
 // search then starts from the input, and says so.

@@ -156,7 +156,9 @@ TEST(Search, TheStandardScheduleIsTheRegistrysPhases) {
   for (auto *p : s.rounds) {
     EXPECT_TRUE(p->phase == Phase::Shape || p->phase == Phase::Structure) << p->name;
     if (p->phase == Phase::Structure) structure = true;
-    if (structure) EXPECT_NE(p->phase, Phase::Shape) << p->name << " after a structure pass";
+    if (structure) {
+      EXPECT_NE(p->phase, Phase::Shape) << p->name << " after a structure pass";
+    }
   }
   for (auto *p : s.between) EXPECT_EQ(p->phase, Phase::Expression) << p->name;
   auto last = names(s.last);
