@@ -92,6 +92,23 @@ bool waitFor(const std::function<bool()> &cond, int seconds) {
   }
   return cond();
 }
+
+// Whether a reduction of `original` wrote its first accepted step to `best` within `seconds`.
+bool waitForFirstStep(const std::string &best, const std::string &original, int seconds = 300) {
+  return waitFor(
+      [&] {
+        auto t = readFile(best);
+        return t && countNonBlankLines(*t) < countNonBlankLines(original);
+      },
+      seconds);
+}
+
+// Sends `sig` to a run started by spawnWsreduce, waits for it to end; its stderr.
+std::string signalAndWait(pid_t pid, int sig, const std::string &err_file, int *status) {
+  ::kill(pid, sig);
+  ::waitpid(pid, status, 0);
+  return readFile(err_file).value_or("");
+}
 }  // namespace
 
 TEST(Reducer, PtxasErrorIn300LinesShrinksToAHandfulWithTheSameError) {
@@ -429,16 +446,9 @@ TEST(Reducer, CtrlCFinishesTheBestProgramSoFarAndSaysItWasInterrupted) {
       {src, "--test", slowGrepTest(w), "-j2", "--no-parse-check", "--passes", "remove-stmt,lines"},
       w.dir + "/run.err");
   ASSERT_GT(pid, 0);
-  const bool stepped = waitFor(
-      [&] {
-        auto t = readFile(minOf(src));
-        return t && countNonBlankLines(*t) < countNonBlankLines(original);
-      },
-      300);
-  ::kill(pid, SIGINT);
+  const bool stepped = waitForFirstStep(minOf(src), original);
   int st = 0;
-  ::waitpid(pid, &st, 0);
-  const std::string err = readFile(w.dir + "/run.err").value_or("");
+  const std::string err = signalAndWait(pid, SIGINT, w.dir + "/run.err", &st);
   ASSERT_TRUE(stepped) << "no accepted step within 300 s\n" << err;
   ASSERT_TRUE(WIFEXITED(st)) << err;
   EXPECT_EQ(WEXITSTATUS(st), 130) << err;
@@ -538,10 +548,8 @@ TEST(Reducer, CtrlCDuringTheFinishStopsItWithNoVerdictFromTheKill) {
   pid_t pid = spawnWsreduce({src, "--test", script, "-j1", "--passes", "lines"}, w.dir + "/run.err");
   ASSERT_GT(pid, 0);
   const bool in_finish = waitFor([&] { return fs::exists(w.dir + "/in_finish"); }, 300);
-  ::kill(pid, SIGINT);
   int st = 0;
-  ::waitpid(pid, &st, 0);
-  const std::string err = readFile(w.dir + "/run.err").value_or("");
+  const std::string err = signalAndWait(pid, SIGINT, w.dir + "/run.err", &st);
   ASSERT_TRUE(in_finish) << "the finish never judged tidy's rewrite\n" << err;
   ASSERT_TRUE(WIFEXITED(st)) << err;
   EXPECT_EQ(WEXITSTATUS(st), 130) << err;
@@ -576,12 +584,7 @@ TEST(Reducer, ADiskThatFillsUpMidwayEndsInOneSentenceWithTheBestResultKept) {
                              "--passes", "lines", "-o", out},
                             w.dir + "/run.err");
   ASSERT_GT(pid, 0);
-  const bool stepped = waitFor(
-      [&] {
-        auto t = readFile(out);
-        return t && countNonBlankLines(*t) < countNonBlankLines(original);
-      },
-      300);
+  const bool stepped = waitForFirstStep(out, original);
   // fill the result's disk: the next accepted step cannot be saved (nothing else writes there)
   (void)!::system(("dd if=/dev/zero of='" + out_dir + "/fill' bs=64k 2>/dev/null").c_str());
   int st = 0;
