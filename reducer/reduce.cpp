@@ -273,15 +273,10 @@ ReduceOutcome reduce(ReduceRequest req) {
         " GPUs (CUDA_VISIBLE_DEVICES" + l + "), each run on the least busy");
   }
 
-  // 1. The original must show the symptom: nothing to reduce otherwise. On the emulator it (and
-  // at the end the result) is built by nvcc first when nvcc is here: a program nvcc rejects is a
-  // compile error, whatever g++ makes of the translation.
+  // 1. The original must show the symptom: nothing to reduce otherwise.
   say("judging the original " + req.input_path + " ...");
-  const bool nvcc_first = out.backend == "emu" && !script && !findNvcc(oo.build.nvcc).empty();
   TestResult orig;
-  oo.emu_nvcc_first = nvcc_first;
   out.original = tester.judgeOriginal(req.text, &orig);
-  oo.emu_nvcc_first = false;
   if (!orig.interesting && req.fallback) {
     // The backends disagree on this program (the emulator hangs where the GPU traps, say), or the
     // first cannot judge it here (no GPU): it is reduced on the fallback oracle, and the outcome
@@ -467,9 +462,7 @@ ReduceOutcome reduce(ReduceRequest req) {
     out.reduced.detail = "infra-error/cancelled";
     out.reduced.evidence.push_back("not judged: the run was interrupted during the finish");
   } else {
-    oo.emu_nvcc_first = nvcc_first;
     out.reduced = tester.judgeOriginal(out.best);
-    oo.emu_nvcc_first = false;
   }
   if (stopped) out.interrupted = true;
   if (out.interrupted)

@@ -343,6 +343,9 @@ Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
     return v;
   }
   OracleOptions oo = opt_.oracle;
+  // On the emulator nvcc builds the program first when nvcc is here: a program nvcc rejects is
+  // nvcc's compile error, whatever g++ makes of the translation.
+  oo.emu_nvcc_first = !findNvcc(oo.build.nvcc).empty();
   int g = takeGpu(&oo);
   v = judgeText(text, fs::path(opt_.original_path).filename().string(), oo);
   releaseGpu(g);

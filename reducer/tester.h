@@ -66,8 +66,9 @@ class Tester : public Judge {
   std::unique_ptr<SiteParser> siteParser() const override;
   void warm(const std::string &text) override { checker_->warm(text); }
   JudgeCounts counts() const override { return {tests_, hits_, parse_skips_, cancelled_}; }
-  // Judges a program with the oracle (or the script) without the parse check or cache:
-  // how the original is classified before the search starts.
+  // Judges a program with the oracle (or the script) without the parse check or cache: how the
+  // original is classified before the search starts, and the result after the finish. On the
+  // emulator nvcc builds it first, when nvcc is here, as the judge of compile errors.
   Verdict judgeOriginal(const std::string &text, TestResult *as_result = nullptr);
   void remember(const std::string &hash, const TestResult &r);  // for --resume
   const TestOptions &options() const { return opt_; }
