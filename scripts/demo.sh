@@ -18,7 +18,8 @@ else
 fi
 # --budget: the best program ten minutes of search find, finished and reported (on 2 cores and the
 # emulator the search runs on well past that to its fixpoint; see README).
-build/reducer/wsreduce "$out/$name.cu" --symptom hang --budget 600
+# --force: the demo starts over each time it is run (its result is its own, in build/demo).
+build/reducer/wsreduce "$out/$name.cu" --symptom hang --budget 600 --force
 echo "== reduced program ($out/$name.min.cu):"
 cat "$out/$name.min.cu"
 echo "== issue report: $out/$name.min.md"
