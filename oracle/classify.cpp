@@ -310,6 +310,11 @@ WatchReport parseWatchRecords(const std::string &text) {
         r.waited_ms = std::stod(f["waited_ms"]);
       } catch (...) {
       }
+      if (f.count("nbar")) {
+        r.named = true;
+        r.nb_count = (unsigned)num(f, "count", 0);
+        r.nb_arrived = (unsigned)num(f, "arrived", 0);
+      }
       r.raw = s;
       std::string key = b + "|" + std::to_string(r.warp) + "|" + std::to_string(r.site);
       if (!seen_rec.insert(key).second) continue;
@@ -347,12 +352,18 @@ std::string decodeWatchBuffer(const std::string &bytes) {
     std::snprintf(buf, sizeof buf,
                   "WSWATCH block=%u,%u,%u warp=%u lane=%u lanes=%u site=%u file=%s line=%u "
                   "wait_line=%u role=\"%s\" "
-                  "bar=0x%x gbar=0x%" PRIx64 " name=%s idx=%d parity=%d iter=%d waited_ms=%.1f\n",
+                  "bar=0x%x gbar=0x%" PRIx64 " name=%s idx=%d parity=%d iter=%d waited_ms=%.1f",
                   r.block[0], r.block[1], r.block[2], r.warp, r.lane, r.lanes, r.site, file.c_str(),
                   st ? st->line : 0, r.wait_line, st ? cstr(st->role, sizeof st->role).c_str() : "",
                   r.bar_smem, (uint64_t)r.bar_generic, name.empty() ? "-" : name.c_str(), r.idx,
                   (int)r.parity, (int)r.iter, r.waited_ns / 1e6);
     out += buf;
+    if (r.kind == WSWATCH_REC_NAMED) {
+      std::snprintf(buf, sizeof buf, " nbar=%d count=%u arrived=%u", r.idx, r.nb_count,
+                    r.nb_arrived);
+      out += buf;
+    }
+    out += "\n";
   }
   for (unsigned i = 0; i < WSWATCH_MAX_BAR_SLOTS; ++i) {
     const wswatch_bar_t &e = b->in_bar[i];
@@ -378,27 +389,38 @@ std::string decodeWatchBuffer(const std::string &bytes) {
 // a barrier's name is what the source shows at the wait (a helper's parameter), so all of those
 // stay in the evidence. The emulator's signatures list the same roles and add how far each
 // parked-on barrier's phase had got (the WSEMU branch below), which a GPU cannot read.
-static std::string warpgroupList(const std::set<unsigned> &wgs) {  // "warpgroup0;warpgroup2"
-  std::string out;
-  for (unsigned g : wgs)
-    out += (out.empty() ? "" : ";") + std::string("warpgroup") + std::to_string(g);
-  return out;
-}
 
 // A role whose every parked warp is on its first wait at that site (no phase of it completed for
 // that role) says so, as "warpgroup1(first)": the emulator's "first" (below), from the watchdog's
 // per-site iteration count.
-std::string watchSignature(const WatchReport &w, const std::string &kind) {
-  std::map<unsigned, bool> first;  // warpgroup -> all its records at iteration 0
+// A warpgroup in a counted named barrier says which barrier, and how far its count got: the
+// arrivals are what keeps a reduction of a wrong count honest (a candidate that parks the same
+// warpgroup with nothing arrived is another bug).
+std::string watchSignature(const WatchReport &w, const std::string &kind,
+                           const std::set<unsigned> &in_cta_barrier) {
+  std::map<unsigned, bool> first;  // warpgroup -> all its mbarrier records at iteration 0
+  std::map<unsigned, std::set<std::string>> named;  // warpgroup -> "named1:128/160"
   for (auto &r : w.records) {
+    if (r.named) {
+      named[r.warp / 4].insert("named" + std::to_string(r.idx) + ":" +
+                               std::to_string(r.nb_arrived) + "/" + std::to_string(r.nb_count));
+      continue;
+    }
     bool f = r.iter == 0;
     auto [it, fresh] = first.insert({r.warp / 4, f});
     if (!fresh) it->second = it->second && f;
   }
+  std::set<unsigned> groups = in_cta_barrier;
+  for (auto &[g, f] : first) groups.insert(g);
+  for (auto &[g, n] : named) groups.insert(g);
   std::string out;
-  for (auto &[g, f] : first)
+  for (unsigned g : groups) {
+    std::string how;
+    if (first.count(g) && first[g]) how = "first";
+    for (auto &n : named[g]) how += (how.empty() ? "" : ",") + n;
     out += (out.empty() ? "" : ";") + std::string("warpgroup") + std::to_string(g) +
-           (f ? "(first)" : "");
+           (how.empty() ? "" : "(" + how + ")");
+  }
   return "hang:" + kind + ":" + out;
 }
 
@@ -463,12 +485,15 @@ std::vector<std::string> watchEvidence(const WatchReport &w, size_t max_lines) {
       if (blk.size() > 4 && blk.compare(blk.size() - 4, 4, ",0,0") == 0) blk.resize(blk.size() - 4);
       s += " of block " + blk;
     }
-    s += ", parked at " + baseName(r.file) + ":" + std::to_string(r.line) + " mbarrier " +
-         (r.name.empty() ? "?" : r.name) + (r.idx >= 0 ? "[" + std::to_string(r.idx) + "]" : "");
-    if (r.parity >= 0)
-      s += " waiting for parity " + std::to_string(r.parity);
+    s += ", parked at " + baseName(r.file) + ":" + std::to_string(r.line);
+    if (r.named)
+      s += " named barrier " + std::to_string(r.idx) + " waiting for " +
+           std::to_string(r.nb_count) + " threads, " + std::to_string(r.nb_arrived) + " arrived";
     else
-      s += " waiting on an arrival token";
+      s += " mbarrier " + (r.name.empty() ? "?" : r.name) +
+           (r.idx >= 0 ? "[" + std::to_string(r.idx) + "]" : "") +
+           (r.parity >= 0 ? " waiting for parity " + std::to_string(r.parity)
+                          : std::string(" waiting on an arrival token"));
     s += ", iteration " + (r.iter < 0 ? std::string("?") : std::to_string(r.iter));
     if (r.wait_line && r.wait_line != r.line)
       s += " (the wait loop is at line " + std::to_string(r.wait_line) + ")";
@@ -803,12 +828,11 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
                               : ""));
     }
   };
-  auto barSignature =
-      [&]() {  // every parked role, in a barrier or on an mbarrier (the emulator's shape)
-        std::set<unsigned> all = mbar_wg;
-        for (auto &[wg, l] : bar_wg) all.insert(wg);
-        return "hang:barrier:" + warpgroupList(all);
-      };
+  auto barSignature = [&]() {  // every parked role, in a CTA barrier or on a bounded wait
+    std::set<unsigned> in_cta_bar;
+    for (auto &[wg, l] : bar_wg) in_cta_bar.insert(wg);
+    return watchSignature(watch, "barrier", in_cta_bar);
+  };
   if (!only_bar.empty() && !watch.records.empty()) {  // the watchdog fired: a hang, not a fault
     Verdict v = make("hang/barrier", barSignature());
     barEvidence(v);
@@ -820,7 +844,9 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // A parked warp was recorded: the program hung on an mbarrier (the trap that ended it, error
     // 719, is the watchdog's). Still hung at the host timeout: the rest sat where the watchdog
     // cannot reach (bar.sync / __syncthreads).
-    std::string kind = r.timed_out ? "barrier" : "mbarrier";
+    bool in_named = std::any_of(watch.records.begin(), watch.records.end(),
+                                [](const WatchRecord &x) { return x.named; });
+    std::string kind = r.timed_out || in_named ? "barrier" : "mbarrier";
     Verdict v = make("hang/" + kind, watchSignature(watch, kind));
     if (r.timed_out)
       v.evidence.push_back(

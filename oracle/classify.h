@@ -5,6 +5,7 @@
 #include "verdict.h"
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct WatchRecord {
   long long iter = -1;        // waits this thread had completed at the site (-1: not counted)
   unsigned long long bar = 0, gbar = 0;
   double waited_ms = 0;
+  // Parked in a counted named barrier (bar.sync id, count) rather than on an mbarrier: idx is
+  // the barrier id, and these say how many threads it waits for and how many had arrived.
+  bool named = false;
+  unsigned nb_count = 0, nb_arrived = 0;
   std::string raw;
 };
 struct WatchSiteInfo {
@@ -72,8 +77,12 @@ struct WatchReport {
 WatchReport parseWatchRecords(const std::string &text);
 // The watch file's bytes (wswatch_buf_t) as WSWATCH lines; empty when they are not a buffer.
 std::string decodeWatchBuffer(const std::string &bytes);
-// hang:mbarrier:<sorted set of "file:line role=R iter=I">, one element per distinct tuple.
-std::string watchSignature(const WatchReport &w, const std::string &kind = "mbarrier");
+// hang:<kind>:<the parked warpgroups>, each with what it waits on: "warpgroup1(first)" when every
+// warp of it parked on its first wait at that site, "warpgroup0(named1:128/160)" for a counted
+// named barrier (id, threads arrived / the count). `in_cta_barrier`: warpgroups found only inside
+// an unbounded CTA barrier (__syncthreads), listed without a detail.
+std::string watchSignature(const WatchReport &w, const std::string &kind = "mbarrier",
+                           const std::set<unsigned> &in_cta_barrier = {});
 // A signature without line numbers (barrier name, role, iteration): stable under edits that move
 // lines, for a reducer that wants "the same parked warps" across candidates.
 std::string watchSiteKey(const WatchReport &w);

@@ -316,7 +316,7 @@ TEST_F(Watchdog, EveryReferenceKernelInstrumentsAndCompiles) {
     ASSERT_TRUE(r.ok) << k.name << ": " << r.error;
     size_t calls = 0;
     for (auto &s : r.sites) {
-      if (s.kind != "helper-call") continue;
+      if (s.kind != "helper-call" || s.bar.rfind("named", 0) == 0) continue;  // mbarrier waits
       ++calls;
       EXPECT_FALSE(s.role.empty()) << k.name << ":" << s.line << " has no role";
       EXPECT_FALSE(s.role_word.empty())
@@ -337,7 +337,8 @@ TEST(WatchdogRoles, ReferenceKernelRolesReadLikeTheWorksheets) {
   ASSERT_TRUE(r.ok) << r.error;
   std::vector<std::string> roles;
   for (auto &s : r.sites)
-    if (s.kind == "helper-call") roles.push_back(fullRole(s) + " @" + s.bar);
+    if (s.kind == "helper-call" && s.bar.rfind("named", 0) != 0)
+      roles.push_back(fullRole(s) + " @" + s.bar);
   ASSERT_EQ(roles.size(), 2u);
   EXPECT_EQ(roles[0], "producer: warpgroup 0 / warpgroup thread 0 @empty");
   EXPECT_EQ(roles[1], "consumer: not warpgroup 0 @full");
@@ -574,16 +575,125 @@ TEST_F(Watchdog, CtaBarriersAreBracketedNotBounded) {
   for (size_t at = text.find("__syncthreads()"); at != std::string::npos;
        at = text.find("__syncthreads()", at + 1))
     ++syncs;
-  size_t bar_asm = 0;
+  size_t bar_asm = 0;  // the counted ones are bounded instead (CountedNamedBarriers... below)
   for (size_t at = text.find("\"bar.sync"); at != std::string::npos;
        at = text.find("\"bar.sync", at + 1))
     ++bar_asm;
-  EXPECT_EQ(n, syncs + bar_asm) << "every CTA barrier, once";
+  size_t counted = 0;
+  for (size_t at = r.text.find("__wsw_nbar("); at != std::string::npos;
+       at = r.text.find("__wsw_nbar(", at + 1))
+    ++counted;
+  EXPECT_EQ(n + counted, syncs + bar_asm) << "every CTA barrier, once";
   EXPECT_GT(n, 0u);
+  EXPECT_GT(counted, 0u);
   EXPECT_NE(r.text.find(", __syncthreads(), __wsw_bar_leave())"), std::string::npos);
   if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed: bracketed, not compiled";
   auto b = buildWatched(path, "sm_90a", cache);
   EXPECT_TRUE(b.ok && b.instrumented) << b.log;
+}
+
+// Counted named barriers (bar.sync id, count; barrier.sync.aligned; bar.arrive) run as the
+// runtime's bounded software barrier, a sync being a wait site; barriers without a count and
+// bar.red stay hardware barriers, bracketed. Markers in the fixture say which line is which.
+TEST_F(Watchdog, CountedNamedBarriersAreBoundedTheOthersBracketed) {
+  const std::string path = kFix + "/named.cu";
+  std::string text = slurp(path);
+  auto r = instrumentWatchdog(text, path, watchOptions());
+  ASSERT_TRUE(r.ok) << r.error;
+  auto src = linesOf(text), out = linesOf(r.text);
+  ASSERT_GT(out.size(), src.size() + 2) << "the include and #line, the site table after";
+  unsigned named_sync = 0, named_arrive = 0, cta = 0;
+  for (size_t i = 0; i < src.size(); ++i) {
+    const std::string &got = out[i + 2];  // the include and the #line directive come first
+    if (src[i].find("// NAMED sync") != std::string::npos) {
+      ++named_sync;
+      EXPECT_NE(got.find("__wsw_nbar("), std::string::npos) << got;
+      EXPECT_NE(got.find(", 1, "), std::string::npos) << "a sync waits: " << got;
+      EXPECT_EQ(got.find("asm"), std::string::npos) << got;
+    } else if (src[i].find("// NAMED arrive") != std::string::npos) {
+      ++named_arrive;
+      EXPECT_NE(got.find("__wsw_nbar((unsigned)(id), (unsigned)(count), 0, 0xffffffffu"),
+                std::string::npos)
+          << got;
+    } else if (src[i].find("// CTA") != std::string::npos) {
+      ++cta;
+      EXPECT_NE(got.find("__wsw_bar_enter(" + std::to_string(i + 1) + "u)"), std::string::npos)
+          << got;
+      EXPECT_EQ(got.find("__wsw_nbar("), std::string::npos) << got;
+    }
+  }
+  EXPECT_EQ(named_sync, 3u);
+  EXPECT_EQ(named_arrive, 1u);
+  EXPECT_EQ(cta, 2u);
+  EXPECT_NE(r.text.find("__wsw_nbar(2u, 128u, 1, "), std::string::npos) << "literal operands";
+  EXPECT_NE(r.text.find("__wsw_nbar(3u, (unsigned)(128), 1, "), std::string::npos);
+  EXPECT_NE(r.text.find("__global__ void named(int *out) { __wsw_nbar_init();"),
+            std::string::npos)
+      << "the kernel zeroes the barriers' state at its entry";
+  // the helper's sync is reported at its call, in the caller's role
+  bool helper_call = false;
+  for (auto &s : r.sites)
+    if (s.kind == "helper-call" && s.line == 21) {
+      helper_call = true;
+      EXPECT_EQ(s.role, "not warpgroup 0") << s.role;
+    }
+  EXPECT_TRUE(helper_call);
+  if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed: instrumented, not compiled";
+  auto b = buildWatched(path, "sm_90a", cache);
+  EXPECT_TRUE(b.ok && b.instrumented) << b.log;
+}
+
+// A warpgroup parked in a counted named barrier: hang/barrier, the signature naming the barrier,
+// the threads that arrived and the count, so that a reduction keeps that barrier short by that
+// many rather than any hang; the watch file carries the same fields.
+TEST(WatchRecords, ANamedBarrierHangNamesTheBarrierItsArrivalsAndCount) {
+  const std::string rec =
+      "WSWATCH block=0,0,0 warp=4 lane=0 lanes=32 site=5 file=k.cu line=164 wait_line=93 "
+      "role=\"not warpgroup 0\" bar=0x0 gbar=0x0 name=named idx=1 parity=-1 iter=0 "
+      "waited_ms=200.4 nbar=1 count=160 arrived=128\n";
+  RunRecord r;
+  r.exit_code = 1;
+  r.err = rec + "CUDA error: unspecified launch failure (719) at k.cu:250\n";
+  Verdict v = classifyRun(r, {});
+  EXPECT_EQ(v.detail, "hang/barrier");
+  EXPECT_EQ(v.signature, "hang:barrier:warpgroup1(named1:128/160)");
+  std::string evidence;
+  for (auto &e : v.evidence) evidence += e + "\n";
+  EXPECT_NE(evidence.find("k.cu:164 named barrier 1 waiting for 160 threads, 128 arrived"),
+            std::string::npos)
+      << evidence;
+  // another count, or other arrivals, is another signature
+  RunRecord o = r;
+  o.err = std::regex_replace(o.err, std::regex("arrived=128"), "arrived=0");
+  EXPECT_NE(classifyRun(o, {}).signature, v.signature);
+
+  auto b = std::make_unique<wswatch_buf_t>();
+  std::memset(b.get(), 0, sizeof(wswatch_buf_t));
+  b->magic = WSWATCH_MAGIC;
+  b->version = WSWATCH_VERSION;
+  b->nsites = 6;
+  std::strcpy(b->file, "k.cu");
+  b->sites[5].line = 164;
+  b->sites[5].wait_line = 93;
+  auto &x = b->recs[0];
+  x.site = 5;
+  x.warp = 4;
+  x.lanes = 32;
+  x.parity = 0xffffffffu;
+  x.iter = 0;
+  x.idx = 1;
+  x.kind = WSWATCH_REC_NAMED;
+  x.nb_count = 160;
+  x.nb_arrived = 128;
+  x.valid = WSWATCH_REC_VALID;
+  auto w = parseWatchRecords(decodeWatchBuffer(
+      std::string(reinterpret_cast<const char *>(b.get()), sizeof(wswatch_buf_t))));
+  ASSERT_EQ(w.records.size(), 1u);
+  EXPECT_TRUE(w.records[0].named);
+  EXPECT_EQ(w.records[0].idx, 1);
+  EXPECT_EQ(w.records[0].nb_count, 160u);
+  EXPECT_EQ(w.records[0].nb_arrived, 128u);
+  EXPECT_EQ(watchSignature(w, "barrier"), "hang:barrier:warpgroup1(named1:128/160)");
 }
 
 // A role stuck in a CTA barrier while the others park on mbarriers it would have fed: hang/barrier,

@@ -10,12 +10,15 @@
 #include <stdint.h>
 
 #define WSWATCH_MAGIC 0x48435457u  // "WTCH"
-#define WSWATCH_VERSION 2u
+#define WSWATCH_VERSION 3u
 #define WSWATCH_MAX_SITES 256
 #define WSWATCH_MAX_RECS 2048
 #define WSWATCH_REC_VALID 0x52454344u  // "DCER": written last, after the record's fields
 #define WSWATCH_MAX_BAR_SLOTS 4096     // warps tracked inside bar.sync / __syncthreads (slot = warp % this)
 #define WSWATCH_IN_BAR 0x80000000u     // set in wswatch_bar_t.line while the warp is inside
+#define WSWATCH_NBARS 16               // named barrier ids 0..15, as the hardware has
+#define WSWATCH_REC_MBARRIER 0u        // wswatch_rec_t.kind: parked on an mbarrier wait
+#define WSWATCH_REC_NAMED 1u           // parked in a counted named barrier (bar.sync id, count)
 
 // One wait site of the instrumented program, filled in by the host before the first launch.
 typedef struct {
@@ -38,11 +41,14 @@ typedef struct {
   uint32_t bar_smem;   // shared-window address of the barrier (0 when unknown)
   uint32_t parity;     // the parity waited for (0xffffffff when the wait takes a token)
   uint32_t iter;       // waits this thread had completed at this site (0xffffffff: not counted)
-  int32_t idx;         // index into the named barrier array when the source shows one, else -1
+  int32_t idx;         // mbarrier: index into the barrier array when the source shows one, else -1;
+                       // named: the barrier id
   uint32_t wait_line;  // the line of the wait loop that expired
-  uint32_t pad;
+  uint32_t kind;       // WSWATCH_REC_MBARRIER | WSWATCH_REC_NAMED
   uint64_t bar_generic;
   uint64_t waited_ns;  // how long it had waited
+  uint32_t nb_count;   // named: the thread count the barrier waits for (idx is the barrier id)
+  uint32_t nb_arrived; // named: the threads that had arrived in the phase it waited on
 } wswatch_rec_t;
 
 // A warp inside a CTA barrier (bar.sync / barrier.sync / __syncthreads), which cannot be bounded:

@@ -108,6 +108,7 @@ __device__ __forceinline__ void __wsw_fire(unsigned site, unsigned iter, int idx
       r->iter = iter;
       r->idx = idx;
       r->wait_line = wait_line;
+      r->kind = WSWATCH_REC_MBARRIER;
       r->bar_generic = gen;
       r->waited_ns = waited;
       __threadfence_system();
@@ -159,6 +160,113 @@ __device__ __forceinline__ void __wsw_bar_enter(unsigned line) {
 }
 __device__ __forceinline__ void __wsw_bar_leave() {
   if (volatile wswatch_bar_t *e = __wsw_bar_slot()) e->line = 0;
+}
+
+// Counted named barriers (bar.sync / barrier.sync / bar.arrive with a thread count) run in the copy
+// as a software barrier with the hardware's counting, so that a wait there is bounded like an
+// mbarrier wait and a hang is named with the barrier id, the count it waits for and the threads
+// that arrived. The hardware counts a warp's arrival once all its non-exited threads reached the
+// barrier (.aligned: the warp is converged there), in units of the warp size; here the leading
+// lane of the converged warp adds 32. One 32-bit word per id holds (phase << 16) | arrived, so the
+// arrival and the phase it belongs to are read in one atomic, and the completing arrival moves to
+// the next phase and takes the count off in one more (arrivals beyond the count stay counted for
+// the next phase, as in the hardware). Barriers without a count (__syncthreads, bar.sync 0) stay
+// hardware barriers, bracketed below: with early-exited threads the hardware counts only the
+// others, which a software count cannot know. The state lives in static shared memory, zeroed at
+// each kernel's entry (__wsw_nbar_init, inserted with a CTA barrier at the top of every kernel of
+// a file that has counted barriers).
+struct __wsw_nbar_t {
+  unsigned word;   // (phase << 16) | threads arrived in the current phase
+  unsigned count;  // the count of the latest arrival
+};
+__device__ __forceinline__ __wsw_nbar_t *__wsw_nbars() {
+  __shared__ __wsw_nbar_t bars[WSWATCH_NBARS];
+  return bars;
+}
+__device__ __forceinline__ void __wsw_nbar_init() {
+  unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  unsigned n = blockDim.x * blockDim.y * blockDim.z;
+  for (unsigned i = tid; i < WSWATCH_NBARS; i += n) {
+    __wsw_nbars()[i].word = 0;
+    __wsw_nbars()[i].count = 0;
+  }
+  __syncthreads();
+}
+__device__ __noinline__ void __wsw_nbar_fire(unsigned site, unsigned iter, unsigned id, unsigned count,
+                                             unsigned arrived, unsigned wait_line, unsigned long long waited) {
+  unsigned mask = __activemask();
+  unsigned lane;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  atomicCAS(&__wsw_fire_t, 0ull, __wsw_now());
+  wswatch_buf_t *b = *(wswatch_buf_t *volatile *)&__wsw_buf;
+  if (lane == (unsigned)(__ffs(mask) - 1) && b) {
+    unsigned slot = atomicAdd(&__wsw_slot, 1u);
+    volatile wswatch_buf_t *vb = b;
+    if (slot < WSWATCH_MAX_RECS) {
+      volatile wswatch_rec_t *r = &vb->recs[slot];
+      unsigned tid = threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y;
+      r->site = site;
+      r->block[0] = blockIdx.x;
+      r->block[1] = blockIdx.y;
+      r->block[2] = blockIdx.z;
+      r->warp = tid / 32;
+      r->lane = lane;
+      r->lanes = __popc(mask);
+      r->bar_smem = 0;
+      r->parity = 0xffffffffu;
+      r->iter = iter;
+      r->idx = (int)id;
+      r->wait_line = wait_line;
+      r->kind = WSWATCH_REC_NAMED;
+      r->bar_generic = 0;
+      r->waited_ns = waited;
+      r->nb_count = count;
+      r->nb_arrived = arrived;
+      __threadfence_system();
+      r->valid = WSWATCH_REC_VALID;
+    } else {
+      vb->dropped = slot + 1 - WSWATCH_MAX_RECS;
+    }
+    vb->fired = 1;
+    __threadfence_system();
+  }
+  unsigned long long t0 = *(volatile unsigned long long *)&__wsw_fire_t;
+  unsigned long long grace = __wsw_grace_ns ? __wsw_grace_ns : __wsw_bound_ns / 4;
+  if (grace < 20000000ull) grace = 20000000ull;
+  while (__wsw_now() - t0 < grace) __nanosleep(100000);
+  __trap();
+}
+// One arrival of the calling warp at named barrier `id` for `count` threads; with `wait`, the warp
+// then waits (bounded) until the phase it arrived in completes. `site` and `it` as for the waits.
+__device__ __forceinline__ void __wsw_nbar(unsigned id, unsigned count, int wait, unsigned site, unsigned *it,
+                                           unsigned wait_line) {
+  __wsw_nbar_t *nb = &__wsw_nbars()[id % WSWATCH_NBARS];
+  unsigned mask = __activemask();
+  unsigned lane;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  unsigned leader = __ffs(mask) - 1;
+  __threadfence_block();  // what the warp wrote before the barrier is seen after it
+  unsigned old = 0;
+  if (lane == leader) {
+    nb->count = count;
+    old = atomicAdd(&nb->word, 32u);
+    unsigned before = old & 0xffffu;
+    if (before < count && before + 32u >= count) atomicAdd(&nb->word, 0x10000u - count);
+  }
+  old = __shfl_sync(mask, old, leader);
+  if (wait) {
+    unsigned phase = old >> 16;
+    __wsw_state s{0, 0};
+    while ((*(volatile unsigned *)&nb->word >> 16) == phase) {
+      if (__wsw_tick(s)) {
+        unsigned w = *(volatile unsigned *)&nb->word;
+        __wsw_nbar_fire(site, it ? *it : 0xffffffffu, id, count, (w >> 16) == phase ? (w & 0xffffu) : count,
+                        wait_line, __wsw_waited(s));
+      }
+    }
+    __wsw_done(site, it);
+  }
+  __threadfence_block();
 }
 
 // A generic pointer as the fire path wants it.
@@ -228,6 +336,13 @@ static __wsw_host_t &__wsw_host() {
   return *g;
 }
 
+static std::string __wsw_named_fields(const wswatch_rec_t &r) {  // " nbar=1 count=160 arrived=128"
+  if (r.kind != WSWATCH_REC_NAMED) return "";
+  char b[80];
+  std::snprintf(b, sizeof b, " nbar=%d count=%u arrived=%u", r.idx, r.nb_count, r.nb_arrived);
+  return b;
+}
+
 static void __wsw_print() {
   __wsw_host_t &g = __wsw_host();
   if (g.printed || !g.h) return;
@@ -253,10 +368,11 @@ static void __wsw_print() {
     const wswatch_site_t *s = r.site < b->nsites ? &b->sites[r.site] : nullptr;
     std::fprintf(stderr,
                  "WSWATCH block=%u,%u,%u warp=%u lane=%u lanes=%u site=%u file=%s line=%u wait_line=%u role=\"%s\" "
-                 "bar=0x%x gbar=0x%llx name=%s idx=%d parity=%d iter=%d waited_ms=%.1f\n",
+                 "bar=0x%x gbar=0x%llx name=%s idx=%d parity=%d iter=%d waited_ms=%.1f%s\n",
                  r.block[0], r.block[1], r.block[2], r.warp, r.lane, r.lanes, r.site, b->file, s ? s->line : 0,
                  r.wait_line, s ? s->role : "", r.bar_smem, (unsigned long long)r.bar_generic,
-                 s && s->bar[0] ? s->bar : "-", r.idx, (int)r.parity, (int)r.iter, r.waited_ns / 1e6);
+                 s && s->bar[0] ? s->bar : "-", r.idx, (int)r.parity, (int)r.iter, r.waited_ns / 1e6,
+                 __wsw_named_fields(r).c_str());
   }
   for (unsigned s = 0; s < b->nsites; ++s)
     std::fprintf(stderr, "WSWATCH-SITE site=%u file=%s line=%u wait_line=%u kind=%s ran=%u role=\"%s\"\n", s, b->file,

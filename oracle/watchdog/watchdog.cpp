@@ -493,6 +493,21 @@ bool isCtaBarrierAsm(const std::string &t) {
   return std::regex_search(t, re);
 }
 
+// A counted named barrier written as one asm instruction: "bar.sync %0, %1;", "barrier.sync.aligned
+// 1, 256;", "bar.arrive %0, %1;". Its operands as tokens ("%0", "1"); nothing for any other asm
+// (several instructions, no count, bar.red).
+struct NamedBarrierAsm {
+  bool wait = true;  // sync; false for arrive
+  std::string id, count;
+};
+std::optional<NamedBarrierAsm> namedBarrierAsm(const std::string &t) {
+  static const std::regex re(
+      R"(^\s*(bar|barrier)(\.cta)?\.(sync|arrive)(\.aligned)?\s+(%\d+|\d+)\s*,\s*(%\d+|\d+)\s*;?\s*$)");
+  std::smatch m;
+  if (!std::regex_match(t, m, re)) return std::nullopt;
+  return NamedBarrierAsm{m[3] == "sync", m[5], m[6]};
+}
+
 bool isWaitAsm(const std::string &t) {
   return t.find("mbarrier.try_wait") != std::string::npos ||
          t.find("mbarrier.test_wait") != std::string::npos;
@@ -771,12 +786,15 @@ class Rewriter {
     std::vector<const clang::CallExpr *> calls;
     explicit Finder(Rewriter &r) : rw(r) {}
     std::vector<const clang::GCCAsmStmt *>
-        bar_asms;  // bar.sync / barrier.sync: bracketed, not bounded
+        bar_asms;  // bar.sync / barrier.sync without a count: bracketed, not bounded
+    std::vector<const clang::GCCAsmStmt *> named_asms;  // counted: a bounded software barrier
     bool VisitGCCAsmStmt(clang::GCCAsmStmt *a) {
       if (!rw.inMainFile(a->getBeginLoc())) return true;
       std::string t = a->getAsmString();
       if (isWaitAsm(t))
         asms.push_back(a);
+      else if (namedBarrierAsm(t))
+        named_asms.push_back(a);
       else if (isCtaBarrierAsm(t))
         bar_asms.push_back(a);
       return true;
@@ -835,11 +853,64 @@ class Rewriter {
   }
   unsigned bar_sites_ = 0;
   std::set<unsigned> bar_calls_;
+  std::vector<const clang::GCCAsmStmt *> named_asms_;
+
+  // Each counted named barrier becomes __wsw_nbar(id, count, wait, site, counter, line) (the
+  // runtime's software barrier, oracle/include/wswatch_rt.cuh); a sync is a bounded wait site
+  // like an mbarrier wait (in a helper, each call of the helper is its own site), an arrive only
+  // counts. Every kernel of the file then zeroes the barriers' state at its entry.
+  void planNamedBarriers() {
+    for (auto *a : named_asms_) {
+      auto nb = namedBarrierAsm(a->getAsmString());
+      auto r = range(a);
+      if (!nb || !r) continue;
+      unsigned nout = a->getNumOutputs(), nin = a->getNumInputs();
+      auto operand = [&](const std::string &tok) -> std::string {
+        if (tok[0] != '%') return tok + "u";
+        unsigned n = (unsigned)std::stoul(tok.substr(1));
+        if (n < nout || n >= nout + nin) return "";
+        return "(unsigned)(" + oneLine(textOf(a->getInputExpr(n - nout))) + ")";
+      };
+      std::string id = operand(nb->id), count = operand(nb->count);
+      if (id.empty() || count.empty()) continue;
+      unsigned line = lineOfStmt(a);
+      std::string site = "0xffffffffu", it = "(unsigned *)nullptr";
+      if (nb->wait) {
+        auto c = ctxFor(enclosingFunction(a), a, "named", line,
+                        nb->id[0] == '%' ? "named" : "named " + nb->id, "");
+        if (!c) continue;
+        site = c->site;
+        it = c->it;
+      }
+      std::string old = src_.text.substr(r->begin, r->size());
+      std::string rep = "__wsw_nbar(" + id + ", " + count + ", " + (nb->wait ? "1" : "0") + ", " +
+                        site + ", " + it + ", " + std::to_string(line) + "u)";
+      rep += std::string(std::count(old.begin(), old.end(), '\n'), '\n');  // lines stay
+      add(r->begin, r->size(), rep);
+      ++named_sites_;
+    }
+    if (named_sites_ == 0) return;
+    struct K : clang::RecursiveASTVisitor<K> {
+      Rewriter &rw;
+      explicit K(Rewriter &r) : rw(r) {}
+      bool VisitFunctionDecl(clang::FunctionDecl *f) {
+        if (!isKernel(f) || !f->doesThisDeclarationHaveABody()) return true;
+        auto *body = llvm::dyn_cast<clang::CompoundStmt>(f->getBody());
+        if (!body) return true;
+        if (auto lb = mainFileOffset(*rw.ctx_, body->getLBracLoc()))
+          rw.add(*lb + 1, 0, " __wsw_nbar_init();");
+        return true;
+      }
+    } k(*this);
+    k.TraverseDecl(ctx_->getTranslationUnitDecl());
+  }
+  unsigned named_sites_ = 0;
 
   void collect() {
     Finder fd(*this);
     fd.TraverseDecl(ctx_->getTranslationUnitDecl());
     bracketBarriers(fd);
+    named_asms_ = fd.named_asms;
     calls_ = fd.calls;
     // single-shot try helpers: a user function with a wait asm that is not inside a loop
     for (auto *a : fd.asms) {
@@ -1279,6 +1350,7 @@ class Rewriter {
   }
 
   void plan() {
+    planNamedBarriers();
     // 1. the waits themselves
     for (auto &pr : prims_) {
       if (pr.k == Prim::AsmLoop) {
