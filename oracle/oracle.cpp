@@ -304,9 +304,38 @@ Verdict judgeText(const std::string &text, const std::string &filename, const Or
   return v;
 }
 
+// OracleOptions::confirm_plain: the plain build's verdict next to the instrumented one's.
+static Verdict confirmedOnPlainBuild(const std::string &source, const OracleOptions &opt,
+                                     Verdict v) {
+  OracleOptions p = opt;
+  p.build.watchdog = false;
+  BuildRecord pb = buildFor(source, p);
+  if (!pb.ok) return v;  // the copy built and the plain file did not: the copy's verdict, said so
+  Verdict pv = judgeBuilt(pb, p);
+  pv.timings.total_ms += v.timings.total_ms;
+  if (pv.symptom == "infra-error") {
+    v.evidence.push_back("the plain build could not confirm it: " + pv.detail);
+    return v;
+  }
+  if (pv.symptom == v.symptom) {
+    v.evidence.push_back("the plain build (no watchdog) agrees: " + pv.detail);
+    v.timings.total_ms = pv.timings.total_ms;
+    return v;
+  }
+  pv.evidence.insert(pv.evidence.begin(),
+                     "the watchdog's instrumented build said " + v.detail + " (" + v.signature +
+                         "); the plain build says " + pv.detail +
+                         ", and its verdict stands: the instrumentation changed the timing");
+  pv.instrumented_said = v.detail;
+  return pv;
+}
+
 Verdict judge(const std::string &source, const OracleOptions &opt) {
   BuildRecord b = buildFor(source, opt);
   Verdict v = judgeBuilt(b, opt);
+  if (opt.confirm_plain && b.instrumented && b.backend == "gpu" && !opt.build_only &&
+      v.symptom != "hang" && v.symptom != "infra-error" && v.symptom != "compile-error")
+    v = confirmedOnPlainBuild(source, opt, std::move(v));
   if (b.backend == "gpu" && resolveBackend(opt) == "emu")  // buildFor's nvcc-first build failed
     v.evidence.push_back(
         "nvcc built the program first (emu backend): its verdict stands, the emulator did not run "

@@ -57,6 +57,11 @@ struct OracleOptions {
   // k+1's process opens its CUDA context while run k goes on; `wait_turn`, when set, is called
   // after the first run's process is started and before its gate opens (a GPU slot's turn).
   std::function<void()> wait_turn;
+  // A verdict of the watchdog's instrumented build that is not a hang (pass, wrong, crash) is
+  // confirmed on the plain build, whose verdict stands where the two differ: the instrumentation
+  // changes the program's timing, and a timing-dependent failure must not turn into a pass. A
+  // reducer's candidates skip it (a false pass only refuses a candidate); its original does not.
+  bool confirm_plain = true;
 };
 
 // clamp(k x observed, floor, cap), in seconds (observed in ms).

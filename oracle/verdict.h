@@ -75,6 +75,9 @@ struct Verdict {
     std::string policy, detail, signature;
   };
   std::vector<PolicyVerdict> policies;
+  // gpu: the plain build's verdict replaced the watchdog's instrumented build's, which said this
+  // (OracleOptions::confirm_plain); empty when the two agreed or only one build ran.
+  std::string instrumented_said;
 
   bool is(const std::string &s) const { return symptom == s; }
 };

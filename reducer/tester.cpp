@@ -145,11 +145,20 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
         r.detail = rr.timed_out ? "script-timeout" : "script exit " + std::to_string(rr.exit_code);
       }
     } else {
+      if (device_.lost()) {
+        r.infra = true;
+        r.detail = "infra-error/device-lost";
+        r.note = "not run: " + device_.why();
+        removeTree(dir);
+        return;
+      }
       OracleOptions oo = opt_.oracle;
+      oo.confirm_plain = false;
       int g = takeGpu(&oo);
       if (g >= 0) r.gpu = opt_.gpus[(size_t)g];
       Verdict v = judge(file, oo);
       releaseGpu(g);
+      const auto judged = DeviceWatch::Clock::now();
       r.detail = v.detail;
       r.signature = v.signature;
       // An instruction the emulator does not implement is the candidate's own (the original ran):
@@ -169,6 +178,15 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
                       (opt_.oracle.classify.match.empty() || v.matched);
       r.build_ms = v.timings.build_ms;
       for (double x : v.timings.run_ms) r.run_ms += x;
+      if (!r.interesting && v.symptom != "pass" && !device_.stillThere(judged)) {
+        r.infra = true;
+        r.interesting = false;
+        r.note = "the device is gone (" + device_.why() + "); the run said " + v.detail;
+        r.detail = "infra-error/device-lost";
+        r.signature.clear();  // not the program's
+        removeTree(dir);
+        return;
+      }
       // The same binary run again another way (zeroed locals, a coherent proxy): the candidate
       // stays interesting only when that verdict is `expected`; the trace counts every judgement.
       auto again = [&](const OracleOptions &ao) { return judge(file, ao); };
@@ -346,6 +364,8 @@ Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
   // On the emulator nvcc builds the program first when nvcc is here: a program nvcc rejects is
   // nvcc's compile error, whatever g++ makes of the translation.
   oo.emu_nvcc_first = !findNvcc(oo.build.nvcc).empty();
+  if (opt_.test_script.empty() && resolveBackend(oo) == "gpu" && !device_.armed())
+    device_.arm();
   int g = takeGpu(&oo);
   v = judgeText(text, fs::path(opt_.original_path).filename().string(), oo);
   releaseGpu(g);
@@ -375,13 +395,18 @@ Verdict Tester::judgeOriginal(const std::string &text, TestResult *as_result) {
 // floor) before the emulator calls it a livelock.
 static constexpr unsigned long long kLivelockOpsFactor = 20, kLivelockOpsFloor = 1'000'000;
 
-// Issue 5's adaptive timeout, and no retry of a candidate killed at it: a retry would give it a
+// The adaptive timeout, and no retry of a candidate killed at it: a retry would give it a
 // verdict ("slow", or a hang nobody named) that cannot be the original's either way. On the H200
 // one such retry held a ddmin stream for 30 s with 15 of 16 slots idle; wsfuzz's reductions on the
 // emulator, which had neither, spent their 90 s budgets on 10 s + 20 s retries.
 std::vector<std::string> Tester::tuneFromOriginal(const Verdict &original, double cap_s,
                                                   bool calibrate, bool retry) {
   std::vector<std::string> said;
+  if (!original.instrumented_said.empty()) {
+    opt_.oracle.build.watchdog = false;
+    said.push_back("the original's verdict shows on its plain build only (the watchdog's copy said " +
+                   original.instrumented_said + "): every candidate is built plain");
+  }
   double longest = 0;
   bool finished = !original.runs.empty();
   for (auto &r : original.runs) {
