@@ -6,6 +6,7 @@
 
 #include "judge.h"
 #include "keep.h"
+#include "device_watch.h"
 #include "oracle.h"
 #include "parse.h"
 #include "parse_check.h"
@@ -136,6 +137,14 @@ class Tester : public Judge {
   int original_launches_ = 0;
   std::mutex gpu_m_;
   std::vector<int> gpu_load_;  // candidates running on each of opt_.gpus
+  // On the GPU backend, armed by judgeOriginal when the device is there: a candidate's failure
+  // that the original never showed may be the device going away, not the candidate.
+  DeviceWatch device_;
+
+ public:
+  // The device the candidates ran on is gone (every verdict since is infra-error/device-lost).
+  bool deviceLost() const { return device_.lost(); }
+  std::string deviceLostWhy() const { return device_.why(); }
 };
 
 }  // namespace wsr

@@ -633,6 +633,56 @@ TEST(Reducer, AWrongResultWithItsOwnCheckKeepsTheCheckNotJustTheExitStatus) {
   EXPECT_EQ(code.find("unrelated_setup"), std::string::npos) << "the rest was reduced:\n" << *min;
 }
 
+// The device goes away in the middle of a GPU reduction (here a file that stands for it, named to
+// the program and to the device probe): the candidates' failures since are not theirs. The run
+// stops with infra-error naming the device, the best program so far on disk, no verdict of a
+// candidate judged without the device in the trace, and --resume goes on once the device is back.
+TEST(Reducer, ADeviceLostMidwayStopsTheRunWithNoFalseVerdict) {
+  Work w;
+  std::string src = w.copy("reduce/device_loss.cu");
+  const std::string original = *readFile(src);
+  const std::string dev = w.dir + "/device";
+  writeFileAtomic(dev, "");
+  ::setenv("WSR_TEST_DEVICE", dev.c_str(), 1);
+  ::setenv("WSREDUCE_DEVICE_PROBE", ("test -e " + dev).c_str(), 1);
+  const std::vector<std::string> args = {src, "--symptom", "wrong", "-j2", "--backend", "gpu",
+                                         "--passes", "remove-stmt,remove-function,cleanup"};
+  pid_t pid = spawnWsreduce(args, w.dir + "/run.err");
+  ASSERT_GT(pid, 0);
+  const bool stepped = waitForFirstStep(minOf(src), original);
+  ::unlink(dev.c_str());
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  const std::string err = readFile(w.dir + "/run.err").value_or("");
+  ASSERT_TRUE(stepped) << err;
+  ASSERT_TRUE(WIFEXITED(st)) << err;
+  EXPECT_NE(WEXITSTATUS(st), 0) << err;
+  EXPECT_NE(err.find("infra-error/device-lost"), std::string::npos) << err;
+  EXPECT_NE(err.find("the device probe `test -e " + dev + "`"), std::string::npos) << err;
+  auto best = readFile(minOf(src));
+  ASSERT_TRUE(best);
+  EXPECT_LT(countNonBlankLines(*best), countNonBlankLines(original));
+  EXPECT_NE(best->find("RESULT FAIL"), std::string::npos) << *best;
+  auto trace = readFile(w.dir + "/device_loss.min.trace.jsonl");
+  ASSERT_TRUE(trace);
+  EXPECT_EQ(trace->find("exit=4"), std::string::npos)
+      << "a candidate run without the device was judged as the program's failure:\n"
+      << *trace;
+  EXPECT_NE(trace->find("infra-error/device-lost"), std::string::npos);
+
+  writeFileAtomic(dev, "");  // the device is back
+  std::vector<std::string> again = args;
+  again.push_back("--resume");
+  auto r = wsreduce(again);
+  ::unsetenv("WSR_TEST_DEVICE");
+  ::unsetenv("WSREDUCE_DEVICE_PROBE");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto min = readFile(minOf(src));
+  ASSERT_TRUE(min);
+  EXPECT_NE(min->find("RESULT FAIL"), std::string::npos) << *min;
+  EXPECT_EQ(min->find("scratch_total"), std::string::npos) << *min;
+}
+
 // A wrong result that says nothing of itself but its exit status gives the search nothing to
 // keep: it is refused with one sentence that says what to add.
 TEST(Reducer, AWrongResultThatSaysNothingButItsExitStatusIsRefusedWithWhatToAdd) {
