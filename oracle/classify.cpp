@@ -310,6 +310,13 @@ WatchReport parseWatchRecords(const std::string &text) {
         r.waited_ms = std::stod(f["waited_ms"]);
       } catch (...) {
       }
+      if (f.count("sh")) {
+        r.shadow = f["sh"];
+        r.sh_count = (unsigned)num(f, "sh_count", 0);
+        r.sh_arrivals = (unsigned)num(f, "sh_arr", 0);
+        r.sh_copies = (unsigned)num(f, "sh_copies", 0);
+        r.sh_tx = (unsigned long long)num(f, "sh_tx", 0);
+      }
       if (f.count("nbar")) {
         r.named = true;
         r.nb_count = (unsigned)num(f, "count", 0);
@@ -362,6 +369,12 @@ std::string decodeWatchBuffer(const std::string &bytes) {
       std::snprintf(buf, sizeof buf, " nbar=%d count=%u arrived=%u", r.idx, r.nb_count,
                     r.nb_arrived);
       out += buf;
+    } else if (r.sh_state == WSWATCH_SH_UNINIT) {
+      out += " sh=uninit";
+    } else if (r.sh_state == WSWATCH_SH_INIT) {
+      std::snprintf(buf, sizeof buf, " sh=init sh_count=%u sh_arr=%u sh_copies=%u sh_tx=%" PRIu64,
+                    r.sh_count, r.sh_arrivals, r.sh_copies, (uint64_t)r.sh_tx);
+      out += buf;
     }
     out += "\n";
   }
@@ -393,19 +406,33 @@ std::string decodeWatchBuffer(const std::string &bytes) {
 // A role whose every parked warp is on its first wait at that site (no phase of it completed for
 // that role) says so, as "warpgroup1(first)": the emulator's "first" (below), from the watchdog's
 // per-site iteration count.
+// A wait for parity P blocks while the barrier's current phase has parity P. With every arrival
+// counted and C per phase, k = arrivals / C phases have all their arrivals. If k has parity P the
+// phase waited on is phase k, with arrivals % C of its C; if not, phase k - 1 has all its arrivals
+// and is still open: only transaction bytes can hold it.
+std::string shadowState(const WatchRecord &r) {
+  if (r.shadow == "uninit") return "uninit";
+  if (r.shadow != "init" || r.sh_count == 0 || r.parity < 0) return "";
+  const unsigned k = r.sh_arrivals / r.sh_count, rest = r.sh_arrivals % r.sh_count;
+  if ((int)(k & 1u) == r.parity) return rest == 0 ? "none" : "partial";
+  if (k == 0) return "";  // cannot be: phase -1
+  return r.sh_copies == 0 ? "tx-none" : "tx";
+}
+
 // A warpgroup in a counted named barrier says which barrier, and how far its count got: the
 // arrivals are what keeps a reduction of a wrong count honest (a candidate that parks the same
 // warpgroup with nothing arrived is another bug).
 std::string watchSignature(const WatchReport &w, const std::string &kind,
                            const std::set<unsigned> &in_cta_barrier) {
   std::map<unsigned, bool> first;  // warpgroup -> all its mbarrier records at iteration 0
-  std::map<unsigned, std::set<std::string>> named;  // warpgroup -> "named1:128/160"
+  std::map<unsigned, std::set<std::string>> named;  // warpgroup -> "named1:128/160", "tx"
   for (auto &r : w.records) {
     if (r.named) {
       named[r.warp / 4].insert("named" + std::to_string(r.idx) + ":" +
                                std::to_string(r.nb_arrived) + "/" + std::to_string(r.nb_count));
       continue;
     }
+    if (std::string st = shadowState(r); !st.empty()) named[r.warp / 4].insert(st);
     bool f = r.iter == 0;
     auto [it, fresh] = first.insert({r.warp / 4, f});
     if (!fresh) it->second = it->second && f;
@@ -415,9 +442,9 @@ std::string watchSignature(const WatchReport &w, const std::string &kind,
   for (auto &[g, n] : named) groups.insert(g);
   std::string out;
   for (unsigned g : groups) {
-    std::string how;
-    if (first.count(g) && first[g]) how = "first";
+    std::string how;  // the barrier's state first, then "first", as the emulator's
     for (auto &n : named[g]) how += (how.empty() ? "" : ",") + n;
+    if (first.count(g) && first[g]) how += (how.empty() ? "" : ",") + std::string("first");
     out += (out.empty() ? "" : ";") + std::string("warpgroup") + std::to_string(g) +
            (how.empty() ? "" : "(" + how + ")");
   }
@@ -495,6 +522,15 @@ std::vector<std::string> watchEvidence(const WatchReport &w, size_t max_lines) {
            (r.parity >= 0 ? " waiting for parity " + std::to_string(r.parity)
                           : std::string(" waiting on an arrival token"));
     s += ", iteration " + (r.iter < 0 ? std::string("?") : std::to_string(r.iter));
+    if (r.shadow == "uninit")
+      s += "; no mbarrier.init of this CTA touched that address";
+    else if (r.shadow == "init") {
+      std::string st = shadowState(r);
+      s += "; since its init (count " + std::to_string(r.sh_count) + "): " +
+           std::to_string(r.sh_arrivals) + " arrivals, " + std::to_string(r.sh_copies) +
+           " bulk copies, " + std::to_string(r.sh_tx) + " tx bytes announced" +
+           (st.empty() ? "" : " (" + st + ")");
+    }
     if (r.wait_line && r.wait_line != r.line)
       s += " (the wait loop is at line " + std::to_string(r.wait_line) + ")";
     out.push_back(s);

@@ -55,8 +55,19 @@ struct WatchRecord {
   // the barrier id, and these say how many threads it waits for and how many had arrived.
   bool named = false;
   unsigned nb_count = 0, nb_arrived = 0;
+  // The copy's mbarrier shadow at the waited address: "" (no shadow), "uninit" (no init in the
+  // CTA touched it) or "init" with the init's count, the arrivals, bulk copies and expect_tx bytes
+  // since.
+  std::string shadow;
+  unsigned sh_count = 0, sh_arrivals = 0, sh_copies = 0;
+  unsigned long long sh_tx = 0;
   std::string raw;
 };
+// How far the barrier a parked warp waits on got, from the shadow, in the emulator's words:
+// "uninit", "none" (no arrival in the phase waited on), "partial" (some), "tx" (every arrival in,
+// the phase held by transaction bytes, some bulk copy issued), "tx-none" (the same, no bulk copy
+// ever issued on it); "" without a shadow or when the counts cannot tell (a token wait).
+std::string shadowState(const WatchRecord &r);
 struct WatchSiteInfo {
   unsigned site = 0, line = 0, wait_line = 0;
   std::string file, kind, role;

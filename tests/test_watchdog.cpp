@@ -163,7 +163,7 @@ TEST_F(Watchdog, EveryWaitFormIsFoundWithItsLineKindAndRole) {
   // the user's lines stay where they were: line L of the file is line L + 2 of the copy
   auto cl = linesOf(r.text);
   ASSERT_GT(cl.size(), ls.size() + 2);
-  EXPECT_EQ(cl[0], "#include \"wswatch_rt.cuh\"");
+  EXPECT_EQ(cl[0], r.shadow ? "#include \"wswatch_rt_shadow.cuh\"" : "#include \"wswatch_rt.cuh\"");
   EXPECT_EQ(cl[1].rfind("#line 1 ", 0), 0u);
   for (auto &[line, kind, role] : want) {
     if (kind == "asm-loop")
@@ -627,7 +627,7 @@ TEST_F(Watchdog, CountedNamedBarriersAreBoundedTheOthersBracketed) {
   EXPECT_EQ(cta, 2u);
   EXPECT_NE(r.text.find("__wsw_nbar(2u, 128u, 1, "), std::string::npos) << "literal operands";
   EXPECT_NE(r.text.find("__wsw_nbar(3u, (unsigned)(128), 1, "), std::string::npos);
-  EXPECT_NE(r.text.find("__global__ void named(int *out) { __wsw_nbar_init();"),
+  EXPECT_NE(r.text.find("__global__ void named(int *out) { __wsw_kernel_init();"),
             std::string::npos)
       << "the kernel zeroes the barriers' state at its entry";
   // the helper's sync is reported at its call, in the caller's role
@@ -641,6 +641,154 @@ TEST_F(Watchdog, CountedNamedBarriersAreBoundedTheOthersBracketed) {
   if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed: instrumented, not compiled";
   auto b = buildWatched(path, "sm_90a", cache);
   EXPECT_TRUE(b.ok && b.instrumented) << b.log;
+}
+
+// Every asm statement that changes an mbarrier (init, arrive, expect_tx, a bulk copy that
+// completes bytes on it) gets the same change in the shadow right before it; the copy defines
+// WSWATCH_SHADOW and zeroes the shadow at each kernel's entry.
+TEST_F(Watchdog, TheShadowFollowsEveryMbarrierChangeInTheFile) {
+  const std::string path = kFix + "/shadow.cu";
+  std::string text = slurp(path);
+  auto r = instrumentWatchdog(text, path, watchOptions());
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(r.shadow) << r.shadow_off;
+  EXPECT_EQ(r.text.rfind("#include \"wswatch_rt_shadow.cuh\"\n", 0), 0u);
+  EXPECT_NE(r.text.find("{ __wsw_kernel_init();"), std::string::npos);
+  auto src = linesOf(text), out = linesOf(r.text);
+  unsigned marked = 0;
+  for (size_t i = 0; i < src.size(); ++i) {
+    size_t m = src[i].find("// SHADOW ");
+    if (m == std::string::npos) continue;
+    ++marked;
+    const std::string &got = out[i + 2];  // the include and #line come first
+    std::istringstream want(src[i].substr(m + 10));
+    size_t at = 0;
+    for (std::string w; want >> w;) {
+      size_t p = got.find("__wsw_sh_" + w + "(", at);
+      ASSERT_NE(p, std::string::npos) << "line " << i + 1 << " wants " << w << ": " << got;
+      at = p + 1;
+    }
+    EXPECT_LT(at, got.find("asm volatile")) << "before the asm: " << got;
+  }
+  EXPECT_EQ(marked, 7u);
+  EXPECT_NE(r.text.find("__wsw_sh_init((unsigned long long)(&empty), 0, (unsigned)(128))"),
+            std::string::npos)
+      << "a generic address, a count operand";
+  EXPECT_NE(r.text.find("__wsw_sh_arrive((unsigned long long)(smem_u32(&empty)), 1, (unsigned)(1u))"),
+            std::string::npos)
+      << "an arrive's count";
+  if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed: instrumented, not compiled";
+  auto b = buildWatched(path, "sm_90a", cache);
+  EXPECT_TRUE(b.ok && b.instrumented) << b.log;
+}
+
+// The shadow is all or nothing: an mbarrier change it cannot follow turns it off for the program,
+// with the reason in the copy.
+TEST_F(Watchdog, AnMbarrierChangeOutOfTheShadowsSightTurnsItOff) {
+  const std::string base = slurp(kFix + "/shadow.cu");
+  const std::string anchor = "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");";
+  ASSERT_NE(base.find(anchor), std::string::npos);
+  struct Case {
+    const char *asm_line, *why;
+  } cases[] = {
+      {"asm volatile(\"{ .reg .pred p; elect.sync _|p, 0xffffffff; @p mbarrier.arrive.shared::cta.b64 "
+       "_, [%0]; }\" ::\"r\"(smem_u32(&full)));",
+       "a predicated mbarrier operation"},
+      {"asm volatile(\"mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\" "
+       "::\"r\"(smem_u32(&full)));",
+       "cannot follow: mbarrier.arrive.release.cluster.shared::cluster.b64"},
+      {"asm volatile(\"mbarrier.arrive_drop.shared::cta.b64 _, [%0];\" ::\"r\"(smem_u32(&full)));",
+       "arrive_drop"},
+      {"asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" ::\"r\"(smem_u32(&full) + "
+       "(unsigned)(out[0]++)));",
+       "cannot evaluate twice"},
+  };
+  for (auto &c : cases) {
+    std::string text = base;
+    text.replace(text.find(anchor), anchor.size(), anchor + " " + c.asm_line);
+    auto r = instrumentWatchdog(text, kFix + "/shadow.cu", watchOptions());
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_FALSE(r.shadow) << c.asm_line;
+    EXPECT_NE(r.shadow_off.find(c.why), std::string::npos) << r.shadow_off;
+    EXPECT_EQ(r.text.find("__wsw_sh_"), std::string::npos);
+    EXPECT_NE(r.text.find("// mbarrier shadow: off (line "), std::string::npos);
+  }
+}
+
+// What the shadow's counts say of a parked warp, in the emulator's words: arrivals / count phases
+// are complete; if that number has the parity waited for, the phase waited on is the next one
+// (none or partial arrivals), else the last complete one is held by transaction bytes.
+TEST(WatchRecords, TheShadowSaysHowFarTheBarrierGot) {
+  auto rec = [](int parity, const std::string &sh) {
+    WatchRecord r;
+    r.parity = parity;
+    std::istringstream in(sh);
+    std::string state;
+    in >> state;
+    r.shadow = state;
+    if (state == "init") in >> r.sh_count >> r.sh_arrivals >> r.sh_copies >> r.sh_tx;
+    return shadowState(r);
+  };
+  // count 1 (a full barrier fed by expect_tx): 3 arrivals, the arrivals of phases 0-2 are in
+  EXPECT_EQ(rec(0, "init 1 3 3 49152"), "tx") << "waiting on phase 2: its bytes are missing";
+  EXPECT_EQ(rec(0, "init 1 3 0 49152"), "tx-none") << "no bulk copy ever issued on it";
+  EXPECT_EQ(rec(1, "init 1 3 3 49152"), "none") << "waiting on phase 3: nothing arrived";
+  EXPECT_EQ(rec(1, "init 1 2 2 32768"), "tx");
+  EXPECT_EQ(rec(0, "init 1 2 2 32768"), "none");
+  // count 8 (one arrival per consumer warp): 13 arrivals = phase 0 complete, 5 of phase 1
+  EXPECT_EQ(rec(1, "init 8 13 0 0"), "partial");
+  EXPECT_EQ(rec(0, "init 8 16 0 0"), "none");
+  EXPECT_EQ(rec(0, "init 8 0 0 0"), "none");
+  EXPECT_EQ(rec(0, "uninit"), "uninit");
+  EXPECT_EQ(rec(-1, "init 8 13 0 0"), "") << "a token wait has no parity to reason from";
+  EXPECT_EQ(rec(0, ""), "") << "no shadow";
+
+  // in a signature and the evidence, and through the watch file
+  const std::string line =
+      "WSWATCH block=0,0,0 warp=4 lane=0 lanes=32 site=2 file=k.cu line=365 wait_line=128 "
+      "role=\"consumer\" bar=0x400 gbar=0x0 name=full idx=1 parity=1 iter=0 waited_ms=200.1 "
+      "sh=init sh_count=1 sh_arr=2 sh_copies=2 sh_tx=65552\n";
+  RunRecord r;
+  r.exit_code = 1;
+  r.err = line + "CUDA error: unspecified launch failure (719) at k.cu:10\n";
+  Verdict v = classifyRun(r, {});
+  EXPECT_EQ(v.detail, "hang/mbarrier");
+  EXPECT_EQ(v.signature, "hang:mbarrier:warpgroup1(tx,first)");
+  std::string evidence;
+  for (auto &e : v.evidence) evidence += e + "\n";
+  EXPECT_NE(evidence.find("since its init (count 1): 2 arrivals, 2 bulk copies, 65552 tx bytes "
+                          "announced (tx)"),
+            std::string::npos)
+      << evidence;
+  RunRecord u = r;
+  u.err = std::regex_replace(r.err, std::regex("sh=init.*"), "sh=uninit");
+  EXPECT_EQ(classifyRun(u, {}).signature, "hang:mbarrier:warpgroup1(uninit,first)")
+      << "a wait on an address no init touched is its own signature";
+
+  auto b = std::make_unique<wswatch_buf_t>();
+  std::memset(b.get(), 0, sizeof(wswatch_buf_t));
+  b->magic = WSWATCH_MAGIC;
+  b->version = WSWATCH_VERSION;
+  b->nsites = 3;
+  std::strcpy(b->file, "k.cu");
+  auto &x = b->recs[0];
+  x.site = 2;
+  x.warp = 4;
+  x.lanes = 32;
+  x.parity = 1;
+  x.iter = 0;
+  x.sh_state = WSWATCH_SH_INIT;
+  x.sh_count = 1;
+  x.sh_arrivals = 2;
+  x.sh_copies = 2;
+  x.sh_tx = 65552;
+  x.valid = WSWATCH_REC_VALID;
+  auto w = parseWatchRecords(decodeWatchBuffer(
+      std::string(reinterpret_cast<const char *>(b.get()), sizeof(wswatch_buf_t))));
+  ASSERT_EQ(w.records.size(), 1u);
+  EXPECT_EQ(w.records[0].shadow, "init");
+  EXPECT_EQ(w.records[0].sh_tx, 65552u);
+  EXPECT_EQ(watchSignature(w), "hang:mbarrier:warpgroup1(tx,first)");
 }
 
 // A warpgroup parked in a counted named barrier: hang/barrier, the signature naming the barrier,

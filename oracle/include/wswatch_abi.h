@@ -49,7 +49,18 @@ typedef struct {
   uint64_t waited_ns;  // how long it had waited
   uint32_t nb_count;   // named: the thread count the barrier waits for (idx is the barrier id)
   uint32_t nb_arrived; // named: the threads that had arrived in the phase it waited on
+  // mbarrier: what the copy's shadow (WSWATCH_SHADOW) saw at the waited address in this CTA
+  uint32_t sh_state;   // WSWATCH_SH_OFF | WSWATCH_SH_UNINIT | WSWATCH_SH_INIT
+  uint32_t sh_count;   // the count of the init
+  uint32_t sh_arrivals;  // arrivals since the init (each thread's, or an arrive's count)
+  uint32_t sh_copies;    // bulk copies issued with complete_tx on it since the init
+  uint64_t sh_tx;        // transaction bytes announced (expect_tx) since the init
 } wswatch_rec_t;
+
+#define WSWATCH_SH_OFF 0u     // no shadow: some mbarrier operation was out of the copy's sight
+#define WSWATCH_SH_UNINIT 1u  // no mbarrier.init in this CTA touched the waited address
+#define WSWATCH_SH_INIT 2u    // the shadow's counts are in the record
+#define WSWATCH_SHADOW_SLOTS 16
 
 // A warp inside a CTA barrier (bar.sync / barrier.sync / __syncthreads), which cannot be bounded:
 // its leading lane sets the slot before the barrier and clears it after. A warp still inside when

@@ -63,6 +63,8 @@ __device__ __forceinline__ unsigned long long __wsw_waited(const __wsw_state &s)
   return s.n >= 2 ? __wsw_now() - s.t0 : 0;
 }
 
+__device__ __forceinline__ void __wsw_sh_record(volatile wswatch_rec_t *r, unsigned smem);
+
 // Records the parked warp and traps. `addr` is a shared-window address when addr_is_shared,
 // else a generic pointer value (0: unknown).
 __device__ __forceinline__ void __wsw_fire(unsigned site, unsigned iter, int idx, unsigned long long addr,
@@ -111,6 +113,7 @@ __device__ __forceinline__ void __wsw_fire(unsigned site, unsigned iter, int idx
       r->kind = WSWATCH_REC_MBARRIER;
       r->bar_generic = gen;
       r->waited_ns = waited;
+      __wsw_sh_record(r, smem);
       __threadfence_system();
       r->valid = WSWATCH_REC_VALID;
     } else {
@@ -173,8 +176,7 @@ __device__ __forceinline__ void __wsw_bar_leave() {
 // the next phase, as in the hardware). Barriers without a count (__syncthreads, bar.sync 0) stay
 // hardware barriers, bracketed below: with early-exited threads the hardware counts only the
 // others, which a software count cannot know. The state lives in static shared memory, zeroed at
-// each kernel's entry (__wsw_nbar_init, inserted with a CTA barrier at the top of every kernel of
-// a file that has counted barriers).
+// each kernel's entry (__wsw_kernel_init below).
 struct __wsw_nbar_t {
   unsigned word;   // (phase << 16) | threads arrived in the current phase
   unsigned count;  // the count of the latest arrival
@@ -183,13 +185,87 @@ __device__ __forceinline__ __wsw_nbar_t *__wsw_nbars() {
   __shared__ __wsw_nbar_t bars[WSWATCH_NBARS];
   return bars;
 }
-__device__ __forceinline__ void __wsw_nbar_init() {
+
+// The mbarrier shadow (the copy defines WSWATCH_SHADOW when every mbarrier operation of the
+// program is an asm statement of the user's file it can see): each init, arrival, expect_tx and
+// complete_tx bulk copy also counts into a per-CTA table in shared memory, so that a parked warp
+// can say how far the barrier it waits on got, which the hardware's barrier word does not tell
+// (its layout is not documented). One slot per barrier address, first come first served.
+struct __wsw_shadow_t {
+  unsigned addr;  // shared-window address; 0: a free slot
+  unsigned count, arrivals, copies;
+  unsigned long long tx;
+};
+__device__ __forceinline__ __wsw_shadow_t *__wsw_shadows() {
+  __shared__ __wsw_shadow_t tab[WSWATCH_SHADOW_SLOTS];
+  return tab;
+}
+// A shared-window address from an asm operand: `shared` when the instruction names .shared (the
+// operand is already one), else a generic pointer (0 when it is not in shared memory).
+__device__ __forceinline__ unsigned __wsw_smem(unsigned long long a, int shared) {
+  if (shared) return (unsigned)a;
+  unsigned is_shared = 0;
+  asm volatile("{ .reg .pred p; isspacep.shared p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(is_shared) : "l"(a));
+  if (!is_shared) return 0;
+  unsigned long long s;
+  asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"(a));
+  return (unsigned)s;
+}
+__device__ __forceinline__ __wsw_shadow_t *__wsw_sh_find(unsigned smem) {
+  for (unsigned i = 0; i < WSWATCH_SHADOW_SLOTS; ++i)
+    if (*(volatile unsigned *)&__wsw_shadows()[i].addr == smem) return &__wsw_shadows()[i];
+  return nullptr;
+}
+__device__ __forceinline__ void __wsw_sh_init(unsigned long long a, int shared, unsigned count) {
+  unsigned smem = __wsw_smem(a, shared);
+  if (!smem) return;
+  __wsw_shadow_t *e = __wsw_sh_find(smem);
+  for (unsigned i = 0; !e && i < WSWATCH_SHADOW_SLOTS; ++i)
+    if (atomicCAS(&__wsw_shadows()[i].addr, 0u, smem) == 0u) e = &__wsw_shadows()[i];
+  if (!e) return;  // more barriers than slots: the others stay unknown (uninit at a wait)
+  e->count = count;
+  e->arrivals = 0;
+  e->copies = 0;
+  e->tx = 0;
+  __threadfence_block();
+}
+__device__ __forceinline__ void __wsw_sh_arrive(unsigned long long a, int shared, unsigned n) {
+  if (__wsw_shadow_t *e = __wsw_sh_find(__wsw_smem(a, shared))) atomicAdd(&e->arrivals, n);
+}
+__device__ __forceinline__ void __wsw_sh_expect(unsigned long long a, int shared, unsigned bytes) {
+  if (__wsw_shadow_t *e = __wsw_sh_find(__wsw_smem(a, shared))) atomicAdd(&e->tx, (unsigned long long)bytes);
+}
+__device__ __forceinline__ void __wsw_sh_copy(unsigned long long a, int shared) {
+  if (__wsw_shadow_t *e = __wsw_sh_find(__wsw_smem(a, shared))) atomicAdd(&e->copies, 1u);
+}
+// What a record says of the barrier at `smem`.
+__device__ __forceinline__ void __wsw_sh_record(volatile wswatch_rec_t *r, unsigned smem) {
+#ifdef WSWATCH_SHADOW
+  __wsw_shadow_t *e = smem ? __wsw_sh_find(smem) : nullptr;
+  r->sh_state = e ? WSWATCH_SH_INIT : WSWATCH_SH_UNINIT;
+  if (e) {
+    r->sh_count = *(volatile unsigned *)&e->count;
+    r->sh_arrivals = *(volatile unsigned *)&e->arrivals;
+    r->sh_copies = *(volatile unsigned *)&e->copies;
+    r->sh_tx = *(volatile unsigned long long *)&e->tx;
+  }
+#else
+  r->sh_state = WSWATCH_SH_OFF;
+#endif
+}
+
+// At every kernel's entry in a copy with counted named barriers or the shadow: their state zeroed,
+// then a CTA barrier (every thread is there at the entry) before any thread uses it.
+__device__ __forceinline__ void __wsw_kernel_init() {
   unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   unsigned n = blockDim.x * blockDim.y * blockDim.z;
   for (unsigned i = tid; i < WSWATCH_NBARS; i += n) {
     __wsw_nbars()[i].word = 0;
     __wsw_nbars()[i].count = 0;
   }
+#ifdef WSWATCH_SHADOW
+  for (unsigned i = tid; i < WSWATCH_SHADOW_SLOTS; i += n) __wsw_shadows()[i] = __wsw_shadow_t{0, 0, 0, 0, 0};
+#endif
   __syncthreads();
 }
 __device__ __noinline__ void __wsw_nbar_fire(unsigned site, unsigned iter, unsigned id, unsigned count,
@@ -222,6 +298,7 @@ __device__ __noinline__ void __wsw_nbar_fire(unsigned site, unsigned iter, unsig
       r->waited_ns = waited;
       r->nb_count = count;
       r->nb_arrived = arrived;
+      r->sh_state = WSWATCH_SH_OFF;
       __threadfence_system();
       r->valid = WSWATCH_REC_VALID;
     } else {
@@ -336,10 +413,18 @@ static __wsw_host_t &__wsw_host() {
   return *g;
 }
 
-static std::string __wsw_named_fields(const wswatch_rec_t &r) {  // " nbar=1 count=160 arrived=128"
-  if (r.kind != WSWATCH_REC_NAMED) return "";
-  char b[80];
-  std::snprintf(b, sizeof b, " nbar=%d count=%u arrived=%u", r.idx, r.nb_count, r.nb_arrived);
+// " nbar=1 count=160 arrived=128"; " sh=init sh_count=1 sh_arr=3 sh_copies=3 sh_tx=49152"
+static std::string __wsw_named_fields(const wswatch_rec_t &r) {
+  char b[160];
+  if (r.kind == WSWATCH_REC_NAMED)
+    std::snprintf(b, sizeof b, " nbar=%d count=%u arrived=%u", r.idx, r.nb_count, r.nb_arrived);
+  else if (r.sh_state == WSWATCH_SH_UNINIT)
+    std::snprintf(b, sizeof b, " sh=uninit");
+  else if (r.sh_state == WSWATCH_SH_INIT)
+    std::snprintf(b, sizeof b, " sh=init sh_count=%u sh_arr=%u sh_copies=%u sh_tx=%llu", r.sh_count,
+                  r.sh_arrivals, r.sh_copies, (unsigned long long)r.sh_tx);
+  else
+    b[0] = 0;
   return b;
 }
 

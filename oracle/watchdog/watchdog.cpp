@@ -508,6 +508,142 @@ std::optional<NamedBarrierAsm> namedBarrierAsm(const std::string &t) {
   return NamedBarrierAsm{m[3] == "sync", m[5], m[6]};
 }
 
+// The mbarrier operations of an asm template that change a barrier's state, for the copy's
+// shadow (wswatch_rt.cuh, WSWATCH_SHADOW): what each does and its operands as tokens ("%1", "1").
+// `unsupported` names the first one the shadow cannot follow: a predicated one (it may run on
+// one lane of the 32 that execute the statement), a remote or multicast one (another CTA's
+// barrier), arrive_drop and the like (they change the count), an address that is not a plain
+// operand.
+struct ShadowOp {
+  enum K { Init, Arrive, Expect, Copy } k;
+  std::string addr, n;  // n: init count, arrive count, expect_tx bytes ("" for a copy)
+  bool shared = false;  // the address is a shared-window address (.shared in the opcode)
+};
+struct ShadowOps {
+  std::vector<ShadowOp> ops;
+  std::string unsupported;
+};
+ShadowOps shadowOps(const std::string &t) {
+  ShadowOps r;
+  std::vector<std::string> insns;
+  std::string cur;
+  for (char c : t) {  // a { } block's braces stay with its first and last instructions
+    if (c == ';' || c == '\n') {
+      insns.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  insns.push_back(cur);
+  static const std::regex ws(R"(^[\s{}]+|[\s{}]+$)");
+  static const std::regex tok(R"(^(%\d+|\d+)$)");
+  auto operands = [](const std::string &ops) {
+    std::vector<std::string> parts;
+    std::string c;
+    int depth = 0;
+    for (char ch : ops) {
+      if (ch == '[' || ch == '{') ++depth;
+      if (ch == ']' || ch == '}') --depth;
+      if (ch == ',' && depth == 0) {
+        parts.push_back(std::regex_replace(c, std::regex(R"(^\s+|\s+$)"), ""));
+        c.clear();
+        continue;
+      }
+      c += ch;
+    }
+    parts.push_back(std::regex_replace(c, std::regex(R"(^\s+|\s+$)"), ""));
+    return parts;
+  };
+  auto addrOf = [&](const std::string &op, std::string *out) {
+    std::smatch m;
+    static const std::regex br(R"(^\[\s*(%\d+)\s*\]$)");
+    if (!std::regex_match(op, m, br)) return false;
+    *out = m[1];
+    return true;
+  };
+  for (auto &raw : insns) {
+    std::string in = std::regex_replace(raw, ws, "");
+    if (in.empty()) continue;
+    bool mb = in.find("mbarrier") != std::string::npos;
+    if (!mb) continue;
+    if (in.find("try_wait") != std::string::npos || in.find("test_wait") != std::string::npos ||
+        in.find("pending_count") != std::string::npos || in.find("mbarrier.inval") != std::string::npos)
+      continue;  // these read or end a barrier; none of them arrives
+    if (in[0] == '@') {
+      r.unsupported = "a predicated mbarrier operation: " + in;
+      return r;
+    }
+    size_t sp = in.find_first_of(" \t");
+    std::string opc = in.substr(0, sp);
+    auto ops = operands(sp == std::string::npos ? "" : in.substr(sp + 1));
+    bool shared = opc.find(".shared") != std::string::npos;
+    if (opc.find("multicast") != std::string::npos || opc.find("arrive_drop") != std::string::npos ||
+        opc.find("noComplete") != std::string::npos || opc.find(".noinc") != std::string::npos ||
+        opc.rfind("mbarrier.complete_tx", 0) == 0 ||
+        (opc.find("shared::cluster") != std::string::npos && opc.rfind("mbarrier.", 0) == 0)) {
+      r.unsupported = "an mbarrier operation the shadow cannot follow: " + opc;
+      return r;
+    }
+    ShadowOp o;
+    o.shared = shared;
+    bool ok = false;
+    if (opc.rfind("mbarrier.init", 0) == 0 && ops.size() == 2) {
+      o.k = ShadowOp::Init;
+      o.n = ops[1];
+      ok = addrOf(ops[0], &o.addr);
+    } else if (opc.rfind("mbarrier.arrive.expect_tx", 0) == 0 && ops.size() == 3) {
+      ok = addrOf(ops[1], &o.addr);
+      ShadowOp a = o;
+      a.k = ShadowOp::Arrive;
+      a.n = "1";
+      o.k = ShadowOp::Expect;
+      o.n = ops[2];
+      if (ok) r.ops.push_back(a);
+    } else if (opc.rfind("mbarrier.arrive", 0) == 0 && (ops.size() == 2 || ops.size() == 3)) {
+      o.k = ShadowOp::Arrive;
+      o.n = ops.size() == 3 ? ops[2] : "1";
+      ok = addrOf(ops[1], &o.addr);
+    } else if (opc.rfind("mbarrier.expect_tx", 0) == 0 && ops.size() == 2) {
+      o.k = ShadowOp::Expect;
+      o.n = ops[1];
+      ok = addrOf(ops[0], &o.addr);
+    } else if (opc.rfind("cp.async.mbarrier.arrive", 0) == 0 && ops.size() == 1) {
+      o.k = ShadowOp::Arrive;
+      o.n = "1";
+      ok = addrOf(ops[0], &o.addr);
+    } else if (opc.rfind("cp.async.bulk", 0) == 0 &&
+               opc.find("mbarrier::complete_tx") != std::string::npos) {
+      o.k = ShadowOp::Copy;
+      o.shared = true;  // the barrier operand of a bulk copy is in the shared window
+      size_t at = opc.find(".tensor") != std::string::npos ? 2 : 3;
+      ok = ops.size() > at && addrOf(ops[at], &o.addr);
+    } else if (opc.rfind("tcgen05.commit", 0) == 0 &&
+               opc.find("mbarrier::arrive::one") != std::string::npos && ops.size() == 1) {
+      o.k = ShadowOp::Arrive;
+      o.n = "1";
+      ok = addrOf(ops[0], &o.addr);
+    } else {
+      continue;  // no state change the shadow counts (a fence, a wait)
+    }
+    if (ok && !o.n.empty() && !std::regex_match(o.n, tok)) ok = false;
+    if (!ok) {
+      r.unsupported = "an mbarrier operand the shadow cannot read: " + in;
+      return r;
+    }
+    r.ops.push_back(o);
+  }
+  return r;
+}
+
+// Whether an asm template (anywhere in the program) changes an mbarrier's state.
+bool changesMbarrier(const std::string &t) {
+  for (const char *w : {"mbarrier.init", "mbarrier.arrive", "mbarrier.expect_tx", "complete_tx",
+                        "mbarrier::arrive", "arrive_drop"})
+    if (t.find(w) != std::string::npos) return true;
+  return false;
+}
+
 bool isWaitAsm(const std::string &t) {
   return t.find("mbarrier.try_wait") != std::string::npos ||
          t.find("mbarrier.test_wait") != std::string::npos;
@@ -694,6 +830,8 @@ class Rewriter {
     for (auto *side : {host, dev})
       if (side && side->ast) hostHooks(side->ast->getASTContext());
     res.sites = sites_;
+    res.shadow = shadow_;
+    res.shadow_off = shadow_off_;
     res.warnings = warnings_;
     res.text = assemble();
     res.ok = true;
@@ -788,9 +926,13 @@ class Rewriter {
     std::vector<const clang::GCCAsmStmt *>
         bar_asms;  // bar.sync / barrier.sync without a count: bracketed, not bounded
     std::vector<const clang::GCCAsmStmt *> named_asms;  // counted: a bounded software barrier
+    std::vector<const clang::GCCAsmStmt *> state_asms;  // change an mbarrier (the shadow's)
+    std::vector<const clang::GCCAsmStmt *> outside_state_asms;  // the same, in headers
     bool VisitGCCAsmStmt(clang::GCCAsmStmt *a) {
-      if (!rw.inMainFile(a->getBeginLoc())) return true;
       std::string t = a->getAsmString();
+      if (changesMbarrier(t))
+        (rw.inMainFile(a->getBeginLoc()) ? state_asms : outside_state_asms).push_back(a);
+      if (!rw.inMainFile(a->getBeginLoc())) return true;
       if (isWaitAsm(t))
         asms.push_back(a);
       else if (namedBarrierAsm(t))
@@ -889,7 +1031,10 @@ class Rewriter {
       add(r->begin, r->size(), rep);
       ++named_sites_;
     }
-    if (named_sites_ == 0) return;
+  }
+  // Every kernel zeroes the named barriers' and the shadow's state at its entry.
+  void planKernelInit() {
+    if (named_sites_ == 0 && !shadow_) return;
     struct K : clang::RecursiveASTVisitor<K> {
       Rewriter &rw;
       explicit K(Rewriter &r) : rw(r) {}
@@ -898,7 +1043,7 @@ class Rewriter {
         auto *body = llvm::dyn_cast<clang::CompoundStmt>(f->getBody());
         if (!body) return true;
         if (auto lb = mainFileOffset(*rw.ctx_, body->getLBracLoc()))
-          rw.add(*lb + 1, 0, " __wsw_nbar_init();");
+          rw.add(*lb + 1, 0, " __wsw_kernel_init();");
         return true;
       }
     } k(*this);
@@ -906,11 +1051,122 @@ class Rewriter {
   }
   unsigned named_sites_ = 0;
 
+  // ---- the mbarrier shadow -----------------------------------------------------------------
+  std::vector<const clang::GCCAsmStmt *> state_asms_;
+  std::string shadow_off_;  // why the copy has no shadow ("" when it has one)
+  bool shadow_ = false;
+
+  // Whether a function's body runs in the program: referenced, or a template with an
+  // instantiation that is.
+  static bool usedFunction(const clang::FunctionDecl *f) {
+    if (!f) return true;  // a lambda or a global initializer: assume so
+    if (f->isReferenced() || f->isUsed() || isKernel(f) || f->isMain()) return true;
+    if (auto *t = f->getDescribedFunctionTemplate())
+      for (auto *spec : t->specializations())
+        if (spec->isReferenced() || spec->isUsed()) return true;
+    if (auto *m = llvm::dyn_cast<clang::CXXMethodDecl>(f))
+      if (auto *rec = m->getParent(); rec && rec->getDescribedClassTemplate()) return true;
+    return false;
+  }
+
+  // The shadow follows every state change of every mbarrier or none: an arrival it cannot see
+  // (a header's asm, a library call, a predicated or remote one) would make its counts lie.
+  void shadowWhyNot(const Finder &fd) {
+    for (auto *a : fd.outside_state_asms)
+      if (usedFunction(enclosingFunction(a))) {
+        auto &sm = ctx_->getSourceManager();
+        shadow_off_ = "an mbarrier operation outside the file, in " +
+                      sm.getFilename(sm.getExpansionLoc(a->getBeginLoc())).str();
+        return;
+      }
+    for (auto *c : fd.calls) {
+      auto *def = calleeDef(c);
+      if (def && inMainFile(def->getBeginLoc())) continue;  // its asm is seen in the file
+      std::string n = calleeName(c);
+      for (const char *w : {"mbarrier_init", "mbarrier_arrive", "mbarrier_expect_tx",
+                            "cp_async_bulk", "barrier_arrive_tx", "tcgen05_commit"})
+        if (n.find(w) != std::string::npos) {
+          shadow_off_ = "a library call that changes an mbarrier: " + n;
+          return;
+        }
+      if (auto *mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(c))
+        if (auto *rec = mc->getRecordDecl()) {
+          std::string rn = rec->getQualifiedNameAsString();
+          if (rn.find("cuda::") != std::string::npos && rn.find("barrier") != std::string::npos) {
+            shadow_off_ = "a libcu++ barrier (" + rn + ")";
+            return;
+          }
+        }
+    }
+    if (fd.state_asms.empty()) {
+      shadow_off_ = "no mbarrier operation in the file";
+      return;
+    }
+    for (auto *a : fd.state_asms) {
+      auto ops = shadowOps(a->getAsmString());
+      if (!ops.unsupported.empty()) {
+        shadow_off_ = "line " + std::to_string(lineOfStmt(a)) + ": " + ops.unsupported;
+        return;
+      }
+      unsigned nout = a->getNumOutputs(), nin = a->getNumInputs();
+      for (auto &o : ops.ops)
+        for (const std::string *t : {&o.addr, &o.n}) {
+          if (t->empty() || (*t)[0] != '%') continue;
+          unsigned k = (unsigned)std::stoul(t->substr(1));
+          if (k < nout || k >= nout + nin ||
+              a->getInputExpr(k - nout)->HasSideEffects(*ctx_, /*possible effects*/ false)) {
+            shadow_off_ = "line " + std::to_string(lineOfStmt(a)) +
+                          ": an mbarrier operand the shadow cannot evaluate twice";
+            return;
+          }
+        }
+    }
+    shadow_ = true;
+  }
+
+  // Before each asm statement that changes an mbarrier: the same change, in the shadow.
+  void planShadow() {
+    if (!shadow_) return;
+    for (auto *a : state_asms_) {
+      auto ops = shadowOps(a->getAsmString());
+      unsigned nout = a->getNumOutputs();
+      auto expr = [&](const std::string &t) {
+        if (t[0] != '%') return t + "u";
+        unsigned k = (unsigned)std::stoul(t.substr(1));
+        return "(" + oneLine(textOf(a->getInputExpr(k - nout))) + ")";
+      };
+      std::string pre;
+      for (auto &o : ops.ops) {
+        std::string addr = "(unsigned long long)" + expr(o.addr) + ", " + (o.shared ? "1" : "0");
+        switch (o.k) {
+          case ShadowOp::Init:
+            pre += "__wsw_sh_init(" + addr + ", (unsigned)" + expr(o.n) + "); ";
+            break;
+          case ShadowOp::Arrive:
+            pre += "__wsw_sh_arrive(" + addr + ", (unsigned)" + expr(o.n) + "); ";
+            break;
+          case ShadowOp::Expect:
+            pre += "__wsw_sh_expect(" + addr + ", (unsigned)" + expr(o.n) + "); ";
+            break;
+          case ShadowOp::Copy:
+            pre += "__wsw_sh_copy(" + addr + "); ";
+            break;
+        }
+      }
+      if (!pre.empty()) {
+        pre.pop_back();
+        beforeStmt(a, pre);
+      }
+    }
+  }
+
   void collect() {
     Finder fd(*this);
     fd.TraverseDecl(ctx_->getTranslationUnitDecl());
     bracketBarriers(fd);
     named_asms_ = fd.named_asms;
+    state_asms_ = fd.state_asms;
+    shadowWhyNot(fd);
     calls_ = fd.calls;
     // single-shot try helpers: a user function with a wait asm that is not inside a loop
     for (auto *a : fd.asms) {
@@ -1351,6 +1607,8 @@ class Rewriter {
 
   void plan() {
     planNamedBarriers();
+    planShadow();
+    planKernelInit();
     // 1. the waits themselves
     for (auto &pr : prims_) {
       if (pr.k == Prim::AsmLoop) {
@@ -1550,10 +1808,13 @@ class Rewriter {
     }
     body += src_.text.substr(pos);
     std::string abs = fs::absolute(path_).string();
-    std::string out =
-        "#include \"" + opt_.runtime_include + "\"\n#line 1 \"" + cEscape(abs) + "\"\n" + body;
+    std::string rt = opt_.runtime_include;  // wswatch_rt.cuh, or its shadow variant beside it
+    if (shadow_) rt = rt.substr(0, rt.size() - std::string(".cuh").size()) + "_shadow.cuh";
+    std::string out = "#include \"" + rt + "\"\n#line 1 \"" + cEscape(abs) + "\"\n" + body;
     if (!out.empty() && out.back() != '\n') out += "\n";
     out += "// ---- wsreduce watchdog: the wait sites of this file ----\n";
+    out += "// mbarrier shadow: " + (shadow_ ? std::string("on") : "off (" + oneLine(shadow_off_) + ")") +
+           "\n";
     out += "static const wswatch_site_t __wsw_site_tab[] = {\n";
     if (sites_.empty()) out += "  {0u, 0u, \"\", \"\", \"\", \"\"},\n";
     for (auto &s : sites_) {

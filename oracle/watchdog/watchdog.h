@@ -55,6 +55,10 @@ struct WatchResult {
   std::string text;                   // the instrumented copy
   std::vector<WatchSite> sites;       // indexed by id
   std::vector<std::string> warnings;  // waits seen but not bounded, with the reason
+  // The mbarrier shadow (wswatch_rt.cuh): on when the copy follows every state change of every
+  // mbarrier; else why not.
+  bool shadow = false;
+  std::string shadow_off;
 };
 
 // Instruments `text` (the contents of `path`). Never throws; ok=false with a reason when the file
