@@ -130,8 +130,17 @@ BuildRecord buildFor(const std::string &source, const OracleOptions &opt) {
 
 static Verdict judgeBuiltOn(const BuildRecord &b, const OracleOptions &opt);
 
+size_t matrixPick(const std::vector<Verdict> &vs) {
+  auto ub = [](const Verdict &v) { return v.detail.rfind("crash/ub-", 0) == 0; };
+  for (size_t i = 0; i < vs.size(); ++i)
+    if (ub(vs[i])) return i;
+  for (size_t i = 0; i < vs.size(); ++i)
+    if (vs[i].symptom != "pass") return i;
+  return 0;
+}
+
 // The emu backend: one run per policy (deterministic: a repeat would show the same), the verdict
-// of the first policy that fails, and what every policy showed.
+// matrixPick chooses, and what every policy showed.
 static Verdict judgeEmu(const BuildRecord &b, const OracleOptions &opt) {
   std::vector<std::string> pols =
       opt.policies.empty() ? std::vector<std::string>{"eager"} : opt.policies;
@@ -146,12 +155,7 @@ static Verdict judgeEmu(const BuildRecord &b, const OracleOptions &opt) {
     vs.push_back(judgeBuiltOn(b, o));
     if (!b.ok) break;  // a translation or compile failure is the same under every policy
   }
-  size_t pick = 0;
-  for (size_t i = 0; i < vs.size(); ++i)
-    if (vs[i].symptom != "pass") {
-      pick = i;
-      break;
-    }
+  const size_t pick = matrixPick(vs);
   Verdict v = vs[pick];
   v.backend = "emu";
   double total = 0;

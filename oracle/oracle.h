@@ -26,8 +26,8 @@ struct OracleOptions {
   // Clang and the emulator out of wsr_oracle.
   std::function<BuildRecord(const std::string &source_path, const BuildOptions &)> emu_build;
   // emu: the async timing policies to run (eager, reads-late, completions-late); more than one is
-  // the policy matrix: each policy one run (the emulator is deterministic), the verdict is the
-  // first policy's that shows a failure, and Verdict::policies records what each one showed.
+  // the policy matrix: each policy one run (the emulator is deterministic), the verdict is
+  // matrixPick's (UB first), and Verdict::policies records what each one showed.
   std::vector<std::string> policies = {"eager"};
   // emu: build with nvcc first and make its compile errors the verdict (the emulator compiles the
   // program with g++ and never sees a ptxas error); the runs stay on the emulator.
@@ -79,6 +79,11 @@ BuildRecord buildFor(const std::string &source, const OracleOptions &opt);
 
 // The emulator's async timing policies, in matrix order.
 const std::vector<std::string> &emuPolicies();
+
+// Which policy's verdict a policy matrix reports: the first that found undefined behaviour
+// (crash/ub-*), which outranks a hang or a wrong result under another policy, since those are
+// what the UB did under that timing; else the first that fails; else the first.
+size_t matrixPick(const std::vector<Verdict> &per_policy);
 
 // A --policy argument ("matrix" or a comma list of policies); false with the sentence in *err.
 bool parsePolicies(const std::string &arg, std::vector<std::string> *out, std::string *err);

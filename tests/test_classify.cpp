@@ -1,6 +1,7 @@
 // The classifier is a pure function: what a build and its runs produced -> a Verdict.
 // Each test is a recorded or synthetic run, the verdict it must get, and why.
 #include "classify.h"
+#include "oracle.h"
 #include "process.h"
 
 #include <gtest/gtest.h>
@@ -425,4 +426,24 @@ TEST(ClassifyRecorded, EveryRecordedRunGetsItsExpectedVerdict) {
     ++n;
   }
   if (n == 0) GTEST_SKIP() << "no recorded runs under " << dir;
+}
+
+// The policy matrix that taught the rule: a ring whose producer never flips its phase hangs under
+// one timing and over-arrives under the others; the H200 traps. The UB is the bug, the hang is
+// what it did under eager, so the UB is the verdict, whatever order the policies ran in.
+TEST(PolicyMatrix, UbUnderAnyPolicyOutranksAHangOrAWrongResultUnderAnother) {
+  auto v = [](const std::string &detail) {
+    Verdict x;
+    x.detail = detail;
+    x.symptom = detail.substr(0, detail.find('/'));
+    return x;
+  };
+  EXPECT_EQ(matrixPick({v("hang/mbarrier"), v("crash/ub-over-arrival"), v("crash/ub-over-arrival")}),
+            1u);
+  EXPECT_EQ(matrixPick({v("wrong/row-stripe"), v("pass"), v("crash/ub-proxy-unfenced")}), 2u);
+  EXPECT_EQ(matrixPick({v("pass"), v("wrong/row-stripe"), v("hang/mbarrier")}), 1u)
+      << "no UB: the first failure";
+  EXPECT_EQ(matrixPick({v("pass"), v("pass"), v("pass")}), 0u);
+  EXPECT_EQ(matrixPick({v("crash/illegal-address"), v("crash/ub-over-arrival")}), 1u)
+      << "a crash that is not UB does not outrank it either";
 }
