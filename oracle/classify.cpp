@@ -889,6 +889,10 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
           "killed after the timeout (" + std::to_string((long)r.wall_ms) +
           " ms) although the watchdog recorded the warps below: the others sat in bar.sync / "
           "__syncthreads, which cannot be bounded");
+    if (r.ended_after_watchdog)
+      v.evidence.push_back(
+          "the program had not ended 1.5 s after the watchdog fired: the oracle ended it (its "
+          "records were in)");
     for (auto &e : watchEvidence(watch)) v.evidence.push_back(e);
     double waited = 0;
     for (auto &rec : watch.records) waited = std::max(waited, rec.waited_ms);

@@ -7,8 +7,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstddef>
 #include <filesystem>
+#include <memory>
+#include <optional>
+
+#include <fcntl.h>
 #include <unistd.h>
+
+#include "include/wswatch_abi.h"
 
 namespace fs = std::filesystem;
 
@@ -38,6 +45,28 @@ double calibratedTimeout(double observed_ms, double k, double floor_s, double ca
 
 // One run; with the watchdog's copy, the program gets a watch file (WSWATCH_FILE) whose records
 // survive a trap or a kill, decoded into RunRecord::watch.
+
+// RunOptions::over for an instrumented run: true a while after the watchdog's `fired` flag is set
+// in the watch file. By then every parked warp has recorded (the firing warp waits a grace period
+// for the others before it traps) and a program that ends normally after a trap has ended.
+static constexpr double kAfterFireS = 1.5;
+static std::function<bool()> watchFired(const std::string &path) {
+  auto seen = std::make_shared<std::optional<std::chrono::steady_clock::time_point>>();
+  return [path, seen] {
+    if (!*seen) {
+      int fd = ::open(path.c_str(), O_RDONLY);
+      if (fd < 0) return false;
+      uint32_t fired = 0;
+      bool got = ::pread(fd, &fired, sizeof fired, offsetof(wswatch_buf_t, fired)) ==
+                 (ssize_t)sizeof fired;
+      ::close(fd);
+      if (!got || !fired) return false;
+      *seen = std::chrono::steady_clock::now();
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - **seen).count() >
+           kAfterFireS;
+  };
+}
 // One run, started now (gated when ro.gate_library is set: GatedRun) and finished by finish().
 struct PendingRun {
   std::string dir;  // the watchdog's record file lives here
@@ -46,7 +75,10 @@ struct PendingRun {
     RunOptions o = ro;
     if (b.instrumented) {
       dir = makeTempDir("wswatch.");
-      if (!dir.empty()) o.env_set["WSWATCH_FILE"] = dir + "/watch.bin";
+      if (!dir.empty()) {
+        o.env_set["WSWATCH_FILE"] = dir + "/watch.bin";
+        o.over = watchFired(dir + "/watch.bin");
+      }
     }
     g = std::make_unique<GatedRun>(argv, o);
   }

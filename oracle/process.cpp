@@ -475,15 +475,20 @@ RunRecord supervise(Child &ch, const RunOptions &opt) {
     poll.expires_after(std::chrono::milliseconds(50));
     poll.async_wait([&](bp::error_code e) {
       if (e || exited) return;
-      if (cancel->load()) {
+      if (cancel && cancel->load()) {
         rec.cancelled = rec.timed_out = true;
+        ::kill(-pgid, SIGKILL);
+        return;
+      }
+      if (opt.over && opt.over()) {
+        rec.ended_after_watchdog = true;
         ::kill(-pgid, SIGKILL);
         return;
       }
       watchCancel();
     });
   };
-  if (cancel) watchCancel();
+  if (cancel || opt.over) watchCancel();
   // A process that left its group (setsid) may still hold our pipes after the kill:
   // give the pipes a short grace period after the program ends, then stop reading.
   asio::steady_timer grace(ctx);
@@ -532,7 +537,7 @@ RunRecord supervise(Child &ch, const RunOptions &opt) {
   // killAllRunning() (Ctrl-C) killed it: the tool's doing, never the program's failure.
   if (rec.signal == SIGKILL && interruptCount() != interrupts0)
     rec.cancelled = rec.timed_out = true;
-  if (rec.timed_out) rec.signal = 0;  // the SIGKILL was ours, not the program's
+  if (rec.timed_out || rec.ended_after_watchdog) rec.signal = 0;  // our SIGKILL, not the program's
   rec.out = out.cap.str();
   rec.err = err.cap.str();
   rec.out_truncated = out.cap.truncated();

@@ -33,6 +33,12 @@ struct RunOptions {
   // GatedRun only: the gate library (gateLibrary() in keeper.h), preloaded into the program.
   // Empty: a GatedRun starts the program as runProcess would, at once.
   std::string gate_library;
+  // Polled every 50 ms while the program runs: once it says the run is over (the hang watchdog
+  // fired and its records are in), the program's group is killed and the run comes back with
+  // RunRecord::ended_after_watchdog. A program whose own exit path waits (a host-side timeout
+  // loop, a driver slow to tear down a trapped context while other contexts run) then costs the
+  // watchdog's bound, not its own timeout.
+  std::function<bool()> over;
 };
 
 // Runs `argv[0]` (a path, or a name looked up in PATH) with the rest as arguments.

@@ -120,6 +120,7 @@ json::Value toJSON(const RunRecord &r) {
                       {"stderr_bytes", r.err_bytes},
                       {"watch", r.watch},
                       {"forensics", r.forensics},
+                      {"ended_after_watchdog", r.ended_after_watchdog},
                       {"timeout_s", r.timeout_s}};
 }
 
@@ -148,6 +149,7 @@ std::optional<RunRecord> runRecordFromJSON(const std::string &text, std::string 
   r.out_bytes = o->getInteger("stdout_bytes").value_or((long long)r.out.size());
   r.err_bytes = o->getInteger("stderr_bytes").value_or((long long)r.err.size());
   r.watch = str(*o, "watch");
+  r.ended_after_watchdog = o->getBoolean("ended_after_watchdog").value_or(false);
   r.forensics = str(*o, "forensics");
   r.timeout_s = o->getNumber("timeout_s").value_or(0);
   return r;

@@ -26,6 +26,9 @@ struct RunRecord {
   long long out_bytes = 0, err_bytes = 0;  // total bytes the program wrote
   std::string watch;      // the watchdog's records (WSWATCH lines decoded from its file), if any
   std::string forensics;  // what a timeout hook (cuda-gdb) printed before the kill
+  // Killed by the oracle after the hang watchdog had fired and recorded the parked warps
+  // (RunOptions::over): the run's verdict is in its records, its end was ours.
+  bool ended_after_watchdog = false;
   double timeout_s = 0;   // the timeout this run had
 };
 

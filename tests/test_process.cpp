@@ -78,6 +78,30 @@ TEST(Process, CancelFlagKillsTheRunSoonAndMarksItCancelled) {
       << "the flag belongs to the thread that set it, and it was cleared";
 }
 
+// A run whose hang the watchdog already recorded is over: the oracle ends it when RunOptions::over
+// says so, and the end is the oracle's (no signal, not a timeout), wherever the program would
+// have gone on waiting. On the H200, a candidate whose own exit path waited 10 s after the trap
+// held a slot for 10 s instead of 1.
+TEST(Process, ARunTheWatchdogAlreadyNamedIsEndedWithoutItsTimeout) {
+  RunOptions o;
+  o.timeout_s = 30;
+  const auto t0 = std::chrono::steady_clock::now();
+  o.over = [t0] { return std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(400); };
+  auto r = runProcess({bin("forever")}, o);
+  EXPECT_TRUE(r.ended_after_watchdog);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_FALSE(r.cancelled);
+  EXPECT_EQ(r.signal, 0) << "the SIGKILL was ours";
+  EXPECT_LT(r.wall_ms, 5000) << "ended soon after it was over, not at the 30 s timeout";
+  EXPECT_GE(r.wall_ms, 350);
+  RunOptions never;
+  never.timeout_s = 0.5;
+  never.over = [] { return false; };
+  auto t = runProcess({bin("forever")}, never);
+  EXPECT_TRUE(t.timed_out);
+  EXPECT_FALSE(t.ended_after_watchdog);
+}
+
 // Ctrl-C: killAllRunning() kills every run in flight. What it killed comes back cancelled, and the
 // verdict says so: never the program's hang or crash.
 TEST(Process, ARunKilledByAnInterruptIsCancelledNotTheProgramsFailure) {
