@@ -156,7 +156,9 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
       oo.confirm_plain = false;
       int g = takeGpu(&oo);
       if (g >= 0) r.gpu = opt_.gpus[(size_t)g];
-      Verdict v = judge(file, oo);
+      Verdict v = opt_.runs_per_gpu > 0 && resolveBackend(oo) == "gpu" && gpuPresent()
+                      ? runInTurn(buildFor(file, oo), oo, g)
+                      : judge(file, oo);
       releaseGpu(g);
       const auto judged = DeviceWatch::Clock::now();
       r.detail = v.detail;
@@ -307,6 +309,25 @@ TestResult Tester::test(const std::string &text) {
   }
   mine.set_value(r);
   return r;
+}
+
+Verdict Tester::runInTurn(const BuildRecord &b, const OracleOptions &oo, int g) {
+  const size_t slot = g < 0 ? 0 : (size_t)g;
+  {
+    std::unique_lock<std::mutex> l(run_m_);
+    if (running_.size() <= slot) running_.resize(slot + 1, 0);
+    // a candidate the search no longer needs stops waiting (its runs are then cancelled at once)
+    while (running_[slot] >= opt_.runs_per_gpu && !threadCancelled())
+      run_cv_.wait_for(l, std::chrono::milliseconds(50));
+    ++running_[slot];
+  }
+  Verdict v = judgeBuilt(b, oo);
+  {
+    std::lock_guard<std::mutex> l(run_m_);
+    --running_[slot];
+  }
+  run_cv_.notify_all();
+  return v;
 }
 
 int Tester::takeGpu(OracleOptions *oo) {

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <future>
 #include <memory>
+#include <condition_variable>
 #include <mutex>
 #include <functional>
 #include <optional>
@@ -37,6 +38,11 @@ struct TestOptions {
   // candidate runs on the one with the fewest candidates on it at that moment; empty: the
   // environment's device, as before.
   std::vector<std::string> gpus;
+  // GPU backend, on a machine with a GPU: at most this many candidates run on one GPU at a time
+  // (0: no limit); builds are not limited. Runs of hung candidates on one H200 gave 1.0 judgments
+  // a second one at a time and 1.1 sixteen at a time, with a median judgment of 1.0 s against
+  // 11.6 s (bench/results/2026-12-04-h200-concurrency/): more runs at once only wait longer.
+  int runs_per_gpu = 1;
   // Emu backend: an interesting candidate is judged again with its locals zeroed instead of the
   // pattern, and is interesting only when that verdict is the same. On the H200 a
   // reduction of gemm_k_loop_short removed every wgmma: the accumulator was never written, the
@@ -137,6 +143,12 @@ class Tester : public Judge {
   int original_launches_ = 0;
   std::mutex gpu_m_;
   std::vector<int> gpu_load_;  // candidates running on each of opt_.gpus
+  // TestOptions::runs_per_gpu: the runs on each GPU now (index g of opt_.gpus, or 0 for the one).
+  // `b` already built; returns the verdict of its runs, judged when a run slot is free.
+  Verdict runInTurn(const BuildRecord &b, const OracleOptions &oo, int g);
+  std::mutex run_m_;
+  std::condition_variable run_cv_;
+  std::vector<int> running_;
   // On the GPU backend, armed by judgeOriginal when the device is there: a candidate's failure
   // that the original never showed may be the device going away, not the candidate.
   DeviceWatch device_;

@@ -72,6 +72,11 @@ static cl::opt<std::string> Gpus(
              "(default on the GPU backend: every GPU of the host, unless CUDA_VISIBLE_DEVICES or "
              "--gpu says otherwise)"),
     cl::cat(Cat));
+static cl::opt<int> RunsPerGpu(
+    "runs-per-gpu", cl::init(1),
+    cl::desc("GPU backend: at most N candidates run on one GPU at a time (builds are not limited; "
+             "0: no limit)"),
+    cl::cat(Cat));
 static cl::opt<std::string> Confirm(
     "confirm",
     cl::desc("gpu: judge the reduced program (and, on the emulator, the original) on the GPU and "
@@ -226,6 +231,8 @@ static std::string requestFromFlags(const std::string &src, const std::string &t
              script.empty()) {
     if (int n = wsr::hostGpuCount(); n > 1) t.gpus = wsr::parseGpuList(std::to_string(n));
   }
+  if (RunsPerGpu < 0) return "--runs-per-gpu must be 0 (no limit) or more";
+  t.runs_per_gpu = RunsPerGpu;
   wsr::installWatchdog(o, src);  // a hang verdict in about a second, not at the timeout
   t.parse = wsr::parseOptionsFor(o.build);
   t.parse.includes = o.build.includes;  // the Tester adds the input's folder and the harness's
