@@ -218,6 +218,24 @@ static std::vector<const inject::InjectorInfo *> selected(const CampaignOptions 
   return out;
 }
 
+std::vector<PlanKey> planKeys(const CampaignOptions &o, std::string *err) {
+  std::vector<PlanKey> out;
+  auto injectors = selected(o, err);
+  if (injectors.empty()) return {};
+  for (auto &path : kernelFiles(o.kernels, err)) {
+    auto text = readFile(path);
+    if (!text) {
+      *err = path + " cannot be read";
+      return {};
+    }
+    std::string arch = inject::kernelArch(*text);
+    std::string khash = mutantHash(arch, o.oracle.build.defines, *text);
+    for (auto *inj : injectors)
+      if (arch == inj->arch) out.push_back({fs::path(path).filename().string(), khash, inj->name});
+  }
+  return out;
+}
+
 std::vector<MutantRow> plan(Store &store, const CampaignOptions &o,
                             const std::function<void(const std::string &)> &log, std::string *err) {
   std::vector<MutantRow> all;

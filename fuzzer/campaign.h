@@ -105,6 +105,14 @@ void parallelFor(size_t n, int jobs, const std::function<void(size_t)> &work,
 // Lists the kernels a --kernels argument names (directories: their *.cu, sorted).
 std::vector<std::string> kernelFiles(const std::vector<std::string> &args, std::string *err);
 
+// One (kernel, kernel content, injector) the plan covers: a row of the store's `plans` table.
+struct PlanKey {
+  std::string kernel, kernel_hash, injector;
+};
+// What plan() records for `o`, known without parsing (each kernel's arch and content, the
+// injectors for that arch): a shard whose store has every key has been planned in full.
+std::vector<PlanKey> planKeys(const CampaignOptions &o, std::string *err);
+
 // Plans the mutants (parsing each kernel unless the store already has its plan).
 std::vector<MutantRow> plan(Store &store, const CampaignOptions &o,
                             const std::function<void(const std::string &)> &log, std::string *err);

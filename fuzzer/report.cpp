@@ -614,7 +614,7 @@ ReportText buildReport(Store &store, const std::string &title, const std::vector
 }
 
 bool writeReport(const std::string &dbpath, const std::string &prefix, std::string *err,
-                 const std::string &explain_path) {
+                 const std::string &explain_path, const std::string &title) {
   std::vector<Explanation> ex;
   if (!explain_path.empty()) {
     auto t = readFile(explain_path);
@@ -626,7 +626,7 @@ bool writeReport(const std::string &dbpath, const std::string &prefix, std::stri
   }
   try {
     Store store(dbpath);
-    auto r = buildReport(store, "wsfuzz campaign report: " + dbpath, ex);
+    auto r = buildReport(store, "wsfuzz campaign report: " + (title.empty() ? dbpath : title), ex);
     if (!writeFileAtomic(prefix + ".md", r.markdown, err)) return false;
     if (!writeFileAtomic(prefix + ".html", r.html, err)) return false;
     return true;

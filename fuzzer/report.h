@@ -30,9 +30,10 @@ std::vector<Explanation> parseExplanations(const std::string &text);
 ReportText buildReport(Store &store, const std::string &title,
                        const std::vector<Explanation> &explanations = {});
 
-// Writes <prefix>.md and <prefix>.html; false with a sentence in *err.
+// Writes <prefix>.md and <prefix>.html; false with a sentence in *err. The title names `db`
+// unless `title` is given.
 bool writeReport(const std::string &db, const std::string &prefix, std::string *err,
-                 const std::string &explain_path = "");
+                 const std::string &explain_path = "", const std::string &title = "");
 
 // `wsfuzz compare`: the mutants both databases judged, side by side (Markdown): baselines,
 // agreement by class and detail, per injector, the disagreements, every mutant with the emulator's

@@ -2,17 +2,23 @@
 // mutant with the oracle, keep everything in SQLite, and report the confusion matrix.
 //   wsfuzz --kernels kernels/ --injectors all --repeat 3 -j 8 --db campaign.sqlite
 //   wsfuzz report campaign.sqlite -o report
+//   wsfuzz slurm submit --kernels kernels/ --shards 8 --dir /shared/c1 --partition gpu --gres gpu:1
+//   wsfuzz merge merged.sqlite --dir /shared/c1
 // Exit status: 0 done, 2 bad input, 130 interrupted (the same command resumes).
 #include "campaign.h"
+#include "merge.h"
 #include "report.h"
+#include "slurm.h"
 
 #include "flags.h"
 #include "oracle.h"
 
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/Format.h>
+#include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <thread>
@@ -22,7 +28,9 @@ namespace fs = std::filesystem;
 
 static cl::OptionCategory Cat("wsfuzz options");
 static cl::list<std::string> Positional(
-    cl::Positional, cl::desc("[report <campaign.sqlite> | compare <a.sqlite> <b.sqlite>]"),
+    cl::Positional,
+    cl::desc("[report <campaign.sqlite>... | compare <a.sqlite> <b.sqlite> | merge <out.sqlite> "
+             "<shard.sqlite>... | slurm submit|status|resume|cancel]"),
     cl::cat(Cat));
 static cl::list<std::string> Kernels(
     "kernels", cl::CommaSeparated, cl::desc("Reference kernels: a directory of .cu files or files"),
@@ -113,9 +121,48 @@ static cl::opt<std::string> Labels("labels",
 static cl::opt<std::string> Output(
     "o", cl::desc("report: output prefix (writes PREFIX.md and PREFIX.html)"), cl::cat(Cat));
 
+static cl::OptionCategory SlurmCat("wsfuzz slurm options (a campaign as a Slurm job array)");
+static cl::opt<int> Shards("shards", cl::init(0),
+                           cl::desc("slurm submit: array tasks, one shard of the mutants each"),
+                           cl::cat(SlurmCat));
+static cl::opt<std::string> Dir(
+    "dir",
+    cl::desc("slurm, merge: the campaign's shared directory (campaign.sbatch, campaign.json, "
+             "shard-<i>.sqlite, logs/), one every node can write"),
+    cl::cat(SlurmCat));
+static cl::opt<std::string> Partition("partition", cl::desc("slurm submit: sbatch --partition"),
+                                      cl::cat(SlurmCat));
+static cl::opt<std::string> Gres("gres",
+                                 cl::desc("slurm submit: sbatch --gres per task, e.g. gpu:1"),
+                                 cl::cat(SlurmCat));
+static cl::opt<std::string> TimeLimit(
+    "time", cl::desc("slurm submit: sbatch --time per task, e.g. 01:00:00"), cl::cat(SlurmCat));
+static cl::opt<int> ArrayLimit("array-limit", cl::init(0),
+                               cl::desc("slurm submit: at most this many tasks at once (--array "
+                                        "...%M)"),
+                               cl::cat(SlurmCat));
+static cl::opt<int> CpusPerTask("cpus-per-task", cl::init(0),
+                                cl::desc("slurm submit: sbatch --cpus-per-task (a task's -j "
+                                         "defaults to the CPUs Slurm gives it)"),
+                                cl::cat(SlurmCat));
+static cl::list<std::string> SbatchArg(
+    "sbatch-arg", cl::desc("slurm submit: one more sbatch option, e.g. --sbatch-arg=--account=x"),
+    cl::cat(SlurmCat));
+static cl::opt<bool> Wait("wait",
+                          cl::desc("slurm status: wait until no task is pending or running (exit "
+                                   "1 when a task ended with its shard incomplete)"),
+                          cl::cat(SlurmCat));
+static cl::opt<int> Task("task", cl::init(-1), cl::desc("slurm cancel: this task only"),
+                         cl::cat(SlurmCat));
+
 static int fail(const std::string &s, int code = 2) {
   llvm::errs() << "wsfuzz: " << s << "\n";
   return code;
+}
+
+static void log(const std::string &s) {
+  llvm::errs() << s << "\n";
+  llvm::errs().flush();
 }
 
 static void onSignal(int) {
@@ -162,22 +209,122 @@ static int compareCommand() {
   return 0;
 }
 
-// wsfuzz report <campaign.sqlite>: the Markdown and HTML report.
-static int reportCommand() {
-  if (Positional.size() != 2) return fail("usage: wsfuzz report <campaign.sqlite> [-o PREFIX]");
-  std::string db = Positional[1];
+// wsfuzz report <campaign.sqlite>...: the Markdown and HTML report; several databases (the
+// shards of one campaign) are merged first, into a temporary file.
+static int reportCommand(const std::string &tmp_root) {
+  if (Positional.size() < 2)
+    return fail("usage: wsfuzz report <campaign.sqlite> [<shard.sqlite>...] [-o PREFIX]");
+  std::vector<std::string> dbs(Positional.begin() + 1, Positional.end());
   std::error_code ec;
-  if (!fs::exists(db, ec)) return fail(db + " does not exist");
+  for (auto &db : dbs)
+    if (!fs::exists(db, ec)) return fail(db + " does not exist");
+  std::string db = dbs[0], title;
   std::string prefix =
-      Output.empty()
-          ? (fs::path(db).parent_path() / (fs::path(db).stem().string() + "-report")).string()
-          : Output.getValue();
+      Output.empty() ? (fs::path(db).parent_path() /
+                        ((dbs.size() > 1 ? std::string("campaign") : fs::path(db).stem().string()) +
+                         "-report"))
+                           .string()
+                     : Output.getValue();
   std::string err;
   if (!Explain.empty() && !fs::exists(Explain.getValue()))
     return fail("--explain " + Explain + " does not exist");
-  if (!wsr::fuzz::writeReport(db, prefix, &err, Explain)) return fail(err);
+  if (dbs.size() > 1) {
+    if (tmp_root.empty()) return fail("no temporary folder for the merged databases");
+    db = tmp_root + "/merged.sqlite";
+    wsr::fuzz::MergeResult mr;
+    if (!wsr::fuzz::mergeCampaigns(db, dbs, &mr, &err)) return fail(err);
+    for (auto &d : dbs) title += (title.empty() ? "" : " + ") + d;
+  }
+  if (!wsr::fuzz::writeReport(db, prefix, &err, Explain, title)) return fail(err);
   llvm::outs() << "wsfuzz: report " << prefix << ".md and " << prefix << ".html\n";
   return 0;
+}
+
+// wsfuzz merge <out.sqlite> [<in.sqlite>...] [--dir SHARED]: one campaign database.
+static int mergeCommand() {
+  if (Positional.size() < 2 || (Positional.size() < 3 && Dir.empty()))
+    return fail(
+        "usage: wsfuzz merge <out.sqlite> <shard.sqlite>... | wsfuzz merge <out.sqlite> "
+        "--dir SHARED");
+  std::vector<std::string> in(Positional.begin() + 2, Positional.end()), missing;
+  std::string err;
+  if (!Dir.empty()) {
+    auto shards = wsr::fuzz::slurm::shardDatabases(Dir, &missing, &err);
+    if (!err.empty()) return fail(err);
+    in.insert(in.end(), shards.begin(), shards.end());
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  wsr::fuzz::MergeResult r;
+  if (!wsr::fuzz::mergeCampaigns(Positional[1], in, &r, &err)) return fail(err);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (auto &m : missing) log("wsfuzz: note: " + m + " does not exist (its task never wrote it)");
+  for (auto &n : r.notes) log("wsfuzz: note: " + n);
+  for (auto &d : r.judged_twice) log("wsfuzz: judged in two inputs (overlapping shards?): " + d);
+  log(llvm::formatv("wsfuzz: merged {0} database(s) into {1} in {2:F2} s: {3} mutants, {4} with a "
+                    "verdict, {5} without{6}{7}",
+                    in.size(), Positional[1], s, r.mutants, r.verdicts, r.mutants - r.verdicts,
+                    r.judged_twice.empty()
+                        ? std::string()
+                        : ", " + std::to_string(r.judged_twice.size()) + " judged twice (one kept)",
+                    r.mutants > r.verdicts ? std::string("; `wsfuzz report` counts them as not yet "
+                                                         "judged")
+                                           : std::string())
+          .str());
+  return 0;
+}
+
+static std::string campaignFromFlags(wsr::fuzz::CampaignOptions &o);
+
+// wsfuzz slurm submit|status|resume|cancel: the campaign as a Slurm job array (fuzzer/slurm.h).
+static int slurmCommand(int argc, char **argv) {
+  const std::string usage =
+      "the slurm commands are `submit --shards N --dir SHARED <wsfuzz flags>`, `status --dir "
+      "SHARED [--wait]`, `resume --dir SHARED` and `cancel --dir SHARED [--task i]`";
+  if (Positional.size() != 2) return fail(usage);
+  const std::string sub = Positional[1];
+  if (sub != "submit" && sub != "status" && sub != "resume" && sub != "cancel")
+    return fail("unknown slurm command '" + sub + "'; " + usage);
+  if (Dir.empty()) return fail("give the campaign's shared directory: --dir SHARED");
+  std::error_code ec;
+  const std::string dir = fs::absolute(Dir.getValue(), ec).lexically_normal().string();
+  if (sub == "status") return wsr::fuzz::slurm::status(dir, Wait, log);
+  if (sub == "resume") return wsr::fuzz::slurm::resume(dir, log);
+  if (sub == "cancel") return wsr::fuzz::slurm::cancel(dir, Task, log);
+
+  wsr::fuzz::slurm::SubmitOptions so;
+  if (Shards < 1) return fail("--shards must be at least 1 (the number of array tasks)");
+  if (ArrayLimit < 0) return fail("--array-limit must be 0 (no limit) or more");
+  if (CpusPerTask < 0) return fail("--cpus-per-task must be 0 (Slurm's default) or more");
+  wsr::fuzz::CampaignOptions o;
+  if (std::string e = campaignFromFlags(o); !e.empty()) return fail(e);
+  const std::vector<std::string> own = {"shards", "dir",          "partition",  "gres",
+                                        "time",   "array-limit",  "sbatch-arg", "wait",
+                                        "task",   "cpus-per-task"};
+  if (std::string e = wsr::fuzz::slurm::taskArguments(argc, argv, own, &so.task_args); !e.empty())
+    return fail(e);
+  std::string err;
+  so.plan = wsr::fuzz::planKeys(o, &err);
+  if (!err.empty()) return fail(err);
+  so.dir = dir;
+  so.shards = Shards;
+  so.partition = Partition;
+  so.gres = Gres;
+  so.time_limit = TimeLimit;
+  so.array_limit = ArrayLimit;
+  so.cpus_per_task = CpusPerTask;
+  so.sbatch_args.assign(SbatchArg.begin(), SbatchArg.end());
+  so.reduce = Reduce;
+  so.wsfuzz = fs::read_symlink("/proc/self/exe", ec).string();
+  if (so.wsfuzz.empty()) so.wsfuzz = fs::absolute(argv[0], ec).string();
+  so.cwd = fs::current_path(ec).string();
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];  // quoted where a shell would need it, for the script's header
+    if (a.empty() || a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789_./:=,@%+-") != std::string::npos)
+      a = "'" + a + "'";
+    so.command += (i ? " " : "") + a;
+  }
+  return wsr::fuzz::slurm::submit(so, log);
 }
 
 // The flags, checked, as a campaign; "" or the one sentence that says what is wrong. Bad kernels
@@ -233,11 +380,6 @@ static std::string campaignFromFlags(wsr::fuzz::CampaignOptions &o) {
   return "";
 }
 
-static void log(const std::string &s) {
-  llvm::errs() << s << "\n";
-  llvm::errs().flush();
-}
-
 // --list-sites: every mutant the campaign would judge; a listing changes nothing on disk.
 static int listSites(const wsr::fuzz::CampaignOptions &o) {
   try {
@@ -255,19 +397,24 @@ static int listSites(const wsr::fuzz::CampaignOptions &o) {
 }
 
 int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions({&Cat, &wsr::oracleFlagCategory()});
+  cl::HideUnrelatedOptions({&Cat, &SlurmCat, &wsr::oracleFlagCategory()});
   if (!cl::ParseCommandLineOptions(
           argc, argv, "wsfuzz: inject handoff bugs into reference kernels and check the triage\n",
           &llvm::errs()))
     return 2;
+  // Before the run's temporary folder, which sets TMPDIR: sbatch hands the environment to the
+  // tasks, which outlive this process and its folder.
+  if (!Positional.empty() && Positional[0] == "slurm") return slurmCommand(argc, argv);
   wsr::RunTempRoot run_tmp;  // every temporary file of this run, gone with it
   if (ListInjectors) return listInjectors();
   if (!Positional.empty()) {
     if (Positional[0] == "compare") return compareCommand();
-    if (Positional[0] == "report") return reportCommand();
+    if (Positional[0] == "report") return reportCommand(run_tmp.path());
+    if (Positional[0] == "merge") return mergeCommand();
     return fail("unknown command '" + Positional[0] +
-                "' (the commands are `report <campaign.sqlite>` and `compare <a.sqlite> "
-                "<b.sqlite>`)");
+                "' (the commands are `report <campaign.sqlite>`, `compare <a.sqlite> "
+                "<b.sqlite>`, `merge <out.sqlite> <shard.sqlite>...` and `slurm "
+                "submit|status|resume|cancel`)");
   }
   wsr::fuzz::CampaignOptions o;
   if (std::string e = campaignFromFlags(o); !e.empty()) return fail(e);

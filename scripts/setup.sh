@@ -12,6 +12,7 @@ PACKAGES=(
   libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libncurses-dev  # static LLVM link
   xz-utils cvise
   ccache                                                  # a fresh clone reuses the objects built here (CMakeLists.txt)
+  slurm-wlm slurm-client munge                            # `wsfuzz slurm` and its test's private cluster (scripts/slurm-local.sh)
 )
 
 missing=()
