@@ -34,6 +34,7 @@ struct Row {
   const char *tool;
   std::vector<std::string> args;  // "$W" stands for the work folder
   const char *says;               // a phrase of the one sentence
+  std::map<std::string, std::string> env = {};  // set for the tool's run (PATH without Slurm)
 };
 
 class BadInput : public ::testing::TestWithParam<Row> {};
@@ -53,6 +54,10 @@ TEST_P(BadInput, IsOneSentenceExitTwoAndChangesNothing) {
                  nullptr, nullptr, nullptr);
     sqlite3_close(db);
   }
+  {  // a campaign already submitted to Slurm from this folder
+    fs::create_directories(w + "/camp");
+    writeFileAtomic(w + "/camp/campaign.json", "{\"format\": \"wsfuzz-slurm-campaign-1\"}\n");
+  }
   const auto before = snapshot(w);
   std::vector<std::string> argv = {tool(row.tool)};
   for (auto a : row.args) {
@@ -62,6 +67,7 @@ TEST_P(BadInput, IsOneSentenceExitTwoAndChangesNothing) {
   RunOptions o;
   o.timeout_s = 120;
   o.env_set["WSREDUCE_CACHE"] = std::string(WSR_BUILD_DIR) + "/test-cache";
+  for (auto &[k, v] : row.env) o.env_set[k] = v;
   auto r = runProcess(argv, o);
   std::string cmd;
   for (auto &a : argv) cmd += " " + a;
@@ -98,8 +104,11 @@ const Row kRows[] = {
     {"wsoracle", {"$W/k.cu", "--timeout", "-1"}, "--timeout must be"},
     {"wsoracle", {"$W/k.cu", "--sanitizer", "leakcheck"}, "--sanitizer must be"},
     {"wsfuzz", {"--kernels", "$W/none", "--db", "$W/c.sqlite"}, "does not exist"},
-    {"wsfuzz", {"--kernels", "$W/k.cu", "--db", "$W/c.sqlite", "--injectors", "x"}, "unknown injector"},
-    {"wsfuzz", {"--kernels", "$W/k.cu", "--db", "$W/c.sqlite", "--reduce-budget", "-5"},
+    {"wsfuzz",
+     {"--kernels", "$W/k.cu", "--db", "$W/c.sqlite", "--injectors", "x"},
+     "unknown injector"},
+    {"wsfuzz",
+     {"--kernels", "$W/k.cu", "--db", "$W/c.sqlite", "--reduce-budget", "-5"},
      "--reduce-budget must be"},
     {"wsfuzz", {"--kernels", "$W/k.cu", "--db", "$W/foreign.sqlite"}, "something else"},
     {"wsfuzz", {"--kernels", "$W/k.cu", "--db", "$W/corrupt.sqlite"}, "not a SQLite database"},
@@ -108,6 +117,39 @@ const Row kRows[] = {
     {"wsfuzz", {"report", "$W/corrupt.sqlite", "-o", "$W/rep"}, "not a SQLite database"},
     {"wsfuzz", {"compare", "$W/foreign.sqlite", "$W/corrupt.sqlite"}, "something else"},
     {"wsfuzz", {"frobnicate"}, "unknown command"},
+    // A campaign on Slurm: refused before anything is written or submitted.
+    {"wsfuzz",
+     {"slurm", "submit", "--kernels", "$W/k.cu", "--shards", "2", "--dir", "$W/shared"},
+     "sbatch was not found on PATH",
+     {{"PATH", "/nonexistent"}}},
+    {"wsfuzz",
+     {"slurm", "submit", "--kernels", "$W/k.cu", "--shards", "2", "--dir", "/proc/wsfuzz-shared"},
+     "cannot be written"},
+    {"wsfuzz",
+     {"slurm", "submit", "--kernels", "$W/k.cu", "--shards", "2", "--dir", "$W/camp"},
+     "already holds a campaign"},
+    {"wsfuzz",
+     {"slurm", "submit", "--kernels", "$W/k.cu", "--shards", "2", "--dir", "$W/s", "--db",
+      "$W/c.sqlite"},
+     "--db is set per task"},
+    {"wsfuzz",
+     {"slurm", "submit", "--kernels", "$W/k.cu", "--shards", "2", "--dir", "$W/s", "--shard",
+      "1/2"},
+     "--shard is set per task"},
+    {"wsfuzz", {"slurm", "submit", "--kernels", "$W/k.cu", "--dir", "$W/s"}, "--shards must be"},
+    {"wsfuzz",
+     {"slurm", "submit", "--kernels", "$W/none.cu", "--shards", "2", "--dir", "$W/s"},
+     "does not exist"},
+    {"wsfuzz", {"slurm"}, "the slurm commands are"},
+    {"wsfuzz", {"slurm", "launch", "--dir", "$W"}, "unknown slurm command"},
+    {"wsfuzz", {"slurm", "status", "--dir", "$W"}, "holds no campaign"},
+    {"wsfuzz", {"slurm", "resume", "--dir", "$W/camp/campaign.json"}, "holds no campaign"},
+    {"wsfuzz", {"merge", "$W/out.sqlite"}, "usage: wsfuzz merge"},
+    {"wsfuzz", {"merge", "$W/foreign.sqlite", "$W/corrupt.sqlite"}, "already exists"},
+    {"wsfuzz", {"merge", "$W/out.sqlite", "$W/foreign.sqlite"}, "something else"},
+    {"wsfuzz", {"merge", "$W/out.sqlite", "$W/none.sqlite"}, "does not exist"},
+    {"wsfuzz", {"merge", "$W/out.sqlite", "--dir", "$W"}, "holds no campaign"},
+    {"wsfuzz", {"report", "$W/foreign.sqlite", "$W/none.sqlite"}, "does not exist"},
 };
 
 INSTANTIATE_TEST_SUITE_P(AllTools, BadInput, ::testing::ValuesIn(kRows),
