@@ -539,15 +539,6 @@ void printView(const Campaign &c, const View &v) {
   os.flush();
 }
 
-std::string nowText() {
-  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char buf[32];
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string arraySpec(const std::vector<int> &tasks, int shards, int limit) {
   std::string s;
   if ((int)tasks.size() == shards && shards > 0) {
@@ -760,7 +751,7 @@ int submit(const SubmitOptions &o, const Log &log) {
   c.sbatch_args = o.sbatch_args;
   c.plan = o.plan;
   c.host = hostName();
-  c.submitted_at = nowText();
+  c.submitted_at = nowIso();
   std::string err;
   if (!writeFileAtomic(c.script, batchScript(o, c.name), &err)) {
     undo();
@@ -841,7 +832,7 @@ int resume(const std::string &dir, const Log &log) {
   std::string id =
       sbatch(c.script, c.cwd, {"--array=" + arraySpec(todo, c.shards, c.array_limit)}, &err);
   if (id.empty()) return fail(err);
-  c.jobs.push_back({id, todo, nowText()});
+  c.jobs.push_back({id, todo, nowIso()});
   if (!saveCampaign(c, &err)) {
     slurmTool({"scancel", id});
     return fail("cannot record the resubmission (" + err + "); job " + id + " was cancelled");

@@ -62,6 +62,9 @@ struct ReductionRow {
   double wall_s = 0;
 };
 
+// The time now, UTC, as 2026-12-04T21:35:28Z: what the store and the campaign files record.
+std::string nowIso();
+
 class Store {
  public:
   // Opens (creating the schema if needed); throws std::runtime_error with a sentence, also for

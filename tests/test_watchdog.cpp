@@ -514,6 +514,22 @@ TEST(WatchRecords, PassingRunsReportSitesThatNeverRan) {
   EXPECT_EQ(v.evidence.back(), "watchdog: 3 wait sites, never completed at lines 52");
 }
 
+// An empty watch buffer of this version for the file k.cu with `nsites` sites, and its records
+// decoded as the oracle reads a watch file.
+std::unique_ptr<wswatch_buf_t> watchBuffer(unsigned nsites) {
+  auto b = std::make_unique<wswatch_buf_t>();
+  std::memset(b.get(), 0, sizeof(wswatch_buf_t));
+  b->magic = WSWATCH_MAGIC;
+  b->version = WSWATCH_VERSION;
+  b->nsites = nsites;
+  std::strcpy(b->file, "k.cu");
+  return b;
+}
+WatchReport decoded(const wswatch_buf_t &b) {
+  return parseWatchRecords(
+      decodeWatchBuffer(std::string(reinterpret_cast<const char *>(&b), sizeof(wswatch_buf_t))));
+}
+
 TEST(WatchRecords, TheWatchFileDecodesIntoTheSameLines) {
   auto b = std::make_unique<wswatch_buf_t>();
   std::memset(b.get(), 0, sizeof(wswatch_buf_t));
@@ -765,12 +781,7 @@ TEST(WatchRecords, TheShadowSaysHowFarTheBarrierGot) {
   EXPECT_EQ(classifyRun(u, {}).signature, "hang:mbarrier:warpgroup1(uninit,first)")
       << "a wait on an address no init touched is its own signature";
 
-  auto b = std::make_unique<wswatch_buf_t>();
-  std::memset(b.get(), 0, sizeof(wswatch_buf_t));
-  b->magic = WSWATCH_MAGIC;
-  b->version = WSWATCH_VERSION;
-  b->nsites = 3;
-  std::strcpy(b->file, "k.cu");
+  auto b = watchBuffer(3);
   auto &x = b->recs[0];
   x.site = 2;
   x.warp = 4;
@@ -783,8 +794,7 @@ TEST(WatchRecords, TheShadowSaysHowFarTheBarrierGot) {
   x.sh_copies = 2;
   x.sh_tx = 65552;
   x.valid = WSWATCH_REC_VALID;
-  auto w = parseWatchRecords(decodeWatchBuffer(
-      std::string(reinterpret_cast<const char *>(b.get()), sizeof(wswatch_buf_t))));
+  auto w = decoded(*b);
   ASSERT_EQ(w.records.size(), 1u);
   EXPECT_EQ(w.records[0].shadow, "init");
   EXPECT_EQ(w.records[0].sh_tx, 65552u);
@@ -815,12 +825,7 @@ TEST(WatchRecords, ANamedBarrierHangNamesTheBarrierItsArrivalsAndCount) {
   o.err = std::regex_replace(o.err, std::regex("arrived=128"), "arrived=0");
   EXPECT_NE(classifyRun(o, {}).signature, v.signature);
 
-  auto b = std::make_unique<wswatch_buf_t>();
-  std::memset(b.get(), 0, sizeof(wswatch_buf_t));
-  b->magic = WSWATCH_MAGIC;
-  b->version = WSWATCH_VERSION;
-  b->nsites = 6;
-  std::strcpy(b->file, "k.cu");
+  auto b = watchBuffer(6);
   b->sites[5].line = 164;
   b->sites[5].wait_line = 93;
   auto &x = b->recs[0];
@@ -834,8 +839,7 @@ TEST(WatchRecords, ANamedBarrierHangNamesTheBarrierItsArrivalsAndCount) {
   x.nb_count = 160;
   x.nb_arrived = 128;
   x.valid = WSWATCH_REC_VALID;
-  auto w = parseWatchRecords(decodeWatchBuffer(
-      std::string(reinterpret_cast<const char *>(b.get()), sizeof(wswatch_buf_t))));
+  auto w = decoded(*b);
   ASSERT_EQ(w.records.size(), 1u);
   EXPECT_TRUE(w.records[0].named);
   EXPECT_EQ(w.records[0].idx, 1);
@@ -897,11 +901,7 @@ TEST(WatchRecords, ARoleInsideACtaBarrierIsWhereTheHangStarts) {
 }
 
 TEST(WatchRecords, TheWatchFileCarriesTheBarrierSlots) {
-  auto b = std::make_unique<wswatch_buf_t>();
-  std::memset(b.get(), 0, sizeof(wswatch_buf_t));
-  b->magic = WSWATCH_MAGIC;
-  b->version = WSWATCH_VERSION;
-  std::strcpy(b->file, "k.cu");
+  auto b = watchBuffer(0);
   b->in_bar[17] = {WSWATCH_IN_BAR | 193u, 2u, 0u, 0u};
   b->in_bar[18] = {193u, 2u, 1u, 0u};  // left the barrier: not reported
   std::string text = decodeWatchBuffer(

@@ -65,19 +65,64 @@ __device__ __forceinline__ unsigned long long __wsw_waited(const __wsw_state &s)
 
 __device__ __forceinline__ void __wsw_sh_record(volatile wswatch_rec_t *r, unsigned smem);
 
-// Records the parked warp and traps. `addr` is a shared-window address when addr_is_shared,
-// else a generic pointer value (0: unknown).
+// The record of the calling (part of a) warp, written by its leading lane: a free slot with the
+// fields every record has, or nullptr (no buffer, or every slot taken: counted as dropped).
+// __wsw_commit_rec publishes it and marks the buffer fired; then __wsw_grace_and_trap.
+__device__ __forceinline__ volatile wswatch_rec_t *__wsw_new_rec(unsigned site, unsigned iter, int idx,
+                                                                unsigned wait_line, unsigned long long waited,
+                                                                unsigned lane, unsigned mask) {
+  wswatch_buf_t *b = *(wswatch_buf_t *volatile *)&__wsw_buf;
+  if (!b) return nullptr;
+  unsigned slot = atomicAdd(&__wsw_slot, 1u);
+  volatile wswatch_buf_t *vb = b;
+  if (slot >= WSWATCH_MAX_RECS) {
+    vb->dropped = slot + 1 - WSWATCH_MAX_RECS;
+    return nullptr;
+  }
+  volatile wswatch_rec_t *r = &vb->recs[slot];
+  unsigned tid = threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y;
+  r->site = site;
+  r->block[0] = blockIdx.x;
+  r->block[1] = blockIdx.y;
+  r->block[2] = blockIdx.z;
+  r->warp = tid / 32;
+  r->lane = lane;
+  r->lanes = __popc(mask);
+  r->iter = iter;
+  r->idx = idx;
+  r->wait_line = wait_line;
+  r->waited_ns = waited;
+  return r;
+}
+__device__ __forceinline__ void __wsw_commit_rec(volatile wswatch_rec_t *r) {
+  wswatch_buf_t *b = *(wswatch_buf_t *volatile *)&__wsw_buf;
+  if (!b) return;
+  if (r) {
+    __threadfence_system();
+    r->valid = WSWATCH_REC_VALID;
+  }
+  ((volatile wswatch_buf_t *)b)->fired = 1;
+  __threadfence_system();
+}
+// Grace: the other parked warps see __wsw_fire_t and record within about 1 ms; then the trap.
+__device__ __forceinline__ void __wsw_grace_and_trap() {
+  unsigned long long t0 = *(volatile unsigned long long *)&__wsw_fire_t;
+  unsigned long long grace = __wsw_grace_ns ? __wsw_grace_ns : __wsw_bound_ns / 4;
+  if (grace < 20000000ull) grace = 20000000ull;
+  while (__wsw_now() - t0 < grace) __nanosleep(100000);
+  __trap();
+}
+
+// Records the warp parked on an mbarrier wait and traps. `addr` is a shared-window address when
+// addr_is_shared, else a generic pointer value (0: unknown).
 __device__ __forceinline__ void __wsw_fire(unsigned site, unsigned iter, int idx, unsigned long long addr,
                                         int addr_is_shared, unsigned parity, unsigned wait_line,
                                         unsigned long long waited) {
   unsigned mask = __activemask();
   unsigned lane;
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
-  unsigned leader = __ffs(mask) - 1;
-  unsigned long long now = __wsw_now();
-  atomicCAS(&__wsw_fire_t, 0ull, now);
-  wswatch_buf_t *b = *(wswatch_buf_t *volatile *)&__wsw_buf;
-  if (lane == leader && b) {
+  atomicCAS(&__wsw_fire_t, 0ull, __wsw_now());
+  if (lane == (unsigned)(__ffs(mask) - 1)) {
     unsigned smem = 0;
     unsigned long long gen = 0;
     if (addr_is_shared) {
@@ -93,41 +138,17 @@ __device__ __forceinline__ void __wsw_fire(unsigned site, unsigned iter, int idx
         smem = (unsigned)s64;
       }
     }
-    unsigned slot = atomicAdd(&__wsw_slot, 1u);
-    volatile wswatch_buf_t *vb = b;
-    if (slot < WSWATCH_MAX_RECS) {
-      volatile wswatch_rec_t *r = &vb->recs[slot];
-      unsigned tid = threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y;
-      r->site = site;
-      r->block[0] = blockIdx.x;
-      r->block[1] = blockIdx.y;
-      r->block[2] = blockIdx.z;
-      r->warp = tid / 32;
-      r->lane = lane;
-      r->lanes = __popc(mask);
-      r->bar_smem = smem;
-      r->parity = parity;
-      r->iter = iter;
-      r->idx = idx;
-      r->wait_line = wait_line;
+    volatile wswatch_rec_t *r = __wsw_new_rec(site, iter, idx, wait_line, waited, lane, mask);
+    if (r) {
       r->kind = WSWATCH_REC_MBARRIER;
+      r->bar_smem = smem;
       r->bar_generic = gen;
-      r->waited_ns = waited;
+      r->parity = parity;
       __wsw_sh_record(r, smem);
-      __threadfence_system();
-      r->valid = WSWATCH_REC_VALID;
-    } else {
-      vb->dropped = slot + 1 - WSWATCH_MAX_RECS;
     }
-    vb->fired = 1;
-    __threadfence_system();
+    __wsw_commit_rec(r);
   }
-  // Grace: the other parked warps see __wsw_fire_t and record within about 1 ms.
-  unsigned long long t0 = *(volatile unsigned long long *)&__wsw_fire_t;
-  unsigned long long grace = __wsw_grace_ns ? __wsw_grace_ns : __wsw_bound_ns / 4;
-  if (grace < 20000000ull) grace = 20000000ull;
-  while (__wsw_now() - t0 < grace) __nanosleep(100000);
-  __trap();
+  __wsw_grace_and_trap();
 }
 
 __device__ __forceinline__ void __wsw_done(unsigned site, unsigned *it) {
@@ -274,44 +295,20 @@ __device__ __noinline__ void __wsw_nbar_fire(unsigned site, unsigned iter, unsig
   unsigned lane;
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
   atomicCAS(&__wsw_fire_t, 0ull, __wsw_now());
-  wswatch_buf_t *b = *(wswatch_buf_t *volatile *)&__wsw_buf;
-  if (lane == (unsigned)(__ffs(mask) - 1) && b) {
-    unsigned slot = atomicAdd(&__wsw_slot, 1u);
-    volatile wswatch_buf_t *vb = b;
-    if (slot < WSWATCH_MAX_RECS) {
-      volatile wswatch_rec_t *r = &vb->recs[slot];
-      unsigned tid = threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y;
-      r->site = site;
-      r->block[0] = blockIdx.x;
-      r->block[1] = blockIdx.y;
-      r->block[2] = blockIdx.z;
-      r->warp = tid / 32;
-      r->lane = lane;
-      r->lanes = __popc(mask);
-      r->bar_smem = 0;
-      r->parity = 0xffffffffu;
-      r->iter = iter;
-      r->idx = (int)id;
-      r->wait_line = wait_line;
+  if (lane == (unsigned)(__ffs(mask) - 1)) {
+    volatile wswatch_rec_t *r = __wsw_new_rec(site, iter, (int)id, wait_line, waited, lane, mask);
+    if (r) {
       r->kind = WSWATCH_REC_NAMED;
+      r->bar_smem = 0;
       r->bar_generic = 0;
-      r->waited_ns = waited;
+      r->parity = 0xffffffffu;
       r->nb_count = count;
       r->nb_arrived = arrived;
       r->sh_state = WSWATCH_SH_OFF;
-      __threadfence_system();
-      r->valid = WSWATCH_REC_VALID;
-    } else {
-      vb->dropped = slot + 1 - WSWATCH_MAX_RECS;
     }
-    vb->fired = 1;
-    __threadfence_system();
+    __wsw_commit_rec(r);
   }
-  unsigned long long t0 = *(volatile unsigned long long *)&__wsw_fire_t;
-  unsigned long long grace = __wsw_grace_ns ? __wsw_grace_ns : __wsw_bound_ns / 4;
-  if (grace < 20000000ull) grace = 20000000ull;
-  while (__wsw_now() - t0 < grace) __nanosleep(100000);
-  __trap();
+  __wsw_grace_and_trap();
 }
 // One arrival of the calling warp at named barrier `id` for `count` threads; with `wait`, the warp
 // then waits (bounded) until the phase it arrived in completes. `site` and `it` as for the waits.
