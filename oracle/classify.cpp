@@ -668,12 +668,21 @@ std::optional<EmuVerdict> parseEmuVerdict(const std::string &text) {
 }
 
 std::string failureReport(const std::string &output) {
+  // A line that says the run failed (FAIL, FAILED) is the program's verdict; one that names a
+  // mismatch, a wrong or incorrect value is one element of it, printed before the verdict or on
+  // the other stream. The last verdict line wins, else the last element line.
   std::string found;
+  int found_rank = 0;
   for (auto &l : lines(output)) {
     const std::string x = lower(l);
-    if (contains(x, "fail") || contains(x, "mismatch") || contains(x, "wrong") ||
-        contains(x, "incorrect"))
+    const int rank = contains(x, "fail") ? 2
+                     : contains(x, "mismatch") || contains(x, "wrong") || contains(x, "incorrect")
+                         ? 1
+                         : 0;
+    if (rank > 0 && rank >= found_rank) {
       found = l;
+      found_rank = rank;
+    }
   }
   // As printed, but for its floating-point values (an error, a time), which a reordered sum or a
   // clock changes, as '#', and runs of blanks as one space. Its integers stay: the count of bad
@@ -702,6 +711,8 @@ std::string failureReport(const std::string &output) {
           break;
         }
       }
+      if (fp && !shape.empty() && (shape.back() == '-' || shape.back() == '+'))
+        shape.pop_back();  // a value's sign is the value's
       shape += fp ? std::string("#") : found.substr(i, j - i);
       i = j - 1;
     } else if (c == ' ' || c == '\t') {

@@ -331,6 +331,14 @@ TEST(ClassifyRun, AProgramsOwnFailureReportIsPartOfTheSignature) {
             "[x] FAIL");
   EXPECT_EQ(failureReport("max err 1.5e-03 mismatch at 7 after 0.25 s"),
             "max err # mismatch at 7 after # s");
+  // The outside GEMM with a wgmma race: its element lines on one stream, its verdict on the other,
+  // a value's sign changing from run to run. The verdict line is the report, and the sign goes
+  // with the value.
+  EXPECT_EQ(failureReport("RESULT FAIL bad=4096 of 131072 BADROWS 0-255\n"
+                          "mismatch C[0][4] = -3.5, expected -1.25"),
+            "RESULT FAIL bad=4096 of 131072 BADROWS 0-255");
+  EXPECT_EQ(failureReport("mismatch C[0][4] = -3.5, expected -1.25"),
+            failureReport("mismatch C[0][4] = 3.5, expected -1.25"));
 }
 
 TEST(ClassifyRun, MatchRegexMarksAnOtherwisePassingRun) {
