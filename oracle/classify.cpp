@@ -397,15 +397,6 @@ std::string decodeWatchBuffer(const std::string &bytes) {
   return out;
 }
 
-// "The same hang" for the reducer: which roles (warpgroups) are parked, and whether on their first
-// wait. Lines move and the iteration changes as the reducer shrinks the program and its shape, and
-// a barrier's name is what the source shows at the wait (a helper's parameter), so all of those
-// stay in the evidence. The emulator's signatures list the same roles and add how far each
-// parked-on barrier's phase had got (the WSEMU branch below), which a GPU cannot read.
-
-// A role whose every parked warp is on its first wait at that site (no phase of it completed for
-// that role) says so, as "warpgroup1(first)": the emulator's "first" (below), from the watchdog's
-// per-site iteration count.
 // A wait for parity P blocks while the barrier's current phase has parity P. With every arrival
 // counted and C per phase, k = arrivals / C phases have all their arrivals. If k has parity P the
 // phase waited on is phase k, with arrivals % C of its C; if not, phase k - 1 has all its arrivals
@@ -419,8 +410,14 @@ std::string shadowState(const WatchRecord &r) {
   return r.sh_copies == 0 ? "tx-none" : "tx";
 }
 
-// A warpgroup in a counted named barrier says which barrier, and how far its count got: the
-// arrivals are what keeps a reduction of a wrong count honest (a candidate that parks the same
+// "The same hang" for the reducer: which roles (warpgroups) are parked, and on what. Lines move
+// and the iteration changes as the reducer shrinks the program and its shape, and a barrier's
+// name is what the source shows at the wait (a helper's parameter), so all of those stay in the
+// evidence. A role says how far the barrier it waits on got, where the copy's shadow counted it
+// (shadowState), as the emulator's signatures do; "first" when every parked warp of it is on its
+// first wait at that site (no phase of it completed for that role), from the watchdog's per-site
+// iteration count. A role in a counted named barrier says which barrier, and how far its count
+// got: the arrivals keep a reduction of a wrong count honest (a candidate that parks the same
 // warpgroup with nothing arrived is another bug).
 std::string watchSignature(const WatchReport &w, const std::string &kind,
                            const std::set<unsigned> &in_cta_barrier) {

@@ -145,13 +145,16 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
         r.detail = rr.timed_out ? "script-timeout" : "script exit " + std::to_string(rr.exit_code);
       }
     } else {
-      if (device_.lost()) {
+      // The device is gone: not the candidate's failure (DeviceWatch).
+      auto deviceLost = [&](const std::string &note) {
         r.infra = true;
+        r.interesting = false;
         r.detail = "infra-error/device-lost";
-        r.note = "not run: " + device_.why();
+        r.signature.clear();
+        r.note = note;
         removeTree(dir);
-        return;
-      }
+      };
+      if (device_.lost()) return deviceLost("not run: " + device_.why());
       OracleOptions oo = opt_.oracle;
       oo.confirm_plain = false;
       int g = takeGpu(&oo);
@@ -180,15 +183,8 @@ TestResult Tester::run(const std::string &text, bool check_parse) {
                       (opt_.oracle.classify.match.empty() || v.matched);
       r.build_ms = v.timings.build_ms;
       for (double x : v.timings.run_ms) r.run_ms += x;
-      if (!r.interesting && v.symptom != "pass" && !device_.stillThere(judged)) {
-        r.infra = true;
-        r.interesting = false;
-        r.note = "the device is gone (" + device_.why() + "); the run said " + v.detail;
-        r.detail = "infra-error/device-lost";
-        r.signature.clear();  // not the program's
-        removeTree(dir);
-        return;
-      }
+      if (!r.interesting && v.symptom != "pass" && !device_.stillThere(judged))
+        return deviceLost("the device is gone (" + device_.why() + "); the run said " + v.detail);
       // The same binary run again another way (zeroed locals, a coherent proxy): the candidate
       // stays interesting only when that verdict is `expected`; the trace counts every judgement.
       auto again = [&](const OracleOptions &ao) { return judge(file, ao); };

@@ -65,6 +65,17 @@ __device__ __forceinline__ unsigned long long __wsw_waited(const __wsw_state &s)
 
 __device__ __forceinline__ void __wsw_sh_record(volatile wswatch_rec_t *r, unsigned smem);
 
+// A shared-window address from an asm operand: `shared` when the instruction names .shared (the
+// operand is already one), else a generic pointer (0 when it is not in shared memory).
+__device__ __forceinline__ unsigned __wsw_smem(unsigned long long a, int shared) {
+  if (shared) return (unsigned)a;
+  unsigned is_shared = 0;
+  asm volatile("{ .reg .pred p; isspacep.shared p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(is_shared) : "l"(a));
+  if (!is_shared) return 0;
+  unsigned long long s;
+  asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"(a));
+  return (unsigned)s;
+}
 // The record of the calling (part of a) warp, written by its leading lane: a free slot with the
 // fields every record has, or nullptr (no buffer, or every slot taken: counted as dropped).
 // __wsw_commit_rec publishes it and marks the buffer fired; then __wsw_grace_and_trap.
@@ -123,21 +134,9 @@ __device__ __forceinline__ void __wsw_fire(unsigned site, unsigned iter, int idx
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
   atomicCAS(&__wsw_fire_t, 0ull, __wsw_now());
   if (lane == (unsigned)(__ffs(mask) - 1)) {
-    unsigned smem = 0;
-    unsigned long long gen = 0;
-    if (addr_is_shared) {
-      smem = (unsigned)addr;
-      asm volatile("cvta.shared.u64 %0, %1;" : "=l"(gen) : "l"((unsigned long long)smem));
-    } else if (addr) {
-      gen = addr;
-      unsigned is_shared = 0;
-      asm volatile("{ .reg .pred p; isspacep.shared p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(is_shared) : "l"(gen));
-      if (is_shared) {
-        unsigned long long s64;
-        asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(s64) : "l"(gen));
-        smem = (unsigned)s64;
-      }
-    }
+    unsigned smem = addr ? __wsw_smem(addr, addr_is_shared) : 0;
+    unsigned long long gen = addr;
+    if (addr_is_shared) asm volatile("cvta.shared.u64 %0, %1;" : "=l"(gen) : "l"((unsigned long long)smem));
     volatile wswatch_rec_t *r = __wsw_new_rec(site, iter, idx, wait_line, waited, lane, mask);
     if (r) {
       r->kind = WSWATCH_REC_MBARRIER;
@@ -220,17 +219,6 @@ struct __wsw_shadow_t {
 __device__ __forceinline__ __wsw_shadow_t *__wsw_shadows() {
   __shared__ __wsw_shadow_t tab[WSWATCH_SHADOW_SLOTS];
   return tab;
-}
-// A shared-window address from an asm operand: `shared` when the instruction names .shared (the
-// operand is already one), else a generic pointer (0 when it is not in shared memory).
-__device__ __forceinline__ unsigned __wsw_smem(unsigned long long a, int shared) {
-  if (shared) return (unsigned)a;
-  unsigned is_shared = 0;
-  asm volatile("{ .reg .pred p; isspacep.shared p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(is_shared) : "l"(a));
-  if (!is_shared) return 0;
-  unsigned long long s;
-  asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"(a));
-  return (unsigned)s;
 }
 __device__ __forceinline__ __wsw_shadow_t *__wsw_sh_find(unsigned smem) {
   for (unsigned i = 0; i < WSWATCH_SHADOW_SLOTS; ++i)

@@ -537,6 +537,7 @@ ShadowOps shadowOps(const std::string &t) {
   }
   insns.push_back(cur);
   static const std::regex ws(R"(^[\s{}]+|[\s{}]+$)");
+  static const std::regex blanks(R"(^\s+|\s+$)");
   static const std::regex tok(R"(^(%\d+|\d+)$)");
   auto operands = [](const std::string &ops) {
     std::vector<std::string> parts;
@@ -546,13 +547,13 @@ ShadowOps shadowOps(const std::string &t) {
       if (ch == '[' || ch == '{') ++depth;
       if (ch == ']' || ch == '}') --depth;
       if (ch == ',' && depth == 0) {
-        parts.push_back(std::regex_replace(c, std::regex(R"(^\s+|\s+$)"), ""));
+        parts.push_back(std::regex_replace(c, blanks, ""));
         c.clear();
         continue;
       }
       c += ch;
     }
-    parts.push_back(std::regex_replace(c, std::regex(R"(^\s+|\s+$)"), ""));
+    parts.push_back(std::regex_replace(c, blanks, ""));
     return parts;
   };
   auto addrOf = [&](const std::string &op, std::string *out) {
