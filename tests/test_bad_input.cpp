@@ -87,6 +87,7 @@ const Row kRows[] = {
     {"wsreduce", {"$W/k.cu"}, "say which failure to keep"},
     {"wsreduce", {"$W/k.cu", "--symptom", "sleepy"}, "--symptom must be one of"},
     {"wsreduce", {"$W/k.cu", "--symptom", "hang", "--budget", "-1"}, "--budget must be"},
+    {"wsreduce", {"$W/k.cu", "--symptom", "hang", "--runs-per-gpu", "-1"}, "--runs-per-gpu must be"},
     {"wsreduce", {"$W/k.cu", "--test", "$W/notexec.sh"}, "is not executable"},
     {"wsreduce", {"$W/k.cu", "--test", "$W/none.sh"}, "does not exist"},
     {"wsreduce", {"$W/k.cu", "--symptom", "hang", "--timeout", "0"}, "--timeout must be"},
