@@ -108,6 +108,7 @@ void unregisterGroup(pid_t g) {
 }
 
 thread_local const std::atomic<bool> *t_cancel = nullptr;
+thread_local unsigned long long t_turn = 0;
 
 // The environment: the parent's, with the requested changes.
 std::vector<std::string> environmentWith(const std::map<std::string, std::string> &set,
@@ -136,6 +137,8 @@ std::vector<char *> cStrings(const std::vector<std::string> &v) {
 
 void setThreadCancelFlag(const std::atomic<bool> *flag) { t_cancel = flag; }
 bool threadCancelled() { return t_cancel && t_cancel->load(); }
+void setThreadTurn(unsigned long long turn) { t_turn = turn; }
+unsigned long long threadTurn() { return t_turn; }
 
 static std::atomic<unsigned> g_interrupts{0};
 unsigned interruptCount() { return g_interrupts.load(); }

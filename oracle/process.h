@@ -70,6 +70,12 @@ class GatedRun {
 void setThreadCancelFlag(const std::atomic<bool> *flag);
 bool threadCancelled();
 
+// The calling thread's place in the queue for a shared resource (a GPU's run slot): lower goes
+// first. The reducer numbers its candidates in the order the search needs their verdicts, and
+// its speculative ones after all of those (reducer/tester.h, TurnGate).
+void setThreadTurn(unsigned long long turn);
+unsigned long long threadTurn();
+
 // Starts `argv` in its own process group and returns at once (its pid, or -1 with `err` set):
 // a helper that lives as long as this process needs it (a GPU keeper). It is killed by
 // killAllRunning() on Ctrl-C, and with SIGKILL if this process dies first. stdout/stderr go to

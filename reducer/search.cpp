@@ -6,6 +6,7 @@
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -140,8 +141,10 @@ void Search::lookahead(size_t real_inflight) {
                std::make_shared<std::atomic<bool>>(false)};
     spec_running_.push_back(t);
     ++stats_.lookahead;
-    pool_->post([this, t, text = std::move(text), busy = spec_busy_ms_] {
+    pool_->post([this, t, text = std::move(text), busy = spec_busy_ms_,
+                 turn = kSpeculativeTurn + ++turn_] {
       setThreadCancelFlag(t.cancel.get());
+      setThreadTurn(turn);
       TestResult r = judge_.test(text);
       setThreadCancelFlag(nullptr);
       if (!r.cached && !r.cancelled) *busy += (long)r.ms;
@@ -285,8 +288,9 @@ int Search::stream(const std::function<std::optional<std::string>()> &next, cons
       }
       ++inflight;
       const std::atomic<bool> *flag = st->cancel.back().get();
-      pool_->post([this, st, i, flag, text = texts[i]] {
+      pool_->post([this, st, i, flag, text = texts[i], turn = ++turn_] {
         setThreadCancelFlag(flag);
+        setThreadTurn(turn);
         TestResult r = judge_.test(text);
         setThreadCancelFlag(nullptr);
         std::lock_guard<std::mutex> l(st->m);
@@ -882,12 +886,16 @@ std::string Search::run(const std::string &start) {
     for (; round < opt_.max_rounds; ++round) {
       bool changed = false, deeper = false;
       unsigned lines0 = stats_.lines;
-      for (size_t i = 0; i < main.size(); ++i) {
+      std::vector<const PassInfo *> order = main;
+      if (round == 0 && opt_.shape_after_structure)
+        std::stable_partition(order.begin(), order.end(),
+                              [](const PassInfo *p) { return p->phase != Phase::Shape; });
+      for (size_t i = 0; i < order.size(); ++i) {
         checkStop();
-        upcoming_.assign(main.begin() + (long)i + 1, main.end());
+        upcoming_.assign(order.begin() + (long)i + 1, order.end());
         spec_queue_.clear();  // built again for the passes after this one
         spec_built_ = false;
-        changed |= runPass(*main[i], round, &deeper);
+        changed |= runPass(*order[i], round, &deeper);
       }
       upcoming_.clear();
       // A weak round (after the first two, under 10% of the lines taken) does not wait for the

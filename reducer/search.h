@@ -57,6 +57,12 @@ struct SearchOptions {
   // Shape passes to completion before any structure pass (the first round of every knob only,
   // when false: the rest after the structure passes' first round).
   bool full_shape_first = false;
+  // The first round runs the shape passes after the structure passes instead of before them.
+  // A smaller shape pays where a candidate's time is its run (the emulator's runs of the full
+  // problem); where the build costs more than the run (a GPU run of under a second after 3 s of
+  // nvcc), the shape's tens of tests took no line in the first minute of a 240-s reduction on
+  // the H200, and the deletions waited for them (bench/results/2026-12-04-h200-named-barriers).
+  bool shape_after_structure = false;
   // Wall-clock seconds for the whole search (0: none); when spent it stops as an interrupt does,
   // with the best program so far (wsfuzz --reduce-budget: a retention sample in bounded time).
   double budget_s = 0;
@@ -174,6 +180,10 @@ class Search {
   SearchStats stats_;
   int infra_run_ = 0;
   std::string last_infra_;
+  // Each candidate's turn at a shared resource (process.h, setThreadTurn): the order in which
+  // the search needs the verdicts, the lookahead's after every one of the passes' own.
+  unsigned long long turn_ = 0;
+  static constexpr unsigned long long kSpeculativeTurn = 1ull << 62;
   double t0_ = 0;
   std::unique_ptr<WorkerPool> pool_;  // last: destroyed (joined) before what its tasks use
 };

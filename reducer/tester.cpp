@@ -309,21 +309,43 @@ TestResult Tester::test(const std::string &text) {
 
 Verdict Tester::runInTurn(const BuildRecord &b, const OracleOptions &oo, int g) {
   const size_t slot = g < 0 ? 0 : (size_t)g;
-  {
-    std::unique_lock<std::mutex> l(run_m_);
-    if (running_.size() <= slot) running_.resize(slot + 1, 0);
-    // a candidate the search no longer needs stops waiting (its runs are then cancelled at once)
-    while (running_[slot] >= opt_.runs_per_gpu && !threadCancelled())
-      run_cv_.wait_for(l, std::chrono::milliseconds(50));
-    ++running_[slot];
-  }
-  Verdict v = judgeBuilt(b, oo);
+  TurnGate *gate;
   {
     std::lock_guard<std::mutex> l(run_m_);
-    --running_[slot];
+    while (gates_.size() <= slot) gates_.push_back(std::make_unique<TurnGate>(opt_.runs_per_gpu));
+    gate = gates_[slot].get();
   }
-  run_cv_.notify_all();
+  // a candidate the search no longer needs stops waiting (its runs are then cancelled at once)
+  const bool entered = gate->enter();
+  Verdict v = judgeBuilt(b, oo);
+  if (entered) gate->leave();
   return v;
+}
+
+bool TurnGate::enter() {
+  std::unique_lock<std::mutex> l(m_);
+  const auto me = std::make_pair(threadTurn(), arrivals_++);
+  waiting_.insert(me);
+  while (!threadCancelled() && !(inside_ < width_ && *waiting_.begin() == me))
+    cv_.wait_for(l, std::chrono::milliseconds(50));
+  waiting_.erase(me);
+  const bool in = !threadCancelled();
+  if (in) ++inside_;
+  cv_.notify_all();  // the next in line may be able to enter now
+  return in;
+}
+
+size_t TurnGate::waiting() {
+  std::lock_guard<std::mutex> l(m_);
+  return waiting_.size();
+}
+
+void TurnGate::leave() {
+  {
+    std::lock_guard<std::mutex> l(m_);
+    --inside_;
+  }
+  cv_.notify_all();
 }
 
 int Tester::takeGpu(OracleOptions *oo) {

@@ -18,11 +18,35 @@
 #include <mutex>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 namespace wsr {
+
+// A resource that `width` holders share (one GPU's run slots): among the threads waiting, the
+// lowest turn (process.h, threadTurn) enters first, and equal turns in the order they came. The
+// search numbers candidates in the order it needs their verdicts and its speculative ones after
+// them, so when the GPU is what everyone waits for, the verdict that decides the next step is
+// not queued behind one that may be thrown away.
+class TurnGate {
+ public:
+  explicit TurnGate(int width) : width_(width) {}
+  // Waits for this thread's turn and enters; false when the thread's cancel flag went up first
+  // (then it has not entered).
+  bool enter();
+  void leave();
+  size_t waiting();  // threads waiting now
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  const int width_;
+  int inside_ = 0;
+  unsigned long long arrivals_ = 0;
+  std::set<std::pair<unsigned long long, unsigned long long>> waiting_;  // (turn, arrival)
+};
 
 struct TestOptions {
   std::string symptom;    // pass|compile-error|hang|crash|wrong|slow|flaky (oracle mode)
@@ -147,8 +171,7 @@ class Tester : public Judge {
   // `b` already built; returns the verdict of its runs, judged when a run slot is free.
   Verdict runInTurn(const BuildRecord &b, const OracleOptions &oo, int g);
   std::mutex run_m_;
-  std::condition_variable run_cv_;
-  std::vector<int> running_;
+  std::vector<std::unique_ptr<TurnGate>> gates_;  // one per GPU, made on first use
   // On the GPU backend, armed by judgeOriginal when the device is there: a candidate's failure
   // that the original never showed may be the device going away, not the candidate.
   DeviceWatch device_;

@@ -3,10 +3,13 @@
 // a whole reduction does with them is tests/test_reducer.cpp.
 #include "process.h"
 #include "search.h"
+#include "tester.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <set>
 
 namespace {
@@ -215,3 +218,36 @@ TEST(Search, TheBestProgramIsWrittenAfterEveryAcceptedStep) {
 }
 
 }  // namespace
+
+// One GPU slot, four candidates waiting for it: they run in the order the search needs their
+// verdicts (lowest turn first), not in the order their builds happened to finish, and one the
+// search stopped needing leaves the queue without running.
+TEST(TurnGate, TheLowestTurnRunsFirstAndACancelledOneNeverEnters) {
+  wsr::TurnGate gate(1);
+  ASSERT_TRUE(gate.enter());  // turn 0 (this thread's): holds the slot
+  std::mutex m;
+  std::vector<unsigned long long> order;
+  std::atomic<bool> cancel_seven{false};
+  std::vector<std::thread> ts;
+  for (unsigned long long turn : {9ull, 3ull, 7ull, 5ull})
+    ts.emplace_back([&, turn] {
+      if (turn == 7) wsr::setThreadCancelFlag(&cancel_seven);
+      wsr::setThreadTurn(turn);
+      if (!gate.enter()) {
+        std::lock_guard<std::mutex> l(m);
+        order.push_back(1000 + turn);  // left without entering
+        return;
+      }
+      {
+        std::lock_guard<std::mutex> l(m);
+        order.push_back(turn);
+      }
+      gate.leave();
+    });
+  while (gate.waiting() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  cancel_seven = true;
+  while (gate.waiting() > 3) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  gate.leave();
+  for (auto &t : ts) t.join();
+  EXPECT_EQ(order, (std::vector<unsigned long long>{1007, 3, 5, 9}));
+}
