@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# On the GPU machine (scripts/device-run.sh): every program of corpus/outside/ judged by wsoracle
+# (GPU backend, watchdog and plain-build confirmation on), then one of them reduced with the
+# default command (bench/jobs/h200_reduce_outside.sh) into $OUT/reduce/.
+#   bash scripts/device-run.sh bench/jobs/h200_fidelity.sh [NAME SYMPTOM BUDGET_S [flags...]]
+# default: rownorm_nb_bug hang 240. Writes $OUT/oracle.tsv (program, verdict, signature, wall),
+# $OUT/oracle/*.txt and $OUT/reduce/{NAME.log,NAME.min.cu,NAME.trace.jsonl.gz,summary.txt}.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/out}
+W=/tmp/fid; rm -rf $W; mkdir -p $W $OUT/oracle $OUT/reduce
+printf 'program\tverdict\tsignature\twall_s\n' > $OUT/oracle.tsv
+for f in corpus/outside/*.cu; do
+  n=$(basename $f .cu)
+  d=$W/$n; mkdir -p $d; cp $f $d/
+  s=$(date +%s.%N)
+  (cd $d && wsoracle $n.cu --timeout 20 -l cuda 2>&1) > $OUT/oracle/$n.txt
+  t=$(date +%s.%N)
+  printf '%s\t%s\t%s\t%s\n' "$n" "$(sed -n 's/^verdict: *//p' $OUT/oracle/$n.txt | head -1)" \
+    "$(sed -n 's/^signature: *//p' $OUT/oracle/$n.txt | head -1)" \
+    "$(awk "BEGIN{printf \"%.1f\", $t - $s}")" >> $OUT/oracle.tsv
+done
+cat $OUT/oracle.tsv
+if [ $# -ge 3 ]; then
+  OUT=$OUT/reduce bash bench/jobs/h200_reduce_outside.sh "$@"
+else
+  OUT=$OUT/reduce bash bench/jobs/h200_reduce_outside.sh rownorm_nb_bug hang 240
+fi
