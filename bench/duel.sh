@@ -13,6 +13,9 @@
 #                   GPU machine, else ./duel-<stem>-<UTC time>)
 #   --same-script   wsreduce is driven by the duel's test script (--test) instead of its own
 #                   oracle: the two tools then differ in the search alone
+#   --only TOOL     wsreduce or cvise: run that side alone (the GPU machine's carry limit holds
+#                   C-Vise or wsreduce, not both); C-Vise alone gets --budget as its limit. Join
+#                   two such halves with `python3 bench/duel/report.py DIR --join OTHER_DIR`.
 #   -- FLAG...      further oracle flags (--timeout 10, -DN=64, --policy matrix, ...) given to
 #                   wsoracle and wsreduce alike
 #
@@ -58,7 +61,7 @@ R=$(cd "$(dirname "$0")/.." && pwd)
 me=duel
 die() { echo "$me: $*" >&2; exit 2; }
 
-FILE="" SYM="" BACKEND="" J=$(nproc) BUDGET=300 DIR="" SAME=0
+FILE="" SYM="" BACKEND="" J=$(nproc) BUDGET=300 DIR="" SAME=0 ONLY="" 
 EXTRA=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -73,6 +76,8 @@ while [ $# -gt 0 ]; do
     --out) DIR=${2:-}; shift 2 ;;
     --out=*) DIR=${1#*=}; shift ;;
     --same-script) SAME=1; shift ;;
+    --only) ONLY=${2:-}; shift 2 ;;
+    --only=*) ONLY=${1#*=}; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --) shift; EXTRA=("$@"); break ;;
     -*) die "unknown option '$1' (oracle flags go after --)" ;;
@@ -85,6 +90,7 @@ case $SYM in compile-error|hang|crash|wrong|slow|flaky|pass) ;;
   *) die "--symptom must be compile-error, hang, crash, wrong, slow, flaky or pass, not '$SYM'" ;; esac
 case $BACKEND in ""|gpu|emu|auto) ;; *) die "--backend must be gpu, emu or auto, not '$BACKEND'" ;; esac
 [[ $J =~ ^[1-9][0-9]*$ ]] || die "-j needs a positive count, not '$J'"
+case $ONLY in ""|wsreduce|cvise) ;; *) die "--only must be wsreduce or cvise, not '$ONLY'" ;; esac
 [[ $BUDGET =~ ^[1-9][0-9]*$ ]] || die "--budget needs whole seconds, not '$BUDGET'"
 CT=${CVISE_TIMEOUT:-120}
 [[ $CT =~ ^[1-9][0-9]*$ ]] || die "CVISE_TIMEOUT needs whole seconds, not '$CT'"
@@ -132,8 +138,8 @@ if [ -z "$CVISE" ] && [ -f "$R/.device/cvise.txz" ]; then
   tar -C "$T" -xJf "$R/.device/cvise.txz" && CVISE=$T/cvise/bin/cvise
 fi
 [ -n "$WSORACLE" ] || die "wsoracle is not in \$WSR/bin, on PATH or in build/oracle/"
-[ -n "$WSREDUCE" ] || die "wsreduce is not in \$WSR/bin, on PATH or in build/reducer/"
-[ -n "$CVISE" ] || die "cvise is not on PATH (nor .device/cvise.txz in the checkout)"
+[ -n "$WSREDUCE" ] || [ "$ONLY" = cvise ] || die "wsreduce is not in \$WSR/bin, on PATH or in build/reducer/"
+[ -n "$CVISE" ] || [ "$ONLY" = wsreduce ] || die "cvise is not on PATH (nor .device/cvise.txz in the checkout)"
 command -v python3 >/dev/null || die "python3 is needed for the summary and the plot"
 
 OFLAGS=()
@@ -239,7 +245,8 @@ rev=$(git -C "$R" rev-parse --short HEAD 2>/dev/null)
   echo "machine: $(nproc) cores, ${gpu:-no GPU}, load $(cut -d' ' -f1-3 /proc/loadavg) at the start"
   echo "wsoracle: $WSORACLE"
   echo "wsreduce: $WSREDUCE${rev:+ (checkout $rev)}"
-  echo "cvise: $CVISE ($("$CVISE" --version 2>&1 | head -1))"
+  [ -n "$CVISE" ] && echo "cvise: $CVISE ($("$CVISE" --version 2>&1 | head -1))"
+  echo "only: ${ONLY:-both}"
   echo "original verdict: $vline"
   echo "original signature: $sig"
   echo "original lines: $(nb "$FILE")"
@@ -250,6 +257,8 @@ printf 'tool\tt_s\tlines\ttokens\n' > "$DIR/sizes.tsv"
 echo "$me: $NAME shows $vline; duel in $DIR (-j $J, budget $BUDGET s)" >&2
 
 # wsreduce first.
+wwall=0
+if [ "$ONLY" != cvise ]; then
 mkdir -p "$DIR/wsreduce"
 cp "$FILE" "$DIR/wsreduce/$NAME"
 if [ $SAME = 1 ]; then WARGS=(--test "$DIR/test.sh"); wtool=wsreduce-test; else WARGS=(--symptom "$SYM"); wtool=wsreduce; fi
@@ -275,7 +284,10 @@ wtests=$(grep -o '[0-9]* tests' "$DIR/wsreduce.log" | tail -1 | cut -d' ' -f1)
 [ $SAME = 1 ] || rm -f "$DIR/wsreduce.tests"
 echo "$me: wsreduce rc=$wrc in $wwall s: $(nb "$wres") lines, $(tokens "$wres") tokens" >&2
 
+fi
+
 # Then C-Vise, for as long as wsreduce had at least.
+if [ "$ONLY" != wsreduce ]; then
 CLIMIT=$(awk -v b="$BUDGET" -v w="$wwall" 'BEGIN{w=int(w+0.999); print (w>b)?w:b}')
 mkdir -p "$DIR/cvise"
 cp "$FILE" "$DIR/cvise/$NAME"
@@ -298,6 +310,8 @@ ctests=$(wc -l < "$DIR/cvise.tests")
 rm -f "$DIR/cvise.tests"
 echo "$me: cvise rc=$crc in $cwall s (limit $CLIMIT s): $(nb "$DIR/cvise/$NAME") lines, $(tokens "$DIR/cvise/$NAME") tokens" >&2
 
+fi
+
 # Each result judged once more, by the same judge, in a cache of neither tool's builds.
 judge_final() {  # TOOL RESULT -> yes | no
   mkdir -p "$T/final-$1"
@@ -306,18 +320,19 @@ judge_final() {  # TOOL RESULT -> yes | no
     echo yes
   else echo no; fi
 }
-wkept=$(judge_final $wtool "$DIR/$STEM.wsreduce.$EXT")
-ckept=$(judge_final cvise "$DIR/$STEM.cvise.$EXT")
+[ "$ONLY" != cvise ] && wkept=$(judge_final $wtool "$DIR/$STEM.wsreduce.$EXT")
+[ "$ONLY" != wsreduce ] && ckept=$(judge_final cvise "$DIR/$STEM.cvise.$EXT")
 {
   printf 'tool\tlines\ttokens\twall_s\ttests\tbug_kept\trc\tlimit_s\tresult\n'
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' $wtool "$(nb "$DIR/$STEM.wsreduce.$EXT")" \
+  [ "$ONLY" != cvise ] && printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' $wtool "$(nb "$DIR/$STEM.wsreduce.$EXT")" \
     "$(tokens "$DIR/$STEM.wsreduce.$EXT")" "$wwall" "${wtests:-?}" "$wkept" "$wrc" "$BUDGET" "$STEM.wsreduce.$EXT"
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' cvise "$(nb "$DIR/$STEM.cvise.$EXT")" \
+  [ "$ONLY" != wsreduce ] && printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' cvise "$(nb "$DIR/$STEM.cvise.$EXT")" \
     "$(tokens "$DIR/$STEM.cvise.$EXT")" "$cwall" "$ctests" "$ckept" "$crc" "$CLIMIT" "$STEM.cvise.$EXT"
+  true
 } > "$DIR/results.tsv"
 echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$DIR/duel.txt"
-[ "$ckept" = yes ] || echo "$me: C-Vise's result slipped: it no longer shows the original's verdict and signature ($DIR/cvise.final-verdict.txt)" >&2
-[ "$wkept" = yes ] || echo "$me: wsreduce's result no longer shows the original's verdict and signature ($DIR/$wtool.final-verdict.txt)" >&2
+[ "$ONLY" = wsreduce ] || [ "$ckept" = yes ] || echo "$me: C-Vise's result slipped: it no longer shows the original's verdict and signature ($DIR/cvise.final-verdict.txt)" >&2
+[ "$ONLY" = cvise ] || [ "$wkept" = yes ] || echo "$me: wsreduce's result no longer shows the original's verdict and signature ($DIR/$wtool.final-verdict.txt)" >&2
 python3 "$R/bench/duel/report.py" "$DIR" || echo "$me: the report failed; the raw files are in $DIR" >&2
 [ -f "$DIR/summary.md" ] && cat "$DIR/summary.md"
 exit 0

@@ -7,12 +7,16 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 job=${1:?usage: device-run.sh JOB [ARGS...]}
 shift
-if [ ! -f .device/wsreduce.txz ]; then
+# wsoracle.txz (wsoracle alone) where the carry limit leaves no room for every tool: C-Vise's
+# side of a duel (bench/duel.sh --only cvise, with .device/cvise.txz).
+pack=.device/wsreduce.txz
+[ -f $pack ] || pack=.device/wsoracle.txz
+if [ ! -f $pack ]; then
   echo "device-run: .device/wsreduce.txz is missing: run scripts/device-pack.sh and carry it" >&2
   exit 2
 fi
 export WSR=/tmp/wsr/wsreduce
-rm -rf /tmp/wsr && mkdir -p /tmp/wsr && tar -C /tmp/wsr -xJf .device/wsreduce.txz
+rm -rf /tmp/wsr && mkdir -p /tmp/wsr && tar -C /tmp/wsr -xJf $pack
 export PATH="$WSR/bin:/usr/local/cuda/bin:$PATH"
 export WSREDUCE_CACHE=/tmp/wsr-cache
 export OUT="${OUT:-/tmp/out}"

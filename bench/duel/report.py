@@ -2,13 +2,16 @@
 """summary.md and plot.svg of a duel folder (bench/duel.sh), from its duel.txt, sizes.tsv,
 results.tsv and *.final-verdict.txt. Standard library only.
 
-    python3 bench/duel/report.py DIR [--linear]
+    python3 bench/duel/report.py DIR [--linear] [--join OTHER]
 
---linear draws the token axis linear instead of logarithmic.
+--linear draws the token axis linear instead of logarithmic. --join OTHER first brings into DIR
+the other side of a duel run in two halves (bench/duel.sh --only): OTHER's samples, results,
+final verdicts, result file and log, for the same input, symptom and original signature.
 """
 import html
 import math
 import os
+import shutil
 import sys
 
 LABEL = {"wsreduce": "wsreduce", "wsreduce-test": "wsreduce --test", "cvise": "C-Vise"}
@@ -264,12 +267,61 @@ def summary(dirpath, meta, ser, results):
         f.write("\n".join(o) + "\n")
 
 
+def join(d, other):
+    """Brings the tools of duel folder `other` into `d`; an error sentence, or None."""
+    a, b = read_kv(os.path.join(d, "duel.txt")), read_kv(os.path.join(other, "duel.txt"))
+    for k in ("name", "symptom", "original signature"):
+        if a.get(k) != b.get(k):
+            return f"{other} is a duel of another {k} ({b.get(k)!r}, not {a.get(k)!r})"
+    mine = {r["tool"] for r in read_tsv(os.path.join(d, "sizes.tsv"))}
+    theirs = [r for r in read_tsv(os.path.join(other, "sizes.tsv")) if r["tool"] not in mine]
+    if not theirs:
+        return f"{other} has no samples of a tool that {d} lacks"
+    tools = {r["tool"] for r in theirs}
+    with open(os.path.join(d, "sizes.tsv"), "a") as f:
+        for r in theirs:
+            f.write("\t".join([r["tool"], r["t_s"], r["lines"], r["tokens"]]) + "\n")
+    rt = os.path.join(other, "results.tsv")
+    if os.path.exists(rt):
+        with open(rt) as f:
+            rows = [line for line in f.read().splitlines()[1:] if line.split("\t")[0] in tools]
+        with open(os.path.join(d, "results.tsv"), "a") as f:
+            for line in rows:
+                f.write(line + "\n")
+                result = line.split("\t")[-1]
+                if os.path.exists(os.path.join(other, result)):
+                    shutil.copy(os.path.join(other, result), os.path.join(d, result))
+    for t in tools:
+        for name in (f"{t}.final-verdict.txt", f"{t}.log"):
+            if os.path.exists(os.path.join(other, name)):
+                shutil.copy(os.path.join(other, name), os.path.join(d, name))
+    with open(os.path.join(d, "duel.txt"), "a") as f:
+        f.write(f"joined: {', '.join(sorted(tools))} from {os.path.abspath(other)}\n")
+        for k in ("date", "machine", "jobs", "budget s"):
+            f.write(f"joined {k}: {b.get(k, '?')}\n")
+    return None
+
+
 def main(argv):
-    args = [a for a in argv[1:] if not a.startswith("--")]
-    if len(args) != 1 or any(a not in ("--linear",) for a in argv[1:] if a.startswith("--")):
-        sys.stderr.write("usage: report.py DIR [--linear]\n")
+    rest = argv[1:]
+    other = None
+    if "--join" in rest:
+        i = rest.index("--join")
+        if i + 1 >= len(rest):
+            sys.stderr.write("report.py: --join needs the other half's folder\n")
+            return 2
+        other = rest[i + 1]
+        del rest[i:i + 2]
+    args = [a for a in rest if not a.startswith("--")]
+    if len(args) != 1 or any(a not in ("--linear",) for a in rest if a.startswith("--")):
+        sys.stderr.write("usage: report.py DIR [--linear] [--join OTHER]\n")
         return 2
     d = args[0]
+    if other is not None:
+        err = join(d, other)
+        if err:
+            sys.stderr.write(f"report.py: {err}\n")
+            return 2
     meta = read_kv(os.path.join(d, "duel.txt"))
     ser = series(read_tsv(os.path.join(d, "sizes.tsv")))
     if not ser:

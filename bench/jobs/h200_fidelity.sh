@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # On the GPU machine (scripts/device-run.sh): every program of corpus/outside/ judged by wsoracle
 # (GPU backend, watchdog and plain-build confirmation on), then one of them reduced with the
-# default command (bench/jobs/h200_reduce_outside.sh) into $OUT/reduce/.
+# default command as wsreduce's side of a duel (bench/jobs/h200_duel_half.sh) into $OUT/reduce/.
 #   bash scripts/device-run.sh bench/jobs/h200_fidelity.sh [NAME SYMPTOM BUDGET_S [flags...]]
 # default: rownorm_nb_bug hang 240. Writes $OUT/oracle.tsv (program, verdict, signature, wall),
-# $OUT/oracle/*.txt and $OUT/reduce/{NAME.log,NAME.min.cu,NAME.trace.jsonl.gz,summary.txt}.
+# $OUT/oracle/*.txt and $OUT/reduce/duel-NAME-wsreduce/.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/out}
@@ -21,8 +21,5 @@ for f in corpus/outside/*.cu; do
     "$(awk "BEGIN{printf \"%.1f\", $t - $s}")" >> $OUT/oracle.tsv
 done
 cat $OUT/oracle.tsv
-if [ $# -ge 3 ]; then
-  OUT=$OUT/reduce bash bench/jobs/h200_reduce_outside.sh "$@"
-else
-  OUT=$OUT/reduce bash bench/jobs/h200_reduce_outside.sh rownorm_nb_bug hang 240
-fi
+[ $# -ge 3 ] || set -- rownorm_nb_bug hang 240
+OUT=$OUT/reduce bash bench/jobs/h200_duel_half.sh wsreduce "$@"
