@@ -670,6 +670,32 @@ TEST(RemoveDecl, UnusedDeclarationsMacrosAndIncludes) {
   EXPECT_TRUE(parses(p, apply(p, *withNote(sites, "#include <cstdint>"))));
 }
 
+// Through templates, specialisations, out-of-line members and a global's constructor: what
+// main reaches stays, and everything else goes in one candidate that still parses.
+TEST(RemoveUnreachable, WhatMainDoesNotReachGoesInOneCandidate) {
+  LOAD(p, "remove_unreachable.cu");
+  auto sites = sitesOf("remove-unreachable", p);
+  SCOPED_TRACE(listing(sites));
+  for (const char *n : {"remove Box,", "remove Never,", "remove Unused,", "remove unused_float_t,",
+                        "remove never_called,", "remove Lonely,", "remove unused_kernel,"})
+    EXPECT_TRUE(anyNote(sites, n)) << n;
+  // the partial and the explicit specialisation of Box, besides the primary template kept
+  int boxes = 0;
+  for (auto &s : sites) boxes += s.note.find("remove Box,") != std::string::npos;
+  EXPECT_EQ(boxes, 2);
+  EXPECT_EQ(sites.size(), 8u);
+  std::vector<wsr::Site> all(sites.begin(), sites.end());
+  std::string out = wsr::applySites(p.text, all);
+  EXPECT_TRUE(parses(p, out));
+  for (const char *kept : {"struct Box {", "Box<T>::get() const", "enum class Mode", "using Word",
+                           "Word twice", "int scaled", "Counter::~Counter", "lib::Counter g_counter",
+                           "__global__ void used_kernel", "int main"})
+    EXPECT_NE(out.find(kept), std::string::npos) << kept << "\n" << out;
+  for (const char *gone : {"Box<T *>", "Box<char>", "Never", "U0", "unused_float_t", "never_called",
+                           "Lonely", "unused_kernel"})
+    EXPECT_EQ(out.find(gone), std::string::npos) << gone << "\n" << out;
+}
+
 TEST(InlineCall, AHelperCalledOnceBecomesItsBody) {
   LOAD(p, "inline_call.cu");
   auto sites = sitesOf("inline-call", p);
