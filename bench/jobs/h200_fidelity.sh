@@ -3,15 +3,16 @@
 # (GPU backend, watchdog and plain-build confirmation on), then one of them reduced with the
 # default command as wsreduce's side of a duel (bench/jobs/h200_duel_half.sh) into $OUT/reduce/.
 #   bash scripts/device-run.sh bench/jobs/h200_fidelity.sh [NAME SYMPTOM BUDGET_S [flags...]]
-# default: rownorm_nb_bug hang 240. Writes $OUT/oracle.tsv (program, verdict, signature, wall),
+# default: rownorm_nb_bug hang 240. PROGRAMS: the programs to judge (default: those of
+# corpus/outside/expected.tsv). Writes $OUT/oracle.tsv (program, verdict, signature, wall),
 # $OUT/oracle/*.txt and $OUT/reduce/duel-NAME-wsreduce/.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/out}
 W=/tmp/fid; rm -rf $W; mkdir -p $W $OUT/oracle $OUT/reduce
 printf 'program\tverdict\tsignature\twall_s\n' > $OUT/oracle.tsv
-for f in corpus/outside/*.cu; do
-  n=$(basename $f .cu)
+for n in ${PROGRAMS:-$(awk '!/^#/{sub(/\.cu$/, "", $1); print $1}' corpus/outside/expected.tsv)}; do
+  f=corpus/outside/$n.cu
   d=$W/$n; mkdir -p $d; cp $f $d/
   s=$(date +%s.%N)
   (cd $d && wsoracle $n.cu --timeout 20 -l cuda 2>&1) > $OUT/oracle/$n.txt
