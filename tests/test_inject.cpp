@@ -68,6 +68,10 @@ const std::map<std::string, std::map<std::string, int>> kSites = {
     // if/else).
     {"cta-sync-in-role-branch",
      {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 2}}},
+    // every counted named barrier a kernel reaches: gemm's two consumer syncs, the pipeline's two
+    // staging syncs, attention's epilogue sync.
+    {"named-barrier-count",
+     {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 1}}},
     // the producer's and the consumer's handoff loop.
     {"k-loop-off-by-one",
      {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 2}}},
