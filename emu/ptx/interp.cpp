@@ -1001,6 +1001,35 @@ void Interp::run() {
       case Op::BulkWait:
         ptx::bulk_wait_group((int)val(in.o[0]), in.read_only, site(in));
         break;
+      case Op::WgmmaFence:
+        ptx::wgmma_fence(site(in));
+        break;
+      case Op::WgmmaCommit:
+        ptx::wgmma_commit_group(site(in));
+        break;
+      case Op::WgmmaWait:
+        ptx::wgmma_wait_group((int)in.o[0].imm, site(in));
+        break;
+      case Op::Wgmma: {
+        // The accumulators are this thread's register slots: the runtime writes each result
+        // there (its low 32 bits, an f32) when the wgmma completes, which may be after issue.
+        float *d[128];
+        const int nd = in.rank / 2;
+        for (int i = 0; i < nd; ++i) d[i] = reinterpret_cast<float *>(&r[vec[in.o[0].reg + i].reg]);
+        const ptx::WgType wt = in.cmp == 0 ? ptx::WgType::BF16 : ptx::WgType::F16;
+        if (!in.uni) {
+          ptx::wgmma_ss(in.rank, wt, d, val(in.o[1]), val(in.o[2]), val(in.o[3]) & 1,
+                        (int)(int64_t)val(in.o[4]), (int)(int64_t)val(in.o[5]), (int)val(in.o[6]),
+                        (int)val(in.o[7]), site(in));
+        } else {
+          uint32_t a[4];
+          for (int i = 0; i < 4; ++i) a[i] = (uint32_t)val(vec[in.o[1].reg + i]);
+          ptx::wgmma_rs(in.rank, wt, d, a, val(in.o[2]), val(in.o[3]) & 1,
+                        (int)(int64_t)val(in.o[4]), (int)(int64_t)val(in.o[5]), (int)val(in.o[6]),
+                        site(in));
+        }
+        break;
+      }
       case Op::Unsupported:
         // Refused before the launch (the host library scans every kernel it runs); reached only
         // if that scan was skipped.

@@ -181,6 +181,10 @@ enum class Op : uint8_t {
   BulkStore,
   BulkCommit,
   BulkWait,
+  Wgmma,
+  WgmmaFence,
+  WgmmaCommit,
+  WgmmaWait,
 };
 
 struct Ins {
@@ -200,7 +204,7 @@ struct Ins {
   bool guard_neg = false;
   uint32_t target = kNone;  // bra: instruction index
   uint32_t loc = 0;         // Module::locs
-  Operand o[6];
+  Operand o[8];
 };
 
 struct Var {  // a declared variable of a state space (module scope or a function's)

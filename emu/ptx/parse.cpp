@@ -487,7 +487,7 @@ struct Parser {
       }
       flat.push_back(o);
     }
-    if (flat.size() > 6) return unsupported(ins, opcode, stmt);
+    if (flat.size() > 8) return unsupported(ins, opcode, stmt);
     for (size_t i = 0; i < flat.size(); ++i)
       if (!operand(flat[i], &ins.o[i])) {
         // an operand it cannot read: the instruction is refused by name, the parse goes on
@@ -880,6 +880,42 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
       ins.op = Op::MbarTestWait;
     else
       return false;
+    return true;
+  }
+  // ---- wgmma (the runtime's wgmma.cpp: m64nNk16 bf16/f16, m64nNk8 tf32, f32 accumulators) ----
+  if (base == "wgmma") {
+    take({"sync", "aligned"});
+    if (q.size() == 1 && q[0] == "fence" && n == 0) {
+      ins.op = Op::WgmmaFence;
+      return true;
+    }
+    if (q.size() == 1 && q[0] == "commit_group" && n == 0) {
+      ins.op = Op::WgmmaCommit;
+      return true;
+    }
+    if (q.size() == 1 && q[0] == "wait_group" && n == 1 && ins.o[0].k == Operand::Imm) {
+      ins.op = Op::WgmmaWait;
+      return true;
+    }
+    if (q.size() != 2 || q[0] != "mma_async" || types.size() != 3 || types[0] != Ty::F32)
+      return false;
+    const std::string &shape = q[1];  // m64nNkK
+    size_t np = shape.find('n'), kp = shape.find('k');
+    if (shape.rfind("m64", 0) != 0 || np == std::string::npos || kp == std::string::npos)
+      return false;
+    ins.rank = std::atoi(shape.substr(np + 1, kp - np - 1).c_str());
+    const int k = std::atoi(shape.substr(kp + 1).c_str());
+    if (types[1] != types[2]) return false;
+    if (types[1] == Ty::BF16 && k == 16)
+      ins.cmp = 0;
+    else if (types[1] == Ty::F16 && k == 16)
+      ins.cmp = 1;
+    else
+      return false;  // tf32 and the 8-bit types: not decoded here
+    if (ins.o[0].k != Operand::Vec || ins.o[0].imm != ins.rank / 2) return false;
+    ins.uni = ins.o[1].k == Operand::Vec;  // A from registers
+    if (ins.uni ? (n != 7 || ins.o[1].imm != 4) : n != 8) return false;
+    ins.op = Op::Wgmma;
     return true;
   }
   // ---- bulk copies ----
