@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,10 +16,11 @@ std::string outside(const std::string &name) {
   return std::string(WSREDUCE_SOURCE_DIR) + "/corpus/outside/" + name;
 }
 
-RunRecord wsemuPtx(std::vector<std::string> args) {
+RunRecord wsemuPtx(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
   args.insert(args.begin(), std::string(WSR_BUILD_DIR) + "/emu/wsemu-ptx");
   RunOptions o;
   o.timeout_s = 300;
+  o.env_set = env;
   o.env_set["WSREDUCE_CACHE"] = std::string(WSR_BUILD_DIR) + "/test-cache";
   return runProcess(args, o);
 }
@@ -84,6 +86,45 @@ TEST(EmuPtx, TmaXformBugShowsTheMissingProxyFence) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(has(r.out, "=> FAILED")) << r.out;
   EXPECT_TRUE(has(r.err, "WSEMU note proxy-unfenced=")) << r.err;
+}
+
+// wgmma through the runtime's wgmma.cpp: m64n256k16 bf16 from SW128 K-major tiles.
+TEST(EmuPtx, GemmWsOkPasses) {
+  auto r = wsemuPtx({outside("gemm_ws_ok.cu"), "-lcuda"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "RESULT OK")) << r.out;
+}
+
+// The bug releases a stage after wgmma.wait_group 1, with the stage's wgmma still in flight. The
+// eager policy reads its operands at issue and hides it; with the wgmma's reads at completion
+// and a random schedule the producer's refill lands first, and the rows go wrong as on the H200
+// (BADROWS 0-255). The correct version passes under the same schedule.
+TEST(EmuPtx, GemmWsBugIsWrongWhenTheWgmmaReadsLate) {
+  const std::map<std::string, std::string> late = {
+      {"WSEMU_POLICY", "reads-late"}, {"WSEMU_ORDER", "random"}, {"WSEMU_SEED", "1"}};
+  auto bug = wsemuPtx({outside("gemm_ws_bug.cu"), "-lcuda"}, late);
+  EXPECT_EQ(bug.exit_code, 1) << bug.out << bug.err;
+  EXPECT_TRUE(has(bug.out, "RESULT FAIL")) << bug.out;
+  EXPECT_TRUE(has(bug.out, "BADROWS 0-255")) << bug.out;
+  auto ok = wsemuPtx({outside("gemm_ws_ok.cu"), "-lcuda"}, late);
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+}
+
+TEST(EmuPtx, PersistentGemmOkPasses) {
+  auto r = wsemuPtx({outside("persistent_gemm_ok.cu"), "-lcuda"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "verdict: PASS (0 mismatching elements, 0 bad tiles)")) << r.out;
+}
+
+// The producer's phase is not toggled at the ring's wrap: the consumers wait on a full barrier
+// that never completes its phase. On the H200 the program's own %globaltimer watchdog turns this
+// into a trap (crash); the emulator parks the spinning waiters first and names the deadlock.
+TEST(EmuPtx, PersistentGemmBugHangsOnTheFullBarrier) {
+  auto r = wsemuPtx({outside("persistent_gemm_bug.cu"), "-lcuda"});
+  EXPECT_EQ(r.exit_code, 86) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "WSEMU verdict=hang/mbarrier")) << r.err;
+  EXPECT_TRUE(has(r.err, "WSEMU parked warpgroup 0, 4 warps")) << r.err;
+  EXPECT_TRUE(has(r.err, "WSEMU parked warpgroup 1, 4 warps")) << r.err;
 }
 
 TEST(EmuPtx, AnUnsupportedInstructionIsRefusedWithItsNameAndLine) {
