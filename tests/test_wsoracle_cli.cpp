@@ -133,20 +133,29 @@ TEST(WsoracleCli, AnOddFileNameGetsThePlainNamesVerdictAndSignature) {
   removeTree(d);
 }
 
-// What the emulator cannot build is what it cannot run: infra-error/unsupported with the reason,
-// exit 3, never a compile error for a program nvcc compiles (on a machine without a GPU,
-// --backend auto once told users that correct programs did not compile).
-TEST(WsoracleCli, AProgramTheEmulatorCannotBuildIsUnsupportedNotACompileError) {
+// A program the source translator cannot build (CUDA's make_float2, which its shim lacks) runs
+// on the PTX path, which runs what nvcc made of it: it passes, as on a GPU.
+TEST(WsoracleCli, AProgramTheTranslatorCannotBuildRunsOnThePtxPath) {
   auto r = wsoracle({fixture("gpu/vector_types.cu"), "--backend", "emu", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("\"symptom\": \"pass\""), std::string::npos) << r.out;
+}
+
+// What neither the translator nor the PTX path can build is what the emulator cannot run:
+// infra-error/unsupported with the reason, exit 3, never a compile error for a program nvcc
+// compiles (on a machine without a GPU, --backend auto once told users that correct programs did
+// not compile). Here: a runtime call (cudaMemGetInfo) the emulator's runtime does not define.
+TEST(WsoracleCli, AProgramTheEmulatorCannotBuildIsUnsupportedNotACompileError) {
+  auto r = wsoracle({fixture("ptx/missing_entry.cu"), "--backend", "emu", "--json"});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("\"detail\": \"infra-error/unsupported\""), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("make_float2"), std::string::npos) << "the reason is named:\n" << r.out;
+  EXPECT_NE(r.out.find("cudaMemGetInfo"), std::string::npos) << "the reason is named:\n" << r.out;
   EXPECT_EQ(r.out.find("compile-error"), std::string::npos) << r.out;
   // the control: nvcc compiles it (a build-only judgment needs no GPU)
   std::string d = makeTempDir("wsr-cli.");
-  auto b = runProcess({"/usr/local/cuda/bin/nvcc", "-arch=sm_90a", "-I", fixture("gpu"), "-o",
-                       d + "/p", fixture("gpu/vector_types.cu")},
-                      RunOptions{.timeout_s = 300});
+  auto b = runProcess(
+      {"/usr/local/cuda/bin/nvcc", "-arch=sm_90a", "-o", d + "/p", fixture("ptx/missing_entry.cu")},
+      RunOptions{.timeout_s = 300});
   removeTree(d);
   EXPECT_EQ(b.exit_code, 0) << b.err;
 }

@@ -100,7 +100,7 @@ BuildRecord buildPtxEmu(const std::string &source_path, const BuildOptions &o) {
   std::vector<std::string> cmd = {nvcc};
   cmd.insert(cmd.end(), args.begin(), args.end());
   cmd.insert(cmd.end(), {"-cudart", "none", "--keep", "--keep-dir", keep.string(), "-o",
-                         tmp.string(), source_path, "-L" + libdir});
+                         tmp.string(), fs::absolute(source_path).string(), "-L" + libdir});
   cmd.insert(cmd.end(), archives.begin(), archives.end());
   cmd.push_back("-lpthread");
   RunOptions ro;
