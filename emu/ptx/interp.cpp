@@ -844,6 +844,14 @@ void Interp::run() {
         set(in.o[0], (val(in.o[3]) & 1) ? val(in.o[1]) : val(in.o[2]));
         break;
       case Op::Cvt:
+        if (in.ty == Ty::F16x2 || in.ty == Ty::BF16x2) {
+          const float hi = f32(val(in.o[1])), lo = f32(val(in.o[2]));
+          const bool bf = in.ty == Ty::BF16x2;
+          const uint32_t h = bf ? floatToBf16(hi) : floatToF16(hi),
+                         l = bf ? floatToBf16(lo) : floatToF16(lo);
+          set(in.o[0], (uint64_t)h << 16 | l);
+          break;
+        }
         set(in.o[0], cvt(in, val(in.o[1])));
         break;
       case Op::Cvta: {  // a state space's address to a generic one (a host pointer)
