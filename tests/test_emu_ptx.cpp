@@ -43,6 +43,15 @@ TEST(EmuPtx, ABrokenVectorAddIsWrong) {
   EXPECT_TRUE(has(r.out, "vadd: 101 of 10000 wrong")) << r.out << r.err;
 }
 
+// Integer, float and double arithmetic, conversions with their rounding modes, f16/bf16,
+// shuffles, votes, local and shared memory and atomics, each checked by the program against the
+// host's own computation, bit for bit.
+TEST(EmuPtx, ManyInstructionsMatchTheHostsComputation) {
+  auto r = wsemuPtx({fixture("isa.cu")});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "isa: 0 mismatches")) << r.out << r.err;
+}
+
 // The injected bug: WG0 waits on named barrier 1 for 288 threads; WG1's bar.arrive brings 128,
 // WG0 128, the producer warp never comes. The runtime's named-barrier hang names it.
 TEST(EmuPtx, RownormBugHangsOnNamedBarrierOne) {
