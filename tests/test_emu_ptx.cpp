@@ -144,6 +144,15 @@ TEST(EmuPtx, AnUnsupportedInstructionIsRefusedWithItsNameAndLine) {
   EXPECT_TRUE(r.out.empty()) << "the kernel never ran: " << r.out;
 }
 
+TEST(EmuPtx, AClusterOfTwoCtasIsRefusedByName) {
+  auto r = wsemuPtx({fixture("cluster.cu")});
+  EXPECT_EQ(r.exit_code, 88) << r.out << r.err;
+  EXPECT_TRUE(has(r.err,
+                  "unsupported: `.reqnctapercluster 2, 1, 1 (a cluster of more than one "
+                  "CTA)` at cluster.cu:6"))
+      << r.err;
+}
+
 TEST(EmuPtx, AnUnimplementedRuntimeEntryPointIsRefusedByName) {
   auto r = wsemuPtx({fixture("missing_entry.cu")});
   EXPECT_EQ(r.exit_code, 88) << r.out << r.err;

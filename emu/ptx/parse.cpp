@@ -1144,6 +1144,20 @@ bool parseModule(const std::string &text0, Module *mod, std::string *err) {
         p.fn->params.push_back(id);
       }
     }
+    // A kernel that asks for a cluster of more than one CTA (__cluster_dims__): the emulator runs
+    // clusters of one, so it is refused at its launch, by name.
+    if (size_t c = hdr.find(".reqnctapercluster"); c != std::string::npos) {
+      std::istringstream in(hdr.substr(c + 18));
+      long x = 1, y = 1, z = 1;
+      char comma;
+      in >> x >> comma >> y >> comma >> z;
+      if (x * y * z > 1) {
+        p.fn->unsupported = 0;
+        p.fn->unsupported_why = ".reqnctapercluster " + std::to_string(x) + ", " +
+                                std::to_string(y) + ", " + std::to_string(z) +
+                                " (a cluster of more than one CTA)";
+      }
+    }
     return true;
   };
 
