@@ -379,8 +379,8 @@ uint64_t Interp::cvt(const Ins &in, uint64_t a) const {
         v = std::min(v, hi);
       }
     }
-    return tySigned(d) ? (uint64_t)sext(v, db) & maskOf(64) & (db == 64 ? ~0ull : ~0ull)
-                       : (v & maskOf(db));
+    // a signed destination keeps its sign in the slot's upper bits; readers take their width
+    return tySigned(d) ? (uint64_t)sext(v, db) : (v & maskOf(db));
   }
   if (tyFloat(d) && !tyFloat(s)) {  // integer to float
     double x = tySigned(s) ? (double)sext(a, sb) : (double)(a & maskOf(sb));
