@@ -138,13 +138,22 @@ cudaError_t &lastError() {
   return e;
 }
 
-[[noreturn]] void sayVerdictAndExit(const Pending &p) {
+// Device printf's output, written at the host's synchronizing calls and at exit, as the GPU
+// writes it out.
+void flushDevicePrintf() {
+  const std::string s = wsemu::ptxe::takeDevicePrintf();
+  if (!s.empty()) std::fwrite(s.data(), 1, s.size(), stdout);
   std::fflush(stdout);
+}
+
+[[noreturn]] void sayVerdictAndExit(const Pending &p) {
+  flushDevicePrintf();
   p.v.print(stderr);
   std::fflush(stderr);
   std::_Exit(p.v.exitStatus());
 }
 cudaError_t syncPoint() {
+  flushDevicePrintf();
   auto &p = pending();
   if (!p.set) return cudaSuccess;
   if (p.v.symptom == "ub" || p.v.symptom == "crash") {
@@ -253,6 +262,8 @@ cudaError_t launchKernel(const void *stub, dim3 g, dim3 b, void **args, size_t s
     return cudaSuccess;
   }
   Module &m = module();
+  static const bool flush_at_exit = (std::atexit(flushDevicePrintf), true);
+  (void)flush_at_exit;
   const Function *fn = m.find(name);
   if (!fn || !fn->entry) refuse("unsupported: the PTX holds no kernel " + name);
   // Every instruction of the kernel is decoded before it runs: one the interpreter does not

@@ -102,6 +102,8 @@ struct Interp {
   std::vector<uint64_t> symaddr;
   Thread *t;
   int last_chain = -1;
+  uint8_t *callbuf = nullptr;  // the body's `.param`s: this frame's calls' arguments
+  std::vector<SrcLoc> frames;  // the calls that led to this function (caller first)
 
   SrcLoc loc(const Ins &in) const { return m.srcLoc(in.loc); }
   // The SrcLoc of a runtime call, with the inlined-at chain as the thread's call frames: a parked
@@ -109,9 +111,10 @@ struct Interp {
   SrcLoc site(const Ins &in) {
     if ((int)in.loc != last_chain) {
       last_chain = (int)in.loc;
-      t->calls.clear();
+      t->calls = frames;
+      const size_t base = t->calls.size();
       for (int p = m.locs[in.loc].parent; p >= 0; p = m.locs[p].parent)
-        t->calls.insert(t->calls.begin(), m.srcLoc((uint32_t)p));
+        t->calls.insert(t->calls.begin() + (ptrdiff_t)base, m.srcLoc((uint32_t)p));
     }
     return loc(in);
   }
@@ -236,13 +239,19 @@ struct Interp {
       case Space::Global:
         checkGlobal(reinterpret_cast<void *>(a), n, loc(in));
         return reinterpret_cast<uint8_t *>(a);
-      case Space::Param:
-        if (!inParams(a, n) || write)
+      case Space::Param: {
+        // A kernel's parameters are read-only; a .func's are its own copy (its return values are
+        // written there); the body's `.param`s are this frame's call buffer.
+        auto cb = reinterpret_cast<uintptr_t>(callbuf);
+        const bool in_calls = callbuf && a >= cb && a + n <= cb + fn.call_param_bytes;
+        if (!in_calls && (!inParams(a, n) || (write && fn.entry)))
           fail("ub/out-of-bounds-param", loc(in),
-               std::to_string(n) + " bytes of the kernel's parameters at offset " +
+               std::to_string(n) + " bytes of the parameters at offset " +
                    std::to_string((int64_t)(a - reinterpret_cast<uintptr_t>(params))) +
-                   (write ? " written" : " are outside them"));
+                   (write && inParams(a, n) ? " written: a kernel's parameters are read-only"
+                                            : " are outside them"));
         return reinterpret_cast<uint8_t *>(a);
+      }
       case Space::Local: {
         auto l = reinterpret_cast<uintptr_t>(local);
         if (a < l || a + n > l + fn.local_bytes)
@@ -271,6 +280,8 @@ struct Interp {
   }
 
   void run();
+  void call(const Ins &in);
+  void vprintf(const Ins &in);
   void arith(const Ins &in);
   bool setp(const Ins &in) const;
   uint64_t cvt(const Ins &in, uint64_t a) const;
@@ -1009,6 +1020,12 @@ void Interp::run() {
       case Op::BulkWait:
         ptx::bulk_wait_group((int)val(in.o[0]), in.read_only, site(in));
         break;
+      case Op::Call:
+        call(in);
+        break;
+      case Op::Vprintf:
+        vprintf(in);
+        break;
       case Op::WgmmaFence:
         ptx::wgmma_fence(site(in));
         break;
@@ -1048,22 +1065,43 @@ void Interp::run() {
 
 }  // namespace
 
-void runThread(const Module &m, const Function &fn, const uint8_t *params, size_t param_bytes) {
-  // Local memory on the fiber's own stack: the runtime reads an address there as the thread's
-  // local memory (a tensor map there is ub/tensor-map-space, as on the GPU).
-  uint8_t *local = fn.local_bytes ? static_cast<uint8_t *>(alloca(fn.local_bytes + 16)) : nullptr;
-  if (local) {
-    local = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(local) + 15) & ~uintptr_t(15));
-    uninit(local, fn.local_bytes);
+namespace {
+std::string &devicePrintf() {
+  static std::string out;
+  return out;
+}
+
+// One frame: `fn` with its parameter buffer, its local memory and its calls' buffer on the
+// fiber's own stack (the runtime reads an address there as the thread's local memory: a tensor
+// map there is ub/tensor-map-space, as on the GPU), its registers on the heap.
+void runFunction(const Module &m, const Function &fn, const uint8_t *params, size_t param_bytes,
+                 std::vector<SrcLoc> frames) {
+  const size_t lb = (fn.local_bytes + 15) & ~size_t(15),
+               cb = (fn.call_param_bytes + 15) & ~size_t(15);
+  uint8_t *local = nullptr, *callbuf = nullptr;
+  if (lb + cb) {
+    auto *raw = static_cast<uint8_t *>(alloca(lb + cb + 16));
+    raw = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(raw) + 15) & ~uintptr_t(15));
+    if (lb) {
+      local = raw;
+      uninit(local, fn.local_bytes);
+    }
+    if (cb) {
+      callbuf = raw + lb;
+      std::memset(callbuf, 0, cb);
+    }
   }
   std::vector<uint64_t> regs(fn.nregs + 1, 0);
   Interp it{m, fn, params, param_bytes, regs.data(), local, {}, &self()};
+  it.callbuf = callbuf;
+  it.frames = std::move(frames);
   it.symaddr.assign(m.vars.size(), 0);
   for (uint32_t i : fn.syms) {
     const Var &v = m.vars[i];
     switch (v.space) {
       case Space::Param:
-        it.symaddr[i] = reinterpret_cast<uintptr_t>(params) + v.param_offset;
+        it.symaddr[i] = v.call_param ? reinterpret_cast<uintptr_t>(callbuf) + v.param_offset
+                                     : reinterpret_cast<uintptr_t>(params) + v.param_offset;
         break;
       case Space::Shared:
         if (v.dynamic) {
@@ -1083,7 +1121,122 @@ void runThread(const Module &m, const Function &fn, const uint8_t *params, size_
     }
   }
   it.run();
-  it.t->calls.clear();
+}
+
+// A call: the arguments are copied from this frame's call buffer into the callee's parameters,
+// the callee runs as a frame of its own, and its return values are copied back.
+void Interp::call(const Ins &in) {
+  const Function &callee = m.funcs[in.target];
+  const Operand *rets = &fn.vec[in.o[0].reg], *args = &fn.vec[in.o[1].reg];
+  std::vector<uint64_t> store((callee.param_bytes + 7) / 8 + 2, 0);
+  auto *buf = reinterpret_cast<uint8_t *>(store.data());
+  for (int64_t i = 0; i < in.o[1].imm; ++i) {
+    const Var &p = m.vars[callee.params[callee.nrets + i]];
+    std::memcpy(buf + p.param_offset, reinterpret_cast<const void *>(symaddr[args[i].sym]),
+                p.bytes);
+  }
+  site(in);
+  std::vector<SrcLoc> callers = t->calls;
+  callers.push_back(loc(in));
+  runFunction(m, callee, buf, callee.param_bytes, std::move(callers));
+  last_chain = -1;  // the callee's frames were the thread's
+  for (int64_t i = 0; i < in.o[0].imm; ++i) {
+    const Var &p = m.vars[callee.params[i]];
+    std::memcpy(reinterpret_cast<void *>(symaddr[rets[i].sym]), buf + p.param_offset, p.bytes);
+  }
+}
+
+// vprintf(format, args): what device printf compiles to. The arguments lie in the caller's local
+// buffer, each at its size's alignment: 4 bytes for int and char conversions without a length, 8
+// for l/ll, doubles (%f %e %g %a) and pointers (%s %p).
+void Interp::vprintf(const Ins &in) {
+  const Operand *args = &fn.vec[in.o[1].reg];
+  uint64_t fmt, argp;
+  std::memcpy(&fmt, reinterpret_cast<const void *>(symaddr[args[0].sym]), 8);
+  std::memcpy(&argp, reinterpret_cast<const void *>(symaddr[args[1].sym]), 8);
+  const SrcLoc l = loc(in);
+  auto str = [&](uint64_t p) {
+    std::string s;
+    for (;; ++p) {
+      checkAccess(reinterpret_cast<const void *>(p), 1, l);
+      char c = *reinterpret_cast<const char *>(p);
+      if (!c) return s;
+      s += c;
+    }
+  };
+  const std::string f = str(fmt);
+  std::string out;
+  size_t off = 0;
+  auto arg = [&](size_t n) {
+    off = (off + n - 1) / n * n;
+    checkAccess(reinterpret_cast<const void *>(argp + off), n, l);
+    uint64_t v = 0;
+    std::memcpy(&v, reinterpret_cast<const void *>(argp + off), n);
+    off += n;
+    return v;
+  };
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i] != '%') {
+      out += f[i];
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < f.size() && std::strchr("-+ #0123456789.", f[j])) ++j;
+    std::string len;
+    while (j < f.size() && std::strchr("hlLqjzt", f[j])) len += f[j++];
+    if (j >= f.size()) break;
+    const char conv = f[j];
+    std::string spec = f.substr(i, j - i - len.size());  // flags, width, precision
+    char buf[512];
+    if (conv == '%') {
+      out += '%';
+    } else if (std::strchr("diouxXc", conv)) {
+      const bool wide = len.find('l') != std::string::npos || len == "q" || len == "j" ||
+                        len == "z" || len == "t";
+      uint64_t v = arg(wide ? 8 : 4);
+      if (conv == 'c') {
+        std::snprintf(buf, sizeof buf, (spec + "c").c_str(), (int)v);
+      } else if (conv == 'd' || conv == 'i') {
+        long long x = wide ? (long long)v : (long long)(int32_t)v;
+        std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), x);
+      } else {
+        unsigned long long x = wide ? v : (uint32_t)v;
+        std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), x);
+      }
+      out += buf;
+    } else if (std::strchr("fFeEgGaA", conv)) {
+      uint64_t v = arg(8);
+      std::snprintf(buf, sizeof buf, (spec + conv).c_str(), f64(v));
+      out += buf;
+    } else if (conv == 's') {
+      std::string s = str(arg(8));
+      std::snprintf(buf, sizeof buf, (spec + "s").c_str(), s.c_str());
+      out += buf;
+    } else if (conv == 'p') {
+      std::snprintf(buf, sizeof buf, (spec + "p").c_str(), reinterpret_cast<void *>(arg(8)));
+      out += buf;
+    } else {
+      out += f.substr(i, j - i + 1);  // not a conversion printf knows: printed as written
+    }
+    i = j;
+  }
+  devicePrintf() += out;
+  if (in.o[0].imm == 1) {
+    const int32_t n = (int32_t)out.size();
+    std::memcpy(reinterpret_cast<void *>(symaddr[fn.vec[in.o[0].reg].sym]), &n, 4);
+  }
+}
+}  // namespace
+
+std::string takeDevicePrintf() {
+  std::string s;
+  s.swap(devicePrintf());
+  return s;
+}
+
+void runThread(const Module &m, const Function &fn, const uint8_t *params, size_t param_bytes) {
+  runFunction(m, fn, params, param_bytes, {});
+  self().calls.clear();
 }
 
 }  // namespace wsemu::ptxe

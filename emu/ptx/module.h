@@ -181,6 +181,8 @@ enum class Op : uint8_t {
   BulkStore,
   BulkCommit,
   BulkWait,
+  Call,     // o[0]: Vec of the return value symbols, o[1]: Vec of the arguments; target: callee
+  Vprintf,  // a call of vprintf (device printf), same operands
   Wgmma,
   WgmmaFence,
   WgmmaCommit,
@@ -215,6 +217,9 @@ struct Var {  // a declared variable of a state space (module scope or a functio
   std::vector<uint8_t> init;
   uint32_t param_offset = 0;  // Space::Param: offset in the launch's parameter buffer
   uint32_t local_offset = 0;  // Space::Local: offset in the thread's local frame
+  // A `.param` declared in a function's body: a call's argument or return value, in the calling
+  // frame's own buffer at param_offset.
+  bool call_param = false;
 };
 
 struct Loc {  // a .loc: file (index into Module::files once resolved), line, and its inlining
@@ -231,6 +236,8 @@ struct Function {
   uint32_t param_bytes = 0;
   uint32_t nregs = 0;
   uint32_t local_bytes = 0;
+  uint32_t call_param_bytes = 0;  // the body's `.param` declarations (Var::call_param)
+  uint32_t nrets = 0;             // a .func's return parameters: the first nrets of params
   std::vector<Ins> code;
   std::vector<Operand> vec;       // vector operands' elements
   std::vector<std::string> text;  // each instruction's text, for messages
@@ -266,5 +273,9 @@ bool parseModule(const std::string &text, Module *m, std::string *err);
 // Runs the current emulated thread (inside wsemu::launch) through `fn` with the launch's
 // parameter buffer.
 void runThread(const Module &m, const Function &fn, const uint8_t *params, size_t param_bytes);
+
+// What device printf (vprintf) wrote since the last call, in the order the threads ran: the host
+// library writes it out at the host's next synchronizing call, as the GPU does.
+std::string takeDevicePrintf();
 
 }  // namespace wsemu::ptxe

@@ -245,6 +245,7 @@ struct Parser {
   }
 
   // `.shared .align 16 .b8 name[123] = {...}` and friends; returns the var id.
+  bool body_param = false;  // declVar of a `.param` in a function's body (a call's)
   bool declVar(const std::string &text, Space sp, bool in_fn, uint32_t *id_out = nullptr) {
     Var v;
     v.space = sp;
@@ -308,6 +309,12 @@ struct Parser {
         for (uint32_t b = 0; b < v.elem; ++b) v.init.push_back((uint8_t)(bits >> (8 * b)));
       }
       v.init.resize(v.bytes, 0);
+    }
+    if (sp == Space::Param && in_fn && body_param) {
+      v.call_param = true;
+      if (v.bytes == 0) v.bytes = v.elem;
+      v.param_offset = (fn->call_param_bytes + v.align - 1) / v.align * v.align;
+      fn->call_param_bytes = v.param_offset + v.bytes;
     }
     if (sp == Space::Local && in_fn) {
       v.local_offset = (fn->local_bytes + v.align - 1) / v.align * v.align;
@@ -465,6 +472,46 @@ struct Parser {
     std::string base = quals[0];
     quals.erase(quals.begin());
     std::vector<std::string> ops = splitOperands(rest);
+    // call{.uni} (ret), name, (args): a .func of this module, or vprintf (device printf).
+    // Indirect calls (a register and a prototype) are not decoded.
+    if (base == "call") {
+      for (auto &q : quals)
+        if (q != "uni") return unsupported(ins, opcode, stmt);
+      std::vector<std::string> rets, args;
+      std::string callee;
+      size_t k = 0;
+      auto list = [](const std::string &t) { return splitOperands(t.substr(1, t.rfind(')') - 1)); };
+      if (k < ops.size() && !ops[k].empty() && ops[k][0] == '(') rets = list(ops[k++]);
+      if (k < ops.size()) callee = ops[k++];
+      if (k < ops.size() && !ops[k].empty() && ops[k][0] == '(') args = list(ops[k++]);
+      if (callee.empty() || k != ops.size()) return unsupported(ins, opcode, stmt);
+      auto syms = [&](const std::vector<std::string> &names, Operand *o) {
+        o->k = Operand::Vec;
+        o->reg = (uint32_t)fn->vec.size();
+        o->imm = (int64_t)names.size();
+        for (auto &n : names) {
+          Operand e;
+          e.k = Operand::Sym;
+          if (!sym(trim(n), &e.sym)) return false;
+          fn->vec.push_back(e);
+        }
+        return true;
+      };
+      if (!syms(rets, &ins.o[0]) || !syms(args, &ins.o[1])) return unsupported(ins, opcode, stmt);
+      ins.nops = 2;
+      if (callee == "vprintf" && args.size() == 2 && rets.size() <= 1) {
+        ins.op = Op::Vprintf;
+        return push(ins, stmt);
+      }
+      auto it = m.func_by_name.find(callee);
+      if (it == m.func_by_name.end() || m.funcs[it->second].entry ||
+          m.funcs[it->second].nrets != rets.size() ||
+          m.funcs[it->second].params.size() != rets.size() + args.size())
+        return unsupported(ins, opcode + " " + callee, stmt);
+      ins.op = Op::Call;
+      ins.target = it->second;
+      return push(ins, stmt);
+    }
     // Branch targets are labels: resolved at the function's end.
     if (base == "bra" || base == "brx") {
       for (auto &q : quals)
@@ -1130,7 +1177,10 @@ bool parseModule(const std::string &text0, Module *mod, std::string *err) {
       size_t close = after.rfind(')');
       std::string list =
           paren == std::string::npos ? "" : after.substr(paren + 1, close - paren - 1);
-      if (!rets.empty()) list = rets + (list.empty() ? "" : ", " + list);
+      if (!rets.empty()) {
+        list = rets + (list.empty() ? "" : ", " + list);
+        p.fn->nrets = (uint32_t)splitOperands(rets).size();
+      }
       for (auto &prm : splitOperands(list)) {
         std::string s = trim(prm);
         if (s.rfind(".param", 0) != 0) return p.fail("a parameter that is not .param: " + s);
@@ -1193,6 +1243,12 @@ bool parseModule(const std::string &text0, Module *mod, std::string *err) {
       if (kw == ".reg") return p.declRegs(st.substr(4));
       if (kw == ".shared") return p.declVar(st.substr(7), Space::Shared, true);
       if (kw == ".local") return p.declVar(st.substr(6), Space::Local, true);
+      if (kw == ".param") {
+        p.body_param = true;
+        bool ok = p.declVar(st.substr(6), Space::Param, true);
+        p.body_param = false;
+        return ok;
+      }
       if (kw == ".global") return p.declVar(st.substr(7), Space::Global, true);
       if (kw == ".pragma") return true;
       return p.fail("a directive the emulator does not read: " + kw);
