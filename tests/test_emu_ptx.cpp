@@ -52,6 +52,15 @@ TEST(EmuPtx, ManyInstructionsMatchTheHostsComputation) {
   EXPECT_TRUE(has(r.out, "isa: 0 mismatches")) << r.out << r.err;
 }
 
+// Calls of device functions with arguments and a return value, and device printf, whose output
+// comes out at the host's synchronizing call.
+TEST(EmuPtx, CallsAndDevicePrintfRun) {
+  auto r = wsemuPtx({fixture("calls.cu")});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "thread 3 v=7 half=3.50 wide=7696581394432 name=calls\ncalls: 0 wrong\n")
+      << r.err;
+}
+
 // The injected bug: WG0 waits on named barrier 1 for 288 threads; WG1's bar.arrive brings 128,
 // WG0 128, the producer warp never comes. The runtime's named-barrier hang names it.
 TEST(EmuPtx, RownormBugHangsOnNamedBarrierOne) {
