@@ -1091,7 +1091,10 @@ void runFunction(const Module &m, const Function &fn, const uint8_t *params, siz
       std::memset(callbuf, 0, cb);
     }
   }
-  std::vector<uint64_t> regs(fn.nregs + 1, 0);
+  // Registers no instruction wrote read as the runtime's uninitialised locals do: a pattern, or
+  // zeros under WSEMU_LOCALS=zero (the reducer's second judgement, emu/README.md).
+  std::vector<uint64_t> regs(fn.nregs + 1);
+  uninit(regs.data(), regs.size() * sizeof(uint64_t));
   Interp it{m, fn, params, param_bytes, regs.data(), local, {}, &self()};
   it.callbuf = callbuf;
   it.frames = std::move(frames);
