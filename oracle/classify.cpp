@@ -820,6 +820,8 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
       v = make(d, "hang:" + what + ":" + rs);
     else if (emu->symptom == "ub")
       v = make("crash/ub-" + what, "crash:ub-" + what + ":" + rs);
+    else if (emu->symptom == "crash")  // what the GPU reports as a crash (a trap: 719)
+      v = make(d, "crash:" + what + ":" + rs);
     else if (emu->symptom == "compile-error") {
       // An operand ptxas would reject (e.g. a setmaxnreg count): a compile error on the GPU.
       std::string msg;
@@ -983,10 +985,18 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     // that only exits 1 keeps nothing of the check (a reduction of a row-stripe GEMM with its own
     // check once ended in `return 1`).
     const std::string report = failureReport(r.out + "\n" + r.err);
+    // The emulator's notes are part of it as for a harness comparison (above): a program with its
+    // own check that fails through a missing fence.proxy.async says +proxy-unfenced, which the
+    // reducer's coherent-proxy run keys on.
+    std::vector<std::string> notes;
+    std::vector<const char *> keys = {"tma-load-clipped", "tma-store-clipped"};
+    keys.insert(keys.end(), kEmuFailureNotes.begin(), kEmuFailureNotes.end());
+    const std::string marks = noteMarks(r.err, keys, &notes);
     Verdict v = make("wrong/unspecified", "wrong:unspecified:exit=" + std::to_string(r.exit_code) +
-                                              (report.empty() ? "" : ":report=" + report));
+                                              (report.empty() ? "" : ":report=" + report) + marks);
     v.evidence.push_back("exited with status " + std::to_string(r.exit_code) +
                          " and reported no CUDA error, signal or comparison");
+    v.evidence.insert(v.evidence.end(), notes.begin(), notes.end());
     auto el = lines(r.err + "\n" + r.out);
     for (auto &l : el)
       if (!l.empty() && v.evidence.size() < 4 &&

@@ -311,6 +311,25 @@ TEST(ClassifyRun, ABarrierUsedBeforeItsInitIsOrderedIsPartOfTheSignature) {
             "wrong:Y:nan(all)+mbarrier-init-unordered");
 }
 
+// A program with its own check (no harness) that fails through a missing fence.proxy.async on the
+// emulator says so in its signature, as a harness comparison does: the reducer's coherent-proxy
+// run keys on it.
+TEST(ClassifyRun, TheEmulatorsNotesJoinAnUnspecifiedWrongResultsSignature) {
+  auto v = one(exited(1, "=> FAILED\n", "WSEMU note proxy-unfenced=512\n"));
+  EXPECT_EQ(v.detail, "wrong/unspecified");
+  EXPECT_EQ(v.signature, "wrong:unspecified:exit=1:report==> FAILED+proxy-unfenced");
+}
+
+// A trap on the emulator is what the GPU reports as a launch failure: a crash, not an infra-error.
+TEST(ClassifyRun, AnEmulatedTrapIsACrash) {
+  auto v = one(exited(87, "",
+                      "WSEMU verdict=crash/launch-failure symptom=crash block=0,0,0 "
+                      "signature=k.cu:40,warpgroup2\n"));
+  EXPECT_EQ(v.symptom, "crash");
+  EXPECT_EQ(v.detail, "crash/launch-failure");
+  EXPECT_EQ(v.signature, "crash:launch-failure:warpgroup2");
+}
+
 TEST(ClassifyRun, NonZeroExitWithNothingElseIsWrongUnspecified) {
   auto v = one(exited(1, "done\n"));
   EXPECT_EQ(v.detail, "wrong/unspecified");

@@ -1,6 +1,10 @@
 // The CPU emulation backend's translator: see translate.h.
 #include "translate.h"
 
+#ifdef WSEMU_HAVE_PTX
+#include "emu/ptx/ptx_build.h"
+#endif
+
 #include "build.h"
 #include "cache.h"
 #include "process.h"
@@ -1097,8 +1101,27 @@ TranslateResult translate(const std::string &text, const std::string &path,
 // The emu backend's build stage
 // ======================================================================================
 
+// The source translator first; a program it cannot build (a CUDA name its shim lacks, C++ it
+// cannot rewrite) goes to the PTX path (emu/ptx/), which runs what nvcc made of it. The
+// translator's own stand-ins for ptxas checks ("ptxas: ..." in its log) are the program's compile
+// errors, and a missing tool or a cancel is no reason to try again.
 std::function<BuildRecord(const std::string &, const BuildOptions &)> emuBuilder() {
-  return [](const std::string &path, const BuildOptions &o) { return buildEmu(path, o); };
+  return [](const std::string &path, const BuildOptions &o) {
+    BuildRecord b = buildEmu(path, o);
+#ifdef WSEMU_HAVE_PTX
+    if (!b.ok && !b.tool_missing && !b.cancelled && !b.timed_out &&
+        b.log.find("ptxas: ") == std::string::npos) {
+      BuildRecord p = buildPtxEmu(path, o);
+      if (p.ok || p.cancelled) return p;
+      if (!p.tool_missing) {
+        std::string why = b.log.substr(0, b.log.find('\n'));
+        p.log += "\n[wsemu] the source translator could not build it either: " + why + "\n";
+        return p;
+      }
+    }
+#endif
+    return b;
+  };
 }
 
 // An install tree (scripts/device-pack.sh: the GPU machine has no build tree) keeps the runtime

@@ -1,0 +1,708 @@
+// The CUDA runtime and driver entry points a program built with `nvcc -cudart none` calls, on the
+// CPU emulator. The program is compiled as its author builds it, with the real CUDA headers; it
+// links this library instead of libcudart/libcuda (emu/ptx/ptx_build.cpp). nvcc's host stubs
+// register each kernel (__cudaRegisterFunction: host stub -> mangled name) and launch through
+// __cudaLaunchKernel; the launch runs the kernel's PTX (beside the binary, `<exe>.ptx`, or
+// WSEMU_PTX) on the runtime's fibers (emu/ptx/interp.cpp).
+//
+// What the host sees follows the translator's shim (emu/runtime/cuda_shim.h), whose rules each
+// came from an H200 run: a kernel's failure shows at the host's next synchronizing call; a hang
+// is the verdict there; a fault is "unspecified launch failure" from then on, and the verdict is
+// said when the program asks for that error's text; launches outside the GPU's limits, or over
+// 48 KiB of dynamic shared memory without the opt-in, do not run.
+//
+// An entry point this file does not define is a link error, which the build turns into a
+// refusal naming it; a driver entry point asked for by name that is not here is refused at run
+// time, naming it. Never a silent stand-in.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "emu/ptx/module.h"
+#include "emu/runtime/ptx.h"
+
+namespace {
+
+using wsemu::ptxe::Function;
+using wsemu::ptxe::Module;
+
+// ---- refusals ----
+[[noreturn]] void refuse(const std::string &message) {
+  wsemu::Verdict v;
+  v.symptom = "infra-error";
+  v.detail = "infra-error/unsupported";
+  v.signature = "unsupported";
+  v.message = message;
+  v.block_of_failure = wsemu::Dim3(0, 0, 0);
+  std::fflush(stdout);
+  v.print(stderr);
+  std::fflush(stderr);
+  std::_Exit(v.exitStatus());
+}
+
+// ---- registration: host stub -> kernel name; host variable -> device symbol ----
+struct Registry {
+  std::map<const void *, std::string> kernels;
+  struct Sym {
+    std::string name;
+    size_t bytes;
+  };
+  std::map<const void *, Sym> vars;
+  std::map<const void *, int> max_dyn_smem;  // cudaFuncAttributeMaxDynamicSharedMemorySize
+  struct Config {
+    dim3 grid, block;
+    size_t smem;
+    void *stream;
+  };
+  std::vector<Config> configs;
+};
+Registry &reg() {
+  static Registry r;
+  return r;
+}
+
+// ---- the PTX module, loaded at first use ----
+std::string ptxPath() {
+  if (const char *p = std::getenv("WSEMU_PTX"); p && *p) return p;
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  buf[n] = 0;
+  return std::string(buf) + ".ptx";
+}
+
+Module &module() {
+  static std::unique_ptr<Module> m;
+  if (m) return *m;
+  const std::string path = ptxPath();
+  std::ifstream in(path);
+  if (!in)
+    refuse("the program's PTX (" + path +
+           ") cannot be read: build it with wsemu-ptx, or set WSEMU_PTX");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  m = std::make_unique<Module>();
+  std::string err;
+  if (!wsemu::ptxe::parseModule(ss.str(), m.get(), &err)) refuse("unsupported: " + err);
+  // module-scope .global/.const variables: device memory, initialised as declared
+  m->var_storage.assign(m->vars.size(), nullptr);
+  for (size_t i = 0; i < m->vars.size(); ++i) {
+    auto &v = m->vars[i];
+    if (v.space != wsemu::ptxe::Space::Global && v.space != wsemu::ptxe::Space::Const) continue;
+    auto *p =
+        static_cast<uint8_t *>(wsemu::emuMalloc(std::max<size_t>(v.bytes, 1), v.name.c_str()));
+    if (!v.init.empty()) std::memcpy(p, v.init.data(), std::min<size_t>(v.init.size(), v.bytes));
+    m->var_storage[i] = p;
+  }
+  return *m;
+}
+
+uint8_t *symbolStorage(const void *host_var, size_t *bytes) {
+  auto it = reg().vars.find(host_var);
+  if (it == reg().vars.end()) return nullptr;
+  Module &m = module();
+  for (size_t i = 0; i < m.vars.size(); ++i)
+    if (m.vars[i].name == it->second.name && m.var_storage[i]) {
+      *bytes = m.vars[i].bytes;
+      return m.var_storage[i];
+    }
+  return nullptr;
+}
+
+// ---- a failed launch: shown at the next synchronizing call (cuda_shim.h's Pending) ----
+struct Pending {
+  bool set = false;
+  wsemu::Verdict v;
+  std::string kernel;
+  bool sticky = false;    // the host was told of a fault: every call returns it from then on
+  bool reported = false;  // the host asked for the fault's text: the verdict is said at exit
+};
+Pending &pending() {
+  static Pending p;
+  return p;
+}
+cudaError_t &lastError() {
+  static cudaError_t e = cudaSuccess;
+  return e;
+}
+
+// Device printf's output, written at the host's synchronizing calls and at exit, as the GPU
+// writes it out.
+void flushDevicePrintf() {
+  const std::string s = wsemu::ptxe::takeDevicePrintf();
+  if (!s.empty()) std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fflush(stdout);
+}
+
+[[noreturn]] void sayVerdictAndExit(const Pending &p) {
+  flushDevicePrintf();
+  p.v.print(stderr);
+  std::fflush(stderr);
+  std::_Exit(p.v.exitStatus());
+}
+cudaError_t syncPoint() {
+  flushDevicePrintf();
+  auto &p = pending();
+  if (!p.set) return cudaSuccess;
+  if (p.v.symptom == "ub" || p.v.symptom == "crash") {
+    p.sticky = true;
+    return lastError() = cudaErrorLaunchFailure;
+  }
+  sayVerdictAndExit(p);
+}
+cudaError_t sticky() { return pending().sticky ? cudaErrorLaunchFailure : cudaSuccess; }
+void askedFor(int e) {
+  if (e == (int)cudaErrorLaunchFailure && pending().sticky) pending().reported = true;
+}
+void atExit(int status, void *) {
+  auto &p = pending();
+  if (!p.set) return;
+  if (p.reported) sayVerdictAndExit(p);
+  if (p.sticky)
+    std::fprintf(stderr,
+                 "[wsemu] the kernel %s failed (%s); the program was told (unspecified launch "
+                 "failure) and exited with status %d without reporting it: on the GPU nothing more "
+                 "is seen\n",
+                 p.kernel.c_str(), p.v.detail.c_str(), status);
+  else
+    std::fprintf(stderr,
+                 "[wsemu] the kernel %s failed (%s), but the program never synchronized with it "
+                 "before exiting: on the GPU it is abandoned at exit and nothing is seen\n",
+                 p.kernel.c_str(), p.v.detail.c_str());
+}
+
+const cudaDeviceProp &props() {  // the device the emulator stands for: an H200
+  static const cudaDeviceProp p = [] {
+    cudaDeviceProp q;
+    std::memset(&q, 0, sizeof q);
+    std::snprintf(q.name, sizeof q.name, "%s", "wsemu (CPU emulation of an H200, sm_90a)");
+    q.major = 9;
+    q.minor = 0;
+    q.multiProcessorCount = 132;
+    q.sharedMemPerBlock = 48 * 1024;
+    q.sharedMemPerBlockOptin = 227 * 1024;
+    q.sharedMemPerMultiprocessor = 228 * 1024;
+    q.totalGlobalMem = 141ull << 30;
+    q.maxThreadsPerBlock = 1024;
+    q.maxThreadsDim[0] = q.maxThreadsDim[1] = 1024;
+    q.maxThreadsDim[2] = 64;
+    q.maxGridSize[0] = 0x7fffffff;
+    q.maxGridSize[1] = q.maxGridSize[2] = 65535;
+    q.warpSize = 32;
+    q.regsPerBlock = 65536;
+    q.regsPerMultiprocessor = 65536;
+    q.l2CacheSize = 50 << 20;
+    q.maxThreadsPerMultiProcessor = 2048;
+    q.maxBlocksPerMultiProcessor = 32;
+    q.totalConstMem = 64 * 1024;
+    q.clusterLaunch = 1;
+    q.concurrentKernels = 1;
+    q.canMapHostMemory = 1;
+    q.unifiedAddressing = 1;
+    q.managedMemory = 1;
+    q.memoryBusWidth = 6144;
+    q.pciDeviceID = 0;
+    return q;
+  }();
+  return p;
+}
+
+bool validConfig(dim3 g, dim3 b) {
+  if (g.x < 1 || g.x > 0x7fffffffu || g.y < 1 || g.y > 65535 || g.z < 1 || g.z > 65535)
+    return false;
+  if (b.x < 1 || b.y < 1 || b.z < 1 || b.x > 1024 || b.y > 1024 || b.z > 64) return false;
+  return (uint64_t)b.x * b.y * b.z <= 1024;
+}
+
+const wsemu::Config &config() {
+  static const wsemu::Config c = [] {
+    wsemu::Config k = wsemu::configFromEnv();
+    k.exit_on_failure = false;  // deferred to the next synchronizing call
+    return k;
+  }();
+  return c;
+}
+
+cudaError_t launchKernel(const void *stub, dim3 g, dim3 b, void **args, size_t smem) {
+  auto kit = reg().kernels.find(stub);
+  if (kit == reg().kernels.end())
+    refuse("unsupported: a launch of a function no __cudaRegisterFunction registered");
+  const std::string &name = kit->second;
+  if (!validConfig(g, b)) {
+    std::fprintf(stderr,
+                 "[wsemu] launch of %s not run: grid (%u, %u, %u) x block (%u, %u, %u) is outside "
+                 "the GPU's limits (the GPU refuses it: invalid configuration argument)\n",
+                 name.c_str(), g.x, g.y, g.z, b.x, b.y, b.z);
+    return lastError() = cudaErrorInvalidConfiguration;
+  }
+  int optin = 0;
+  if (auto it = reg().max_dyn_smem.find(stub); it != reg().max_dyn_smem.end()) optin = it->second;
+  if (smem > props().sharedMemPerBlock && smem > (size_t)optin) {
+    std::fprintf(stderr,
+                 "[wsemu] launch of %s not run: %zu bytes of dynamic shared memory > 48 KiB "
+                 "without cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize) (the "
+                 "GPU refuses it: invalid argument)\n",
+                 name.c_str(), smem);
+    return lastError() = cudaErrorInvalidValue;
+  }
+  if (pending().set) {  // queued behind a kernel that never finished (or faulted): never runs
+    if (sticky()) lastError() = cudaErrorLaunchFailure;
+    return cudaSuccess;
+  }
+  Module &m = module();
+  static const bool flush_at_exit = (std::atexit(flushDevicePrintf), true);
+  (void)flush_at_exit;
+  const Function *fn = m.find(name);
+  if (!fn || !fn->entry) refuse("unsupported: the PTX holds no kernel " + name);
+  // Every instruction of the kernel is decoded before it runs: one the interpreter does not
+  // implement refuses the program by name, it never runs as a no-op.
+  if (fn->unsupported != wsemu::ptxe::kNone)
+    refuse("unsupported: `" + fn->unsupported_why + "` at " +
+           m.where(fn->code[fn->unsupported].loc) + " (the PTX emulator does not implement it)");
+  // The launch's parameter buffer, laid out as the PTX declares the parameters.
+  const size_t bytes = (fn->param_bytes + 127) & ~size_t(127);
+  auto *buf = static_cast<uint8_t *>(std::aligned_alloc(128, bytes ? bytes : 128));
+  std::memset(buf, 0, bytes ? bytes : 128);
+  for (size_t i = 0; i < fn->params.size(); ++i) {
+    const auto &v = m.vars[fn->params[i]];
+    std::memcpy(buf + v.param_offset, args[i], v.bytes);
+  }
+  wsemu::Verdict v = wsemu::launch(
+      wsemu::Dim3(g.x, g.y, g.z), wsemu::Dim3(b.x, b.y, b.z), smem,
+      [&] { wsemu::ptxe::runThread(m, *fn, buf, fn->param_bytes); }, config(),
+      wsemu::SrcLoc{name.c_str(), 0});
+  std::free(buf);
+  if (!v.pass()) {
+    pending().set = true;
+    pending().v = v;
+    pending().kernel = name;
+    static const bool registered = (::on_exit(atExit, nullptr), true);
+    (void)registered;
+  }
+  return cudaSuccess;
+}
+
+// a driver entry point asked for by name (cudaGetDriverEntryPoint, cuGetProcAddress)
+void *driverSymbol(const char *sym);
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// What nvcc's host stubs call
+// ---------------------------------------------------------------------------------------
+extern "C" {
+void **__cudaRegisterFatBinary(void *) {
+  static void *handle = nullptr;
+  return &handle;
+}
+void __cudaRegisterFatBinaryEnd(void **) {}
+void __cudaUnregisterFatBinary(void **) {}
+void __cudaRegisterFunction(void **, const char *hostFun, char *, const char *deviceName, int,
+                            uint3 *, uint3 *, dim3 *, dim3 *, int *) {
+  reg().kernels[hostFun] = deviceName;
+}
+void __cudaRegisterVar(void **, char *hostVar, char *, const char *deviceName, int, size_t size,
+                       int, int) {
+  reg().vars[hostVar] = Registry::Sym{deviceName, size};
+}
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+                                     struct CUstream_st *stream) {
+  reg().configs.push_back({gridDim, blockDim, sharedMem, stream});
+  return 0;
+}
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
+                                       void *stream) {
+  if (reg().configs.empty()) return cudaErrorInvalidConfiguration;
+  auto c = reg().configs.back();
+  reg().configs.pop_back();
+  *gridDim = c.grid;
+  *blockDim = c.block;
+  *sharedMem = c.smem;
+  *static_cast<void **>(stream) = c.stream;
+  return cudaSuccess;
+}
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *fun) {
+  *kernel = reinterpret_cast<cudaKernel_t>(const_cast<void *>(fun));
+  return cudaSuccess;
+}
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 g, dim3 b, void **args, size_t smem,
+                               cudaStream_t) {
+  return launchKernel(reinterpret_cast<const void *>(kernel), g, b, args, smem);
+}
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 g, dim3 b, void **args, size_t smem,
+                                    cudaStream_t) {
+  return launchKernel(reinterpret_cast<const void *>(kernel), g, b, args, smem);
+}
+}  // extern "C"
+
+// ---------------------------------------------------------------------------------------
+// The runtime API
+// ---------------------------------------------------------------------------------------
+cudaError_t cudaLaunchKernel(const void *func, dim3 g, dim3 b, void **args, size_t smem,
+                             cudaStream_t) {
+  return launchKernel(func, g, b, args, smem);
+}
+
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args) {
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const cudaLaunchAttribute &a = config->attrs[i];
+    if (a.id == cudaLaunchAttributeClusterDimension &&
+        a.val.clusterDim.x * a.val.clusterDim.y * a.val.clusterDim.z > 1)
+      refuse("unsupported: cudaLaunchKernelEx with a cluster of " +
+             std::to_string(a.val.clusterDim.x * a.val.clusterDim.y * a.val.clusterDim.z) +
+             " CTAs (the emulator runs clusters of one CTA)");
+  }
+  return launchKernel(func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes);
+}
+
+const char *cudaGetErrorString(cudaError_t e) {
+  askedFor((int)e);
+  switch (e) {
+    case cudaSuccess:
+      return "no error";
+    case cudaErrorInvalidValue:
+      return "invalid argument";
+    case cudaErrorMemoryAllocation:
+      return "out of memory";
+    case cudaErrorInvalidConfiguration:
+      return "invalid configuration argument";
+    case cudaErrorInvalidDevice:
+      return "invalid device ordinal";
+    case cudaErrorInvalidSymbol:
+      return "invalid device symbol";
+    case cudaErrorNotReady:
+      return "device not ready";
+    case cudaErrorIllegalAddress:
+      return "an illegal memory access was encountered";
+    case cudaErrorLaunchFailure:
+      return "unspecified launch failure";
+    case cudaErrorInvalidResourceHandle:
+      return "invalid resource handle";
+    default:
+      return "unknown error";
+  }
+}
+const char *cudaGetErrorName(cudaError_t e) {
+  askedFor((int)e);
+  switch (e) {
+    case cudaSuccess:
+      return "cudaSuccess";
+    case cudaErrorInvalidValue:
+      return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation:
+      return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidConfiguration:
+      return "cudaErrorInvalidConfiguration";
+    case cudaErrorNotReady:
+      return "cudaErrorNotReady";
+    case cudaErrorLaunchFailure:
+      return "cudaErrorLaunchFailure";
+    default:
+      return "cudaErrorUnknown";
+  }
+}
+cudaError_t cudaGetLastError() {
+  cudaError_t e = lastError();
+  if (!sticky()) lastError() = cudaSuccess;
+  return e;
+}
+cudaError_t cudaPeekAtLastError() { return lastError(); }
+
+// cudaMalloc of 0 bytes gives a null pointer, as on the GPU (cuda_shim.h).
+cudaError_t cudaMalloc(void **p, size_t bytes) {
+  if (cudaError_t e = sticky()) return e;
+  if (bytes == 0) {
+    *p = nullptr;
+    return cudaSuccess;
+  }
+  *p = wsemu::emuMalloc(bytes);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaFree(void *p) {
+  if (!p) return cudaSuccess;  // at once, without waiting for the kernel
+  if (!wsemu::emuIsAllocation(p)) return lastError() = cudaErrorInvalidValue;
+  if (cudaError_t e = syncPoint()) return e;
+  wsemu::emuFree(p);
+  return cudaSuccess;
+}
+// Host memory the device may read (mapped, pinned): one allocation both sides see.
+cudaError_t cudaMallocHost(void **p, size_t bytes) {
+  *p = wsemu::emuMalloc(bytes ? bytes : 1);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int) { return cudaMallocHost(p, bytes); }
+cudaError_t cudaHostGetDevicePointer(void **d, void *h, unsigned int) {
+  if (!wsemu::emuIsAllocation(h)) return lastError() = cudaErrorInvalidValue;
+  *d = h;
+  return cudaSuccess;
+}
+cudaError_t cudaFreeHost(void *p) {
+  if (cudaError_t e = syncPoint()) return e;
+  wsemu::emuFree(p);
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
+  if (bytes == 0) return cudaSuccess;  // a copy of nothing returns at once
+  if (!dst || !src) return lastError() = cudaErrorInvalidValue;
+  const bool src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+  const bool dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+  if ((src_dev && !wsemu::emuInAllocation(src)) || (dst_dev && !wsemu::emuInAllocation(dst)))
+    return lastError() = cudaErrorInvalidValue;
+  if (cudaError_t e = syncPoint()) return e;
+  wsemu::emuMemcpy(dst, src, bytes);
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t) {
+  return cudaMemcpy(dst, src, bytes, kind);
+}
+cudaError_t cudaMemset(void *dst, int v, size_t bytes) {
+  if (bytes == 0) return cudaSuccess;
+  if (!wsemu::emuInAllocation(dst)) return lastError() = cudaErrorInvalidValue;
+  wsemu::emuMemset(dst, v, bytes);
+  return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void *dst, int v, size_t bytes, cudaStream_t) {
+  return cudaMemset(dst, v, bytes);
+}
+cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
+                               cudaMemcpyKind) {
+  size_t bytes = 0;
+  uint8_t *p = symbolStorage(symbol, &bytes);
+  if (!p || offset + count > bytes) return lastError() = cudaErrorInvalidSymbol;
+  if (cudaError_t e = syncPoint()) return e;
+  std::memcpy(p + offset, src, count);
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset,
+                                 cudaMemcpyKind) {
+  size_t bytes = 0;
+  uint8_t *p = symbolStorage(symbol, &bytes);
+  if (!p || offset + count > bytes) return lastError() = cudaErrorInvalidSymbol;
+  if (cudaError_t e = syncPoint()) return e;
+  std::memcpy(dst, p + offset, count);
+  return cudaSuccess;
+}
+cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol) {
+  size_t bytes = 0;
+  uint8_t *p = symbolStorage(symbol, &bytes);
+  if (!p) return lastError() = cudaErrorInvalidSymbol;
+  *devPtr = p;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize() { return syncPoint(); }
+cudaError_t cudaDeviceReset() { return syncPoint(); }
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return syncPoint(); }
+// A kernel has finished by the time its launch returns here. A hang is the verdict now: on the
+// GPU the query would say "not ready" until the program's own timeout; a fault is returned as
+// the GPU returns it.
+cudaError_t cudaStreamQuery(cudaStream_t) { return syncPoint(); }
+cudaError_t cudaStreamCreate(cudaStream_t *s) {
+  *s = nullptr;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int) { return cudaStreamCreate(s); }
+cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
+
+cudaError_t cudaSetDevice(int d) {
+  return d == 0 ? cudaSuccess : (lastError() = cudaErrorInvalidDevice);
+}
+cudaError_t cudaGetDevice(int *d) {
+  *d = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaGetDeviceCount(int *n) {
+  *n = 1;
+  return cudaSuccess;
+}
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int d) {
+  if (d != 0) return lastError() = cudaErrorInvalidDevice;
+  *p = props();
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int d) {
+  if (d != 0) return lastError() = cudaErrorInvalidDevice;
+  const cudaDeviceProp &p = props();
+  switch (a) {
+    case cudaDevAttrMaxThreadsPerBlock:
+      *v = p.maxThreadsPerBlock;
+      break;
+    case cudaDevAttrMultiProcessorCount:
+      *v = p.multiProcessorCount;
+      break;
+    case cudaDevAttrComputeCapabilityMajor:
+      *v = p.major;
+      break;
+    case cudaDevAttrComputeCapabilityMinor:
+      *v = p.minor;
+      break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+      *v = (int)p.sharedMemPerBlockOptin;
+      break;
+    case cudaDevAttrMaxSharedMemoryPerBlock:
+      *v = (int)p.sharedMemPerBlock;
+      break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
+      *v = (int)p.sharedMemPerMultiprocessor;
+      break;
+    case cudaDevAttrWarpSize:
+      *v = 32;
+      break;
+    case cudaDevAttrL2CacheSize:
+      *v = p.l2CacheSize;
+      break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor:
+      *v = p.maxThreadsPerMultiProcessor;
+      break;
+    case cudaDevAttrClusterLaunch:
+      *v = 1;
+      break;
+    default:
+      refuse("unsupported: cudaDeviceGetAttribute of attribute " + std::to_string((int)a) +
+             " (the emulator's device does not describe it)");
+  }
+  return cudaSuccess;
+}
+cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute a, int v) {
+  if (a == cudaFuncAttributeMaxDynamicSharedMemorySize) {
+    if (v < 0 || (size_t)v > props().sharedMemPerBlockOptin)
+      return lastError() = cudaErrorInvalidValue;
+    reg().max_dyn_smem[func] = v;
+  }
+  return cudaSuccess;
+}
+
+struct EmuEvent {
+  double ms = 0;
+};
+cudaError_t cudaEventCreate(cudaEvent_t *e) {
+  *e = reinterpret_cast<cudaEvent_t>(new EmuEvent);
+  return cudaSuccess;
+}
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int) { return cudaEventCreate(e); }
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  delete reinterpret_cast<EmuEvent *>(e);
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+  reinterpret_cast<EmuEvent *>(e)->ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+  return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return syncPoint(); }
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b) {
+  *ms = (float)(reinterpret_cast<EmuEvent *>(b)->ms - reinterpret_cast<EmuEvent *>(a)->ms);
+  return cudaSuccess;
+}
+cudaError_t cudaDriverGetVersion(int *v) {
+  *v = CUDA_VERSION;
+  return cudaSuccess;
+}
+cudaError_t cudaRuntimeGetVersion(int *v) {
+  *v = CUDART_VERSION;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **fn, unsigned long long,
+                                    cudaDriverEntryPointQueryResult *q) {
+  *fn = driverSymbol(symbol);
+  if (q) *q = cudaDriverEntryPointSuccess;
+  return cudaSuccess;
+}
+cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, unsigned int,
+                                             unsigned long long flags,
+                                             cudaDriverEntryPointQueryResult *q) {
+  (void)flags;
+  *fn = driverSymbol(symbol);
+  if (q) *q = cudaDriverEntryPointSuccess;
+  return cudaSuccess;
+}
+
+// ---------------------------------------------------------------------------------------
+// The driver API
+// ---------------------------------------------------------------------------------------
+CUresult cuInit(unsigned int) { return CUDA_SUCCESS; }
+CUresult cuDriverGetVersion(int *v) {
+  *v = CUDA_VERSION;
+  return CUDA_SUCCESS;
+}
+CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType dt, cuuint32_t rank,
+                                void *base, const cuuint64_t *dims, const cuuint64_t *strides,
+                                const cuuint32_t *box, const cuuint32_t *estr,
+                                CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+                                CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
+  static_assert(sizeof(CUtensorMap) == sizeof(wsemu::TensorMap), "a tensor map is 128 bytes");
+  int r = wsemu::encodeTiled(reinterpret_cast<wsemu::TensorMap *>(map), (int)dt, rank, base, dims,
+                             strides, box, estr, (int)il, (int)sw, (int)l2, (int)oob);
+  return r == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult cuGetErrorString(CUresult e, const char **s) {
+  askedFor((int)e);
+  switch (e) {
+    case CUDA_SUCCESS:
+      *s = "no error";
+      break;
+    case CUDA_ERROR_INVALID_VALUE:
+      *s = "invalid argument";
+      break;
+    case CUDA_ERROR_LAUNCH_FAILED:
+      *s = "unspecified launch failure";
+      break;
+    default:
+      *s = "unknown error";
+  }
+  return CUDA_SUCCESS;
+}
+CUresult cuGetErrorName(CUresult e, const char **s) {
+  askedFor((int)e);
+  switch (e) {
+    case CUDA_SUCCESS:
+      *s = "CUDA_SUCCESS";
+      break;
+    case CUDA_ERROR_INVALID_VALUE:
+      *s = "CUDA_ERROR_INVALID_VALUE";
+      break;
+    case CUDA_ERROR_LAUNCH_FAILED:
+      *s = "CUDA_ERROR_LAUNCH_FAILED";
+      break;
+    default:
+      *s = "CUDA_ERROR_UNKNOWN";
+  }
+  return CUDA_SUCCESS;
+}
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int, cuuint64_t,
+                          CUdriverProcAddressQueryResult *status) {
+  *pfn = driverSymbol(symbol);
+  if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
+  return CUDA_SUCCESS;
+}
+
+namespace {
+void *driverSymbol(const char *sym) {
+  static const std::map<std::string, void *> table = {
+      {"cuTensorMapEncodeTiled", reinterpret_cast<void *>(&cuTensorMapEncodeTiled)},
+      {"cuGetErrorString", reinterpret_cast<void *>(&cuGetErrorString)},
+      {"cuGetErrorName", reinterpret_cast<void *>(&cuGetErrorName)},
+      {"cuInit", reinterpret_cast<void *>(&cuInit)},
+      {"cuDriverGetVersion", reinterpret_cast<void *>(&cuDriverGetVersion)}};
+  auto it = table.find(sym ? sym : "");
+  if (it == table.end())
+    refuse(std::string("unsupported: the driver entry point `") + (sym ? sym : "(null)") +
+           "` asked for by name (the emulator's driver does not implement it)");
+  return it->second;
+}
+}  // namespace

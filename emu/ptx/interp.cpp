@@ -1,0 +1,1245 @@
+// The PTX interpreter: one emulated thread through a decoded Function. Arithmetic, moves,
+// conversions and memory are done here; every synchronising or asynchronous instruction is the
+// runtime's own implementation (emu/runtime: mbarrier.cpp, sync.cpp, tma.cpp), so verdicts and
+// their signatures are the ones translated programs get. Registers are 64-bit slots holding a
+// value's bits; an instruction reads the width its type names.
+#include <alloca.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "emu/ptx/module.h"
+#include "emu/runtime/ptx.h"
+#include "emu/runtime/state.h"
+
+namespace wsemu::ptxe {
+
+namespace {
+
+inline uint64_t maskOf(int bits) { return bits >= 64 ? ~0ull : ((1ull << bits) - 1); }
+inline int64_t sext(uint64_t v, int bits) {
+  if (bits >= 64) return (int64_t)v;
+  uint64_t m = 1ull << (bits - 1);
+  v &= maskOf(bits);
+  return (int64_t)((v ^ m) - m);
+}
+inline float f32(uint64_t v) { return bitsToFloat((uint32_t)v); }
+inline double f64(uint64_t v) {
+  double d;
+  std::memcpy(&d, &v, 8);
+  return d;
+}
+inline uint64_t bits(float f) { return floatToBits(f); }
+inline uint64_t bits(double d) {
+  uint64_t u;
+  std::memcpy(&u, &d, 8);
+  return u;
+}
+// .ftz: subnormal inputs and results are flushed to zero of the same sign.
+inline float flush(float f) {
+  return std::fpclassify(f) == FP_SUBNORMAL ? std::copysign(0.0f, f) : f;
+}
+
+// The value of a float of type t held in v, as a double (f16/bf16 widened).
+inline double fget(Ty t, uint64_t v) {
+  switch (t) {
+    case Ty::F32:
+      return f32(v);
+    case Ty::F64:
+      return f64(v);
+    case Ty::F16:
+      return f16ToFloat((uint16_t)v);
+    case Ty::BF16:
+      return bf16ToFloat((uint16_t)v);
+    default:
+      return 0;
+  }
+}
+inline uint64_t fput(Ty t, double d) {
+  switch (t) {
+    case Ty::F32:
+      return bits((float)d);
+    case Ty::F64:
+      return bits(d);
+    case Ty::F16:
+      return floatToF16((float)d);
+    case Ty::BF16:
+      return floatToBf16((float)d);
+    default:
+      return 0;
+  }
+}
+
+double roundBy(double d, uint8_t rnd) {
+  switch (rnd) {
+    case 2:
+      return std::trunc(d);
+    case 3:
+      return std::floor(d);
+    case 4:
+      return std::ceil(d);
+    default:
+      return std::nearbyint(d);  // ties to even
+  }
+}
+
+// The mbarrier operand: a shared-window address, or a generic pointer into the CTA's shared
+// memory when the instruction names no state space.
+uint32_t sharedAddrOf(const Ins &in, uint64_t a) {
+  if (in.space == Space::Shared) return (uint32_t)a;
+  return smemAddr(reinterpret_cast<void *>(a));
+}
+
+struct Interp {
+  const Module &m;
+  const Function &fn;
+  const uint8_t *params;
+  size_t param_bytes;
+  uint64_t *r;
+  uint8_t *local;
+  std::vector<uint64_t> symaddr;
+  Thread *t;
+  int last_chain = -1;
+  uint8_t *callbuf = nullptr;  // the body's `.param`s: this frame's calls' arguments
+  std::vector<SrcLoc> frames;  // the calls that led to this function (caller first)
+
+  SrcLoc loc(const Ins &in) const { return m.srcLoc(in.loc); }
+  // The SrcLoc of a runtime call, with the inlined-at chain as the thread's call frames: a parked
+  // thread's site reads "caller-line>callee-line", as for a translated program's helpers.
+  SrcLoc site(const Ins &in) {
+    if ((int)in.loc != last_chain) {
+      last_chain = (int)in.loc;
+      t->calls = frames;
+      const size_t base = t->calls.size();
+      for (int p = m.locs[in.loc].parent; p >= 0; p = m.locs[p].parent)
+        t->calls.insert(t->calls.begin() + (ptrdiff_t)base, m.srcLoc((uint32_t)p));
+    }
+    return loc(in);
+  }
+
+  uint64_t special(uint8_t s) const {
+    const Cta &c = cta();
+    switch ((Special)s) {
+      case Special::TidX:
+        return t->tid.x;
+      case Special::TidY:
+        return t->tid.y;
+      case Special::TidZ:
+        return t->tid.z;
+      case Special::NtidX:
+        return c.block.x;
+      case Special::NtidY:
+        return c.block.y;
+      case Special::NtidZ:
+        return c.block.z;
+      case Special::CtaidX:
+      case Special::ClusteridX:
+        return c.block_idx.x;
+      case Special::CtaidY:
+      case Special::ClusteridY:
+        return c.block_idx.y;
+      case Special::CtaidZ:
+      case Special::ClusteridZ:
+        return c.block_idx.z;
+      case Special::NctaidX:
+      case Special::NclusteridX:
+        return c.grid.x;
+      case Special::NctaidY:
+      case Special::NclusteridY:
+        return c.grid.y;
+      case Special::NctaidZ:
+      case Special::NclusteridZ:
+        return c.grid.z;
+      case Special::Laneid:
+        return (uint64_t)t->lane;
+      case Special::Warpid:
+        return (uint64_t)t->warp;
+      case Special::Nwarpid:
+        return (uint64_t)c.nwarps;
+      case Special::Smid:
+        return (c.block_idx.x +
+                (uint64_t)c.grid.x * (c.block_idx.y + (uint64_t)c.grid.y * c.block_idx.z)) %
+               132;
+      case Special::Nsmid:
+        return 132;
+      case Special::GlobalTimer:
+        return globaltimer();
+      case Special::Clock:
+        return (uint32_t)clock64();
+      case Special::Clock64:
+        return clock64();
+      case Special::DynSmem:
+        return c.dyn_bytes;
+      case Special::TotalSmem:
+        return c.dyn_bytes + c.static_used;
+      case Special::LanemaskEq:
+        return 1u << t->lane;
+      case Special::LanemaskLt:
+        return (1u << t->lane) - 1;
+      case Special::LanemaskLe:
+        return (uint32_t)((2ull << t->lane) - 1);
+      case Special::LanemaskGt:
+        return (uint32_t)~((2ull << t->lane) - 1);
+      case Special::LanemaskGe:
+        return (uint32_t)~((1u << t->lane) - 1);
+      case Special::ClusterCtarank:
+      case Special::ClusterCtaidX:
+      case Special::ClusterCtaidY:
+      case Special::ClusterCtaidZ:
+      case Special::IsExplicitCluster:
+        return 0;
+      case Special::ClusterNctarank:
+      case Special::ClusterNctaidX:
+      case Special::ClusterNctaidY:
+      case Special::ClusterNctaidZ:
+        return 1;
+    }
+    return 0;
+  }
+
+  inline uint64_t val(const Operand &o) const {
+    switch (o.k) {
+      case Operand::Reg:
+        return r[o.reg];
+      case Operand::Imm:
+        return (uint64_t)o.imm;
+      case Operand::Special:
+        return special(o.special);
+      case Operand::Sym:
+        return symaddr[o.sym] + (uint64_t)o.imm;
+      default:
+        return 0;
+    }
+  }
+  inline uint64_t addr(const Operand &o) const {
+    uint64_t b = o.reg != kNone ? r[o.reg] : o.sym != kNone ? symaddr[o.sym] : 0;
+    return b + (uint64_t)o.imm;
+  }
+  uint32_t sharedAddr(const Ins &in, int i) const { return sharedAddrOf(in, addr(in.o[i])); }
+  inline void set(const Operand &o, uint64_t v) {
+    if (o.k == Operand::Reg) r[o.reg] = v;
+  }
+
+  bool inParams(uint64_t a, size_t n) const {
+    auto p = reinterpret_cast<uintptr_t>(params);
+    return a >= p && a + n <= p + param_bytes;
+  }
+
+  // Where an access of n bytes at a in state space sp lies on the host; checked (an access out of
+  // bounds is the runtime's UB verdict, named at the instruction's line).
+  uint8_t *mem(Space sp, uint64_t a, size_t n, const Ins &in, bool write) {
+    switch (sp) {
+      case Space::Shared: {
+        uint32_t s = (uint32_t)a;
+        checkShared(s, n, loc(in));
+        return static_cast<uint8_t *>(smemPtr(s));
+      }
+      case Space::Global:
+        checkGlobal(reinterpret_cast<void *>(a), n, loc(in));
+        return reinterpret_cast<uint8_t *>(a);
+      case Space::Param: {
+        // A kernel's parameters are read-only; a .func's are its own copy (its return values are
+        // written there); the body's `.param`s are this frame's call buffer.
+        auto cb = reinterpret_cast<uintptr_t>(callbuf);
+        const bool in_calls = callbuf && a >= cb && a + n <= cb + fn.call_param_bytes;
+        if (!in_calls && (!inParams(a, n) || (write && fn.entry)))
+          fail("ub/out-of-bounds-param", loc(in),
+               std::to_string(n) + " bytes of the parameters at offset " +
+                   std::to_string((int64_t)(a - reinterpret_cast<uintptr_t>(params))) +
+                   (write && inParams(a, n) ? " written: a kernel's parameters are read-only"
+                                            : " are outside them"));
+        return reinterpret_cast<uint8_t *>(a);
+      }
+      case Space::Local: {
+        auto l = reinterpret_cast<uintptr_t>(local);
+        if (a < l || a + n > l + fn.local_bytes)
+          fail("ub/out-of-bounds-local", loc(in),
+               std::to_string(n) + " bytes at local offset " + std::to_string((int64_t)(a - l)) +
+                   " are outside the thread's " + std::to_string(fn.local_bytes) + " local bytes");
+        return reinterpret_cast<uint8_t *>(a);
+      }
+      case Space::Const:
+        checkGlobal(reinterpret_cast<void *>(a), n, loc(in));
+        return reinterpret_cast<uint8_t *>(a);
+      case Space::Generic:
+        if (inParams(a, n) && !write) return reinterpret_cast<uint8_t *>(a);
+        checkAccess(reinterpret_cast<void *>(a), n, loc(in));
+        return reinterpret_cast<uint8_t *>(a);
+    }
+    return nullptr;
+  }
+
+  uint64_t loadElem(const uint8_t *p, Ty ty) const {
+    int b = tyBits(ty);
+    uint64_t v = 0;
+    std::memcpy(&v, p, (size_t)b / 8);
+    if (tySigned(ty)) v = (uint64_t)sext(v, b);
+    return v;
+  }
+
+  void run();
+  void call(const Ins &in);
+  void vprintf(const Ins &in);
+  void arith(const Ins &in);
+  bool setp(const Ins &in) const;
+  uint64_t cvt(const Ins &in, uint64_t a) const;
+  void atom(const Ins &in);
+};
+
+bool Interp::setp(const Ins &in) const {
+  uint64_t a = val(in.o[1]), b = val(in.o[2]);
+  const Ty ty = in.ty;
+  const int nb = tyBits(ty);
+  if (tyFloat(ty)) {
+    double x = fget(ty, a), y = fget(ty, b);
+    if (in.ftz && ty == Ty::F32) x = flush((float)x), y = flush((float)y);
+    bool un = std::isnan(x) || std::isnan(y);
+    switch (in.cmp) {
+      case 1:
+        return !un && x == y;
+      case 2:
+        return !un && x != y;
+      case 3:
+        return !un && x < y;
+      case 4:
+        return !un && x <= y;
+      case 5:
+        return !un && x > y;
+      case 6:
+        return !un && x >= y;
+      case 11:
+        return un || x == y;
+      case 12:
+        return un || x != y;
+      case 13:
+        return un || x < y;
+      case 14:
+        return un || x <= y;
+      case 15:
+        return un || x > y;
+      case 16:
+        return un || x >= y;
+      case 17:
+        return !un;
+      case 18:
+        return un;
+    }
+    return false;
+  }
+  if (tySigned(ty)) {
+    int64_t x = sext(a, nb), y = sext(b, nb);
+    switch (in.cmp) {
+      case 1:
+        return x == y;
+      case 2:
+        return x != y;
+      case 3:
+      case 7:
+        return x < y;
+      case 4:
+      case 8:
+        return x <= y;
+      case 5:
+      case 9:
+        return x > y;
+      case 6:
+      case 10:
+        return x >= y;
+    }
+    return false;
+  }
+  uint64_t x = a & maskOf(nb), y = b & maskOf(nb);
+  switch (in.cmp) {
+    case 1:
+      return x == y;
+    case 2:
+      return x != y;
+    case 3:
+    case 7:
+      return x < y;
+    case 4:
+    case 8:
+      return x <= y;
+    case 5:
+    case 9:
+      return x > y;
+    case 6:
+    case 10:
+      return x >= y;
+  }
+  return false;
+}
+
+uint64_t Interp::cvt(const Ins &in, uint64_t a) const {
+  const Ty d = in.ty, s = in.ty2;
+  const int db = tyBits(d), sb = tyBits(s);
+  if (!tyFloat(d) && !tyFloat(s)) {  // integer to integer: extend by the source, cut to the dest
+    uint64_t v = tySigned(s) ? (uint64_t)sext(a, sb) : (a & maskOf(sb));
+    if (in.sat) {
+      if (tySigned(s)) {
+        int64_t x = (int64_t)v;
+        int64_t lo = tySigned(d) ? -(int64_t)(1ull << (db - 1)) : 0;
+        int64_t hi =
+            tySigned(d) ? (int64_t)((1ull << (db - 1)) - 1) : (int64_t)maskOf(std::min(db, 63));
+        x = std::max(lo, std::min(hi, x));
+        v = (uint64_t)x;
+      } else {
+        uint64_t hi = tySigned(d) ? (1ull << (db - 1)) - 1 : maskOf(db);
+        v = std::min(v, hi);
+      }
+    }
+    // a signed destination keeps its sign in the slot's upper bits; readers take their width
+    return tySigned(d) ? (uint64_t)sext(v, db) : (v & maskOf(db));
+  }
+  if (tyFloat(d) && !tyFloat(s)) {  // integer to float
+    double x = tySigned(s) ? (double)sext(a, sb) : (double)(a & maskOf(sb));
+    if (d == Ty::F32) {
+      float f = tySigned(s) ? (float)sext(a, sb) : (float)(a & maskOf(sb));  // one rounding
+      if (in.sat) f = std::min(1.0f, std::max(0.0f, f));
+      return bits(f);
+    }
+    return fput(d, x);
+  }
+  if (!tyFloat(d) && tyFloat(s)) {  // float to integer: rounded as asked, saturated, NaN is 0
+    double x = fget(s, a);
+    if (std::isnan(x)) return 0;
+    x = roundBy(x, in.rnd ? in.rnd : 2);
+    if (tySigned(d)) {
+      double lo = -std::ldexp(1.0, db - 1), hi = std::ldexp(1.0, db - 1) - 1;
+      int64_t v = x <= lo   ? (int64_t)lo
+                  : x >= hi ? (db == 64 ? INT64_MAX : (int64_t)hi)
+                            : (int64_t)x;
+      return (uint64_t)v & maskOf(db);
+    }
+    double hi = std::ldexp(1.0, db) - 1;
+    uint64_t v = x <= 0 ? 0 : x >= hi ? maskOf(db) : (uint64_t)x;
+    return v;
+  }
+  // float to float
+  double x = fget(s, a);
+  if (in.ftz && s == Ty::F32) x = flush((float)x);
+  if (in.irnd) x = roundBy(x, in.rnd);
+  uint64_t out = fput(d, x);
+  if (d == Ty::F32 && s == Ty::F64 && in.rnd > 1) {
+    // f64 -> f32 toward zero/-inf/+inf: step the nearest result back where it overshot
+    float f = (float)x;
+    double back = f;
+    if ((in.rnd == 2 && std::fabs(back) > std::fabs(x)) || (in.rnd == 3 && back > x))
+      f = std::nextafter(f, in.rnd == 2 ? 0.0f : -INFINITY);
+    else if (in.rnd == 4 && back < x)
+      f = std::nextafter(f, INFINITY);
+    out = bits(f);
+  }
+  if (in.sat && tyFloat(d)) out = fput(d, std::min(1.0, std::max(0.0, fget(d, out))));
+  if (in.ftz && d == Ty::F32) out = bits(flush(f32(out)));
+  return out;
+}
+
+void Interp::arith(const Ins &in) {
+  const Ty ty = in.ty;
+  const int nb = tyBits(ty);
+  const uint64_t mk = maskOf(nb);
+  const uint64_t a = val(in.o[1]), b = in.nops > 2 ? val(in.o[2]) : 0,
+                 c = in.nops > 3 ? val(in.o[3]) : 0;
+  uint64_t out = 0;
+  if (tyFloat(ty)) {
+    if (ty == Ty::F32) {
+      float x = f32(a), y = f32(b), z = f32(c), res = 0;
+      if (in.ftz) x = flush(x), y = flush(y), z = flush(z);
+      switch (in.op) {
+        case Op::Add:
+          res = x + y;
+          break;
+        case Op::Sub:
+          res = x - y;
+          break;
+        case Op::Mul:
+          res = x * y;
+          break;
+        case Op::Div:
+          res = x / y;
+          break;
+        case Op::Mad:
+        case Op::Fma:
+          res = std::fma(x, y, z);
+          break;
+        case Op::Min:
+          res = std::fmin(x, y);
+          break;
+        case Op::Max:
+          res = std::fmax(x, y);
+          break;
+        case Op::Abs:
+          res = std::fabs(x);
+          break;
+        case Op::Neg:
+          res = -x;
+          break;
+        case Op::Sqrt:
+          res = std::sqrt(x);
+          break;
+        case Op::Rsqrt:
+          res = 1.0f / std::sqrt(x);
+          break;
+        case Op::Rcp:
+          res = 1.0f / x;
+          break;
+        case Op::Ex2:
+          res = std::exp2(x);
+          break;
+        case Op::Lg2:
+          res = std::log2(x);
+          break;
+        case Op::Sin:
+          res = std::sin(x);
+          break;
+        case Op::Cos:
+          res = std::cos(x);
+          break;
+        case Op::Tanh:
+          res = std::tanh(x);
+          break;
+        default:
+          break;
+      }
+      if (in.sat) res = std::isnan(res) ? 0.0f : std::min(1.0f, std::max(0.0f, res));
+      if (in.ftz) res = flush(res);
+      out = bits(res);
+    } else {
+      double x = fget(ty, a), y = fget(ty, b), z = fget(ty, c), res = 0;
+      switch (in.op) {
+        case Op::Add:
+          res = x + y;
+          break;
+        case Op::Sub:
+          res = x - y;
+          break;
+        case Op::Mul:
+          res = x * y;
+          break;
+        case Op::Div:
+          res = x / y;
+          break;
+        case Op::Mad:
+        case Op::Fma:
+          res = std::fma(x, y, z);
+          break;
+        case Op::Min:
+          res = std::fmin(x, y);
+          break;
+        case Op::Max:
+          res = std::fmax(x, y);
+          break;
+        case Op::Abs:
+          res = std::fabs(x);
+          break;
+        case Op::Neg:
+          res = -x;
+          break;
+        case Op::Sqrt:
+          res = std::sqrt(x);
+          break;
+        case Op::Rsqrt:
+          res = 1.0 / std::sqrt(x);
+          break;
+        case Op::Rcp:
+          res = 1.0 / x;
+          break;
+        case Op::Ex2:
+          res = std::exp2(x);
+          break;
+        case Op::Lg2:
+          res = std::log2(x);
+          break;
+        case Op::Sin:
+          res = std::sin(x);
+          break;
+        case Op::Cos:
+          res = std::cos(x);
+          break;
+        case Op::Tanh:
+          res = std::tanh(x);
+          break;
+        default:
+          break;
+      }
+      if (in.sat) res = std::isnan(res) ? 0.0 : std::min(1.0, std::max(0.0, res));
+      out = fput(ty, res);
+    }
+    set(in.o[0], out);
+    return;
+  }
+  const bool sg = tySigned(ty);
+  const int64_t sa = sext(a, nb), sb = sext(b, nb);
+  const uint64_t ua = a & mk, ub = b & mk;
+  switch (in.op) {
+    case Op::Add:
+      out = a + b;
+      break;
+    case Op::Sub:
+      out = a - b;
+      break;
+    case Op::Mul:
+      out = a * b;
+      break;
+    case Op::Mad:
+      out = a * b + c;
+      break;
+    case Op::MulHi:
+    case Op::MadHi: {
+      if (nb == 64) {
+        if (sg)
+          out = (uint64_t)(((__int128)sa * sb) >> 64);
+        else
+          out = (uint64_t)(((unsigned __int128)ua * ub) >> 64);
+      } else {
+        if (sg)
+          out = (uint64_t)((sa * sb) >> nb);
+        else
+          out = (ua * ub) >> nb;
+      }
+      if (in.op == Op::MadHi) out += c;
+      break;
+    }
+    case Op::MulWide:
+    case Op::MadWide: {
+      // the sources have the type's width, the result twice that
+      uint64_t p = sg ? (uint64_t)(sa * sb) : ua * ub;
+      if (in.op == Op::MadWide) p += c;
+      set(in.o[0], nb == 32 ? p : p & maskOf(2 * nb));
+      return;
+    }
+    case Op::Div:
+      if (ub == 0)
+        out = mk;  // PTX leaves it unspecified; no host trap
+      else if (sg)
+        out = (sb == -1 && nb == 64) ? (uint64_t)(-sa) : (uint64_t)(sa / sb);
+      else
+        out = ua / ub;
+      break;
+    case Op::Rem:
+      if (ub == 0)
+        out = ua;
+      else if (sg)
+        out = sb == -1 ? 0 : (uint64_t)(sa % sb);
+      else
+        out = ua % ub;
+      break;
+    case Op::Min:
+      out = sg ? (uint64_t)std::min(sa, sb) : std::min(ua, ub);
+      break;
+    case Op::Max:
+      out = sg ? (uint64_t)std::max(sa, sb) : std::max(ua, ub);
+      break;
+    case Op::Abs:
+      out = (uint64_t)(sa < 0 ? -sa : sa);
+      break;
+    case Op::Neg:
+      out = (uint64_t)(-sa);
+      break;
+    case Op::And:
+      out = a & b;
+      break;
+    case Op::Or:
+      out = a | b;
+      break;
+    case Op::Xor:
+      out = a ^ b;
+      break;
+    case Op::Not:
+      out = ~a;
+      break;
+    case Op::CNot:
+      out = ua == 0 ? 1 : 0;
+      break;
+    case Op::Shl:
+      out = (b & 0xffffffffu) >= (uint64_t)nb ? 0 : a << (b & 0xffffffffu);
+      break;
+    case Op::Shr: {
+      uint64_t s = b & 0xffffffffu;
+      if (sg)
+        out = (uint64_t)(s >= (uint64_t)nb ? (sa < 0 ? -1 : 0) : (sa >> s));
+      else
+        out = s >= (uint64_t)nb ? 0 : ua >> s;
+      break;
+    }
+    case Op::Popc:
+      out = (uint64_t)std::popcount(ua);
+      break;
+    case Op::Clz:
+      out = (uint64_t)(ua == 0 ? nb : std::countl_zero(ua) - (64 - nb));
+      break;
+    case Op::Brev: {
+      uint64_t x = 0;
+      for (int i = 0; i < nb; ++i) x |= ((ua >> i) & 1) << (nb - 1 - i);
+      out = x;
+      break;
+    }
+    case Op::Bfe: {
+      uint32_t pos = (uint32_t)(b & 0xff), len = (uint32_t)(c & 0xff);
+      uint64_t x = pos >= (uint32_t)nb ? 0 : ua >> pos;
+      if (len == 0) {
+        out = 0;
+      } else {
+        if (len < 64) x &= maskOf((int)len);
+        uint32_t top = std::min<uint32_t>(pos + len, (uint32_t)nb) - 1;
+        bool neg = sg && ((ua >> top) & 1) && pos < (uint32_t)nb;
+        if (sg && len < (uint32_t)nb) {
+          uint32_t keep = std::min<uint32_t>(len, (uint32_t)nb - std::min<uint32_t>(pos, nb));
+          x &= maskOf((int)keep);
+          if (neg) x |= ~maskOf((int)keep);
+        }
+        out = x;
+      }
+      break;
+    }
+    case Op::Bfi: {
+      uint64_t d4 = val(in.o[4]);
+      uint32_t pos = (uint32_t)(c & 0xff), len = (uint32_t)(d4 & 0xff);
+      uint64_t f = len >= 64 ? ~0ull : maskOf((int)len);
+      out = pos >= (uint32_t)nb ? ub : ((ub & ~(f << pos)) | ((ua & f) << pos));
+      break;
+    }
+    default:
+      break;
+  }
+  set(in.o[0], out & mk);
+}
+
+void Interp::atom(const Ins &in) {
+  const bool has_d = in.op == Op::Atom;
+  const Operand &ao = in.o[has_d ? 1 : 0];
+  const uint64_t v = val(in.o[has_d ? 2 : 1]);
+  const Ty ty = in.ty;
+  const size_t n = (size_t)tyBits(ty) / 8;
+  preempt();
+  uint8_t *p = mem(in.space, addr(ao), n, in, true);
+  uint64_t old = loadElem(p, ty), res = old;
+  const int nb = tyBits(ty);
+  if (tyFloat(ty)) {
+    double x = fget(ty, old), y = fget(ty, v);
+    if (in.cmp == 1)
+      res = fput(ty, ty == Ty::F32 ? (double)((float)x + (float)y) : x + y);
+    else if (in.cmp == 2)
+      res = fput(ty, std::fmin(x, y));
+    else if (in.cmp == 3)
+      res = fput(ty, std::fmax(x, y));
+    else if (in.cmp == 7)
+      res = v;
+  } else {
+    const bool sg = tySigned(ty);
+    int64_t so = sext(old, nb), sv = sext(v, nb);
+    uint64_t uo = old & maskOf(nb), uv = v & maskOf(nb);
+    switch (in.cmp) {
+      case 1:
+        res = old + v;
+        break;
+      case 2:
+        res = sg ? (uint64_t)std::min(so, sv) : std::min(uo, uv);
+        break;
+      case 3:
+        res = sg ? (uint64_t)std::max(so, sv) : std::max(uo, uv);
+        break;
+      case 4:
+        res = old & v;
+        break;
+      case 5:
+        res = old | v;
+        break;
+      case 6:
+        res = old ^ v;
+        break;
+      case 7:
+        res = v;
+        break;
+      case 8:
+        res = uo >= uv ? 0 : uo + 1;
+        break;
+      case 9:
+        res = (uo == 0 || uo > uv) ? uv : uo - 1;
+        break;
+      case 10:
+        res = uo == uv ? val(in.o[3]) : old;
+        break;
+    }
+  }
+  std::memcpy(p, &res, n);
+  if (has_d) set(in.o[0], tySigned(ty) ? (uint64_t)sext(old, nb) : old & maskOf(nb));
+}
+
+void Interp::run() {
+  const Ins *code = fn.code.data();
+  const Operand *vec = fn.vec.data();
+  size_t pc = 0;
+  for (;;) {
+    const Ins &in = code[pc++];
+    if (in.guard != kNone && (r[in.guard] != 0) == in.guard_neg) continue;
+    switch (in.op) {
+      case Op::Nop:
+        break;
+      case Op::Mov:
+        set(in.o[0], val(in.o[1]) & maskOf(tyBits(in.ty)));
+        break;
+      case Op::MovPack: {  // mov.b64 d, {a, b}: element 0 in the low bits
+        const int n = (int)in.o[1].imm, eb = tyBits(in.ty) / n;
+        uint64_t v = 0;
+        for (int i = 0; i < n; ++i) v |= (val(vec[in.o[1].reg + i]) & maskOf(eb)) << (i * eb);
+        set(in.o[0], v);
+        break;
+      }
+      case Op::MovUnpack: {
+        const int n = (int)in.o[0].imm, eb = tyBits(in.ty) / n;
+        uint64_t v = val(in.o[1]);
+        for (int i = 0; i < n; ++i) set(vec[in.o[0].reg + i], (v >> (i * eb)) & maskOf(eb));
+        break;
+      }
+      case Op::Add:
+      case Op::Sub:
+      case Op::Mul:
+      case Op::MulHi:
+      case Op::MulWide:
+      case Op::Mad:
+      case Op::MadHi:
+      case Op::MadWide:
+      case Op::Fma:
+      case Op::Div:
+      case Op::Rem:
+      case Op::Min:
+      case Op::Max:
+      case Op::Abs:
+      case Op::Neg:
+      case Op::And:
+      case Op::Or:
+      case Op::Xor:
+      case Op::Not:
+      case Op::CNot:
+      case Op::Shl:
+      case Op::Shr:
+      case Op::Popc:
+      case Op::Clz:
+      case Op::Brev:
+      case Op::Bfe:
+      case Op::Bfi:
+      case Op::Sqrt:
+      case Op::Rsqrt:
+      case Op::Rcp:
+      case Op::Ex2:
+      case Op::Lg2:
+      case Op::Sin:
+      case Op::Cos:
+      case Op::Tanh:
+        if (in.ty == Ty::Pred) {  // and/or/xor/not on predicates
+          uint64_t a = val(in.o[1]) & 1, b = in.nops > 2 ? val(in.o[2]) & 1 : 0;
+          uint64_t o = in.op == Op::And   ? (a & b)
+                       : in.op == Op::Or  ? (a | b)
+                       : in.op == Op::Xor ? (a ^ b)
+                                          : (a ^ 1);
+          set(in.o[0], o);
+          break;
+        }
+        arith(in);
+        break;
+      case Op::Setp: {
+        bool p = setp(in);
+        if (in.bool_op) {
+          bool c = val(in.o[3]) & 1;
+          p = in.bool_op == 1 ? (p && c) : in.bool_op == 2 ? (p || c) : (p != c);
+        }
+        r[in.o[0].reg] = p;
+        if (in.o[0].reg2 != kNone) r[in.o[0].reg2] = !p;
+        break;
+      }
+      case Op::Selp:
+        set(in.o[0], (val(in.o[3]) & 1) ? val(in.o[1]) : val(in.o[2]));
+        break;
+      case Op::Cvt:
+        if (in.ty == Ty::F16x2 || in.ty == Ty::BF16x2) {
+          const float hi = f32(val(in.o[1])), lo = f32(val(in.o[2]));
+          const bool bf = in.ty == Ty::BF16x2;
+          const uint32_t h = bf ? floatToBf16(hi) : floatToF16(hi),
+                         l = bf ? floatToBf16(lo) : floatToF16(lo);
+          set(in.o[0], (uint64_t)h << 16 | l);
+          break;
+        }
+        set(in.o[0], cvt(in, val(in.o[1])));
+        break;
+      case Op::Cvta: {  // a state space's address to a generic one (a host pointer)
+        uint64_t a = val(in.o[1]);
+        if (in.space == Space::Shared) a = reinterpret_cast<uintptr_t>(smemPtr((uint32_t)a));
+        set(in.o[0], a);
+        break;
+      }
+      case Op::CvtaTo: {
+        uint64_t a = val(in.o[1]);
+        if (in.space == Space::Shared) a = smemAddr(reinterpret_cast<void *>(a), loc(in));
+        set(in.o[0], a);
+        break;
+      }
+      case Op::Ld: {
+        const size_t eb = (size_t)tyBits(in.ty) / 8, n = eb * in.vec;
+        const uint8_t *p = mem(in.space, addr(in.o[1]), n, in, false);
+        if (in.vec == 1) {
+          set(in.o[0], loadElem(p, in.ty));
+        } else {
+          for (int i = 0; i < in.vec; ++i) set(vec[in.o[0].reg + i], loadElem(p + i * eb, in.ty));
+        }
+        break;
+      }
+      case Op::St: {
+        const size_t eb = (size_t)tyBits(in.ty) / 8, n = eb * in.vec;
+        uint8_t *p = mem(in.space, addr(in.o[0]), n, in, true);
+        if (in.vec == 1) {
+          uint64_t v = val(in.o[1]);
+          std::memcpy(p, &v, eb);
+        } else {
+          for (int i = 0; i < in.vec; ++i) {
+            uint64_t v = val(vec[in.o[1].reg + i]);
+            std::memcpy(p + i * eb, &v, eb);
+          }
+        }
+        break;
+      }
+      case Op::Atom:
+      case Op::Red:
+        atom(in);
+        break;
+      case Op::Bra:
+        if (in.target < pc) loopTick(loc(in));  // a loop: one operation toward the launch's limit
+        pc = in.target;
+        break;
+      case Op::Ret:
+      case Op::Exit:
+        return;
+      case Op::Trap:
+        fail("crash/launch-failure", site(in),
+             "trap: the kernel executed trap (__trap()); on the GPU the launch fails with "
+             "\"unspecified launch failure\"");
+      case Op::BarSync:
+      case Op::BarArrive: {
+        uint32_t id = (uint32_t)val(in.o[0]), count = in.nops > 1 ? (uint32_t)val(in.o[1]) : 0;
+        if (in.op == Op::BarSync)
+          ptx::bar_sync(id, count, site(in));
+        else
+          ptx::bar_arrive(id, count, site(in));
+        break;
+      }
+      case Op::BarWarpSync:
+        ptx::syncwarp((uint32_t)val(in.o[0]), site(in));
+        break;
+      case Op::Shfl: {
+        bool in_range = false;
+        uint32_t v =
+            ptx::shfl_sync((ptx::Shfl)in.cmp, (uint32_t)val(in.o[1]), (uint32_t)val(in.o[2]),
+                           (uint32_t)val(in.o[3]), (uint32_t)val(in.o[4]), site(in), &in_range);
+        r[in.o[0].reg] = v;
+        if (in.o[0].reg2 != kNone) r[in.o[0].reg2] = in_range;
+        break;
+      }
+      case Op::Vote: {
+        uint32_t v =
+            ptx::vote_sync((ptx::Vote)in.cmp, val(in.o[1]) & 1, (uint32_t)val(in.o[2]), site(in));
+        set(in.o[0], v);
+        break;
+      }
+      case Op::MbarInit:
+        ptx::mbarrier_init(sharedAddr(in, 0), (uint32_t)val(in.o[1]), site(in));
+        break;
+      case Op::MbarInval:
+        ptx::mbarrier_inval(sharedAddr(in, 0), site(in));
+        break;
+      case Op::MbarArrive: {
+        uint32_t count = in.nops > 2 ? (uint32_t)val(in.o[2]) : 1;
+        set(in.o[0], ptx::mbarrier_arrive(sharedAddr(in, 1), site(in), count));
+        break;
+      }
+      case Op::MbarArriveExpectTx:
+        set(in.o[0],
+            ptx::mbarrier_arrive_expect_tx(sharedAddr(in, 1), (uint32_t)val(in.o[2]), site(in)));
+        break;
+      case Op::MbarArriveDrop: {
+        uint32_t count = in.nops > 2 ? (uint32_t)val(in.o[2]) : 1;
+        set(in.o[0], ptx::mbarrier_arrive_drop(sharedAddr(in, 1), site(in), count));
+        break;
+      }
+      case Op::MbarExpectTx:
+        ptx::mbarrier_expect_tx(sharedAddr(in, 0), (uint32_t)val(in.o[1]), site(in));
+        break;
+      case Op::MbarCompleteTx:
+        ptx::mbarrier_complete_tx(sharedAddr(in, 0), (uint32_t)val(in.o[1]), site(in));
+        break;
+      case Op::MbarTryWaitParity:
+        r[in.o[0].reg] =
+            ptx::mbarrier_try_wait_parity(sharedAddr(in, 1), (uint32_t)val(in.o[2]), site(in));
+        break;
+      case Op::MbarTestWaitParity:
+        r[in.o[0].reg] =
+            ptx::mbarrier_test_wait_parity(sharedAddr(in, 1), (uint32_t)val(in.o[2]), site(in));
+        break;
+      case Op::MbarTryWait:
+        r[in.o[0].reg] = ptx::mbarrier_try_wait(sharedAddr(in, 1), val(in.o[2]), site(in));
+        break;
+      case Op::MbarTestWait:
+        r[in.o[0].reg] = ptx::mbarrier_test_wait(sharedAddr(in, 1), val(in.o[2]), site(in));
+        break;
+      case Op::Fence:
+        if (in.o[0].imm == 1)
+          ptx::fence_proxy_async(site(in));
+        else if (in.o[0].imm == 2)
+          ptx::fence_mbarrier_init(site(in));
+        else
+          ptx::fence(fn.text[&in - code].c_str(), site(in));
+        break;
+      case Op::TmaLoad: {
+        int32_t c[5];
+        for (int i = 0; i < in.rank; ++i) c[i] = (int32_t)val(vec[in.o[2].reg + i]);
+        ptx::tma_load(in.rank, (uint32_t)addr(in.o[0]),
+                      reinterpret_cast<const TensorMap *>(addr(in.o[1])), c,
+                      (uint32_t)addr(in.o[3]), site(in));
+        break;
+      }
+      case Op::TmaStore: {
+        int32_t c[5];
+        for (int i = 0; i < in.rank; ++i) c[i] = (int32_t)val(vec[in.o[1].reg + i]);
+        ptx::tma_store(in.rank, reinterpret_cast<const TensorMap *>(addr(in.o[0])), c,
+                       (uint32_t)addr(in.o[2]), site(in));
+        break;
+      }
+      case Op::BulkLoad:
+        ptx::bulk_load((uint32_t)addr(in.o[0]), reinterpret_cast<const void *>(addr(in.o[1])),
+                       (uint32_t)val(in.o[2]), (uint32_t)addr(in.o[3]), site(in));
+        break;
+      case Op::BulkStore:
+        ptx::bulk_store(reinterpret_cast<void *>(addr(in.o[0])), (uint32_t)addr(in.o[1]),
+                        (uint32_t)val(in.o[2]), site(in));
+        break;
+      case Op::BulkCommit:
+        ptx::bulk_commit_group(site(in));
+        break;
+      case Op::BulkWait:
+        ptx::bulk_wait_group((int)val(in.o[0]), in.read_only, site(in));
+        break;
+      case Op::Call:
+        call(in);
+        break;
+      case Op::Vprintf:
+        vprintf(in);
+        break;
+      case Op::WgmmaFence:
+        ptx::wgmma_fence(site(in));
+        break;
+      case Op::WgmmaCommit:
+        ptx::wgmma_commit_group(site(in));
+        break;
+      case Op::WgmmaWait:
+        ptx::wgmma_wait_group((int)in.o[0].imm, site(in));
+        break;
+      case Op::Wgmma: {
+        // The accumulators are this thread's register slots: the runtime writes each result
+        // there (its low 32 bits, an f32) when the wgmma completes, which may be after issue.
+        float *d[128];
+        const int nd = in.rank / 2;
+        for (int i = 0; i < nd; ++i) d[i] = reinterpret_cast<float *>(&r[vec[in.o[0].reg + i].reg]);
+        const ptx::WgType wt = in.cmp == 0 ? ptx::WgType::BF16 : ptx::WgType::F16;
+        if (!in.uni) {
+          ptx::wgmma_ss(in.rank, wt, d, val(in.o[1]), val(in.o[2]), val(in.o[3]) & 1,
+                        (int)(int64_t)val(in.o[4]), (int)(int64_t)val(in.o[5]), (int)val(in.o[6]),
+                        (int)val(in.o[7]), site(in));
+        } else {
+          uint32_t a[4];
+          for (int i = 0; i < 4; ++i) a[i] = (uint32_t)val(vec[in.o[1].reg + i]);
+          ptx::wgmma_rs(in.rank, wt, d, a, val(in.o[2]), val(in.o[3]) & 1,
+                        (int)(int64_t)val(in.o[4]), (int)(int64_t)val(in.o[5]), (int)val(in.o[6]),
+                        site(in));
+        }
+        break;
+      }
+      case Op::Unsupported:
+        // Refused before the launch (the host library scans every kernel it runs); reached only
+        // if that scan was skipped.
+        ptx::unknown_instruction(fn.text[&in - code].c_str(), loc(in));
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+std::string &devicePrintf() {
+  static std::string out;
+  return out;
+}
+
+// One frame: `fn` with its parameter buffer, its local memory and its calls' buffer on the
+// fiber's own stack (the runtime reads an address there as the thread's local memory: a tensor
+// map there is ub/tensor-map-space, as on the GPU), its registers on the heap.
+void runFunction(const Module &m, const Function &fn, const uint8_t *params, size_t param_bytes,
+                 std::vector<SrcLoc> frames) {
+  const size_t lb = (fn.local_bytes + 15) & ~size_t(15),
+               cb = (fn.call_param_bytes + 15) & ~size_t(15);
+  uint8_t *local = nullptr, *callbuf = nullptr;
+  if (lb + cb) {
+    auto *raw = static_cast<uint8_t *>(alloca(lb + cb + 16));
+    raw = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(raw) + 15) & ~uintptr_t(15));
+    if (lb) {
+      local = raw;
+      uninit(local, fn.local_bytes);
+    }
+    if (cb) {
+      callbuf = raw + lb;
+      std::memset(callbuf, 0, cb);
+    }
+  }
+  // Registers no instruction wrote read as the runtime's uninitialised locals do: a pattern, or
+  // zeros under WSEMU_LOCALS=zero (the reducer's second judgement, emu/README.md).
+  std::vector<uint64_t> regs(fn.nregs + 1);
+  uninit(regs.data(), regs.size() * sizeof(uint64_t));
+  Interp it{m, fn, params, param_bytes, regs.data(), local, {}, &self()};
+  it.callbuf = callbuf;
+  it.frames = std::move(frames);
+  it.symaddr.assign(m.vars.size(), 0);
+  for (uint32_t i : fn.syms) {
+    const Var &v = m.vars[i];
+    switch (v.space) {
+      case Space::Param:
+        it.symaddr[i] = v.call_param ? reinterpret_cast<uintptr_t>(callbuf) + v.param_offset
+                                     : reinterpret_cast<uintptr_t>(params) + v.param_offset;
+        break;
+      case Space::Shared:
+        if (v.dynamic) {
+          it.symaddr[i] = smemAddr(dynamicShared());
+        } else {
+          void *p =
+              sharedStaticBytes(v.name.c_str(), v.bytes, std::max<uint32_t>(v.align, 16), v.elem);
+          it.symaddr[i] = smemAddr(p);
+        }
+        break;
+      case Space::Local:
+        it.symaddr[i] = reinterpret_cast<uintptr_t>(local) + v.local_offset;
+        break;
+      default:
+        it.symaddr[i] =
+            i < m.var_storage.size() ? reinterpret_cast<uintptr_t>(m.var_storage[i]) : 0;
+    }
+  }
+  it.run();
+}
+
+// A call: the arguments are copied from this frame's call buffer into the callee's parameters,
+// the callee runs as a frame of its own, and its return values are copied back.
+void Interp::call(const Ins &in) {
+  const Function &callee = m.funcs[in.target];
+  const Operand *rets = &fn.vec[in.o[0].reg], *args = &fn.vec[in.o[1].reg];
+  std::vector<uint64_t> store((callee.param_bytes + 7) / 8 + 2, 0);
+  auto *buf = reinterpret_cast<uint8_t *>(store.data());
+  for (int64_t i = 0; i < in.o[1].imm; ++i) {
+    const Var &p = m.vars[callee.params[callee.nrets + i]];
+    std::memcpy(buf + p.param_offset, reinterpret_cast<const void *>(symaddr[args[i].sym]),
+                p.bytes);
+  }
+  site(in);
+  std::vector<SrcLoc> callers = t->calls;
+  callers.push_back(loc(in));
+  runFunction(m, callee, buf, callee.param_bytes, std::move(callers));
+  last_chain = -1;  // the callee's frames were the thread's
+  for (int64_t i = 0; i < in.o[0].imm; ++i) {
+    const Var &p = m.vars[callee.params[i]];
+    std::memcpy(reinterpret_cast<void *>(symaddr[rets[i].sym]), buf + p.param_offset, p.bytes);
+  }
+}
+
+// vprintf(format, args): what device printf compiles to. The arguments lie in the caller's local
+// buffer, each at its size's alignment: 4 bytes for int and char conversions without a length, 8
+// for l/ll, doubles (%f %e %g %a) and pointers (%s %p).
+void Interp::vprintf(const Ins &in) {
+  const Operand *args = &fn.vec[in.o[1].reg];
+  uint64_t fmt, argp;
+  std::memcpy(&fmt, reinterpret_cast<const void *>(symaddr[args[0].sym]), 8);
+  std::memcpy(&argp, reinterpret_cast<const void *>(symaddr[args[1].sym]), 8);
+  const SrcLoc l = loc(in);
+  auto str = [&](uint64_t p) {
+    std::string s;
+    for (;; ++p) {
+      checkAccess(reinterpret_cast<const void *>(p), 1, l);
+      char c = *reinterpret_cast<const char *>(p);
+      if (!c) return s;
+      s += c;
+    }
+  };
+  const std::string f = str(fmt);
+  std::string out;
+  size_t off = 0;
+  auto arg = [&](size_t n) {
+    off = (off + n - 1) / n * n;
+    checkAccess(reinterpret_cast<const void *>(argp + off), n, l);
+    uint64_t v = 0;
+    std::memcpy(&v, reinterpret_cast<const void *>(argp + off), n);
+    off += n;
+    return v;
+  };
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i] != '%') {
+      out += f[i];
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < f.size() && std::strchr("-+ #0123456789.", f[j])) ++j;
+    std::string len;
+    while (j < f.size() && std::strchr("hlLqjzt", f[j])) len += f[j++];
+    if (j >= f.size()) break;
+    const char conv = f[j];
+    std::string spec = f.substr(i, j - i - len.size());  // flags, width, precision
+    char buf[512];
+    if (conv == '%') {
+      out += '%';
+    } else if (std::strchr("diouxXc", conv)) {
+      const bool wide = len.find('l') != std::string::npos || len == "q" || len == "j" ||
+                        len == "z" || len == "t";
+      uint64_t v = arg(wide ? 8 : 4);
+      if (conv == 'c') {
+        std::snprintf(buf, sizeof buf, (spec + "c").c_str(), (int)v);
+      } else if (conv == 'd' || conv == 'i') {
+        long long x = wide ? (long long)v : (long long)(int32_t)v;
+        std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), x);
+      } else {
+        unsigned long long x = wide ? v : (uint32_t)v;
+        std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), x);
+      }
+      out += buf;
+    } else if (std::strchr("fFeEgGaA", conv)) {
+      uint64_t v = arg(8);
+      std::snprintf(buf, sizeof buf, (spec + conv).c_str(), f64(v));
+      out += buf;
+    } else if (conv == 's') {
+      std::string s = str(arg(8));
+      std::snprintf(buf, sizeof buf, (spec + "s").c_str(), s.c_str());
+      out += buf;
+    } else if (conv == 'p') {
+      std::snprintf(buf, sizeof buf, (spec + "p").c_str(), reinterpret_cast<void *>(arg(8)));
+      out += buf;
+    } else {
+      out += f.substr(i, j - i + 1);  // not a conversion printf knows: printed as written
+    }
+    i = j;
+  }
+  devicePrintf() += out;
+  if (in.o[0].imm == 1) {
+    const int32_t n = (int32_t)out.size();
+    std::memcpy(reinterpret_cast<void *>(symaddr[fn.vec[in.o[0].reg].sym]), &n, 4);
+  }
+}
+}  // namespace
+
+std::string takeDevicePrintf() {
+  std::string s;
+  s.swap(devicePrintf());
+  return s;
+}
+
+void runThread(const Module &m, const Function &fn, const uint8_t *params, size_t param_bytes) {
+  runFunction(m, fn, params, param_bytes, {});
+  self().calls.clear();
+}
+
+}  // namespace wsemu::ptxe

@@ -1,0 +1,281 @@
+// The PTX front end of the CPU emulator: a module parsed from the PTX text nvcc emits, decoded
+// once into a compact form (no string work per executed instruction), and an interpreter that
+// runs one kernel thread on the runtime's fibers (emu/runtime). Every state space maps onto the
+// runtime's memory: global = the allocations its cudaMalloc made (host memory), shared = the
+// CTA's arena (a 32-bit shared-window address, as the PTX operands hold it), param = one buffer
+// per launch, local = the thread's own fiber stack.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "emu/runtime/core.h"
+
+namespace wsemu::ptxe {
+
+enum class Ty : uint8_t {
+  None,
+  B8,
+  B16,
+  B32,
+  B64,
+  U8,
+  U16,
+  U32,
+  U64,
+  S8,
+  S16,
+  S32,
+  S64,
+  F16,
+  F16x2,
+  BF16,
+  BF16x2,
+  F32,
+  F64,
+  Pred
+};
+int tyBits(Ty t);
+bool tySigned(Ty t);
+bool tyFloat(Ty t);
+
+enum class Space : uint8_t { Generic, Global, Shared, Param, Local, Const };
+
+enum class Special : uint8_t {
+  TidX,
+  TidY,
+  TidZ,
+  NtidX,
+  NtidY,
+  NtidZ,
+  CtaidX,
+  CtaidY,
+  CtaidZ,
+  NctaidX,
+  NctaidY,
+  NctaidZ,
+  Laneid,
+  Warpid,
+  Nwarpid,
+  Smid,
+  Nsmid,
+  GlobalTimer,
+  Clock,
+  Clock64,
+  DynSmem,
+  TotalSmem,
+  LanemaskEq,
+  LanemaskLt,
+  LanemaskLe,
+  LanemaskGt,
+  LanemaskGe,
+  // A cluster of one CTA: what a launch without cluster dimensions is.
+  ClusterCtarank,
+  ClusterNctarank,
+  ClusterCtaidX,
+  ClusterCtaidY,
+  ClusterCtaidZ,
+  ClusterNctaidX,
+  ClusterNctaidY,
+  ClusterNctaidZ,
+  ClusteridX,
+  ClusteridY,
+  ClusteridZ,
+  NclusteridX,
+  NclusteridY,
+  NclusteridZ,
+  IsExplicitCluster
+};
+
+constexpr uint32_t kNone = ~0u;
+
+struct Operand {
+  enum Kind : uint8_t { None, Reg, Imm, Special, Sym, Addr, Vec, Sink } k = None;
+  uint8_t special = 0;
+  uint32_t reg = kNone;   // Reg, Addr (base register); Vec: first index into Function::vec
+  uint32_t reg2 = kNone;  // `%r1|%p1`: the predicate a shfl also writes
+  uint32_t sym = kNone;   // Sym, Addr (base symbol)
+  int64_t imm = 0;        // Imm (the bits), Addr/Sym (byte offset), Vec (count)
+};
+
+// Opcodes the interpreter implements. Unsupported is an instruction it does not: the kernel is
+// refused before it runs (Function::unsupported), never run with it as a no-op.
+enum class Op : uint8_t {
+  Unsupported,
+  Nop,
+  Mov,
+  MovPack,
+  MovUnpack,
+  Add,
+  Sub,
+  Mul,
+  MulHi,
+  MulWide,
+  Mad,
+  MadHi,
+  MadWide,
+  Fma,
+  Div,
+  Rem,
+  Min,
+  Max,
+  Abs,
+  Neg,
+  And,
+  Or,
+  Xor,
+  Not,
+  CNot,
+  Shl,
+  Shr,
+  Popc,
+  Clz,
+  Brev,
+  Bfe,
+  Bfi,
+  Setp,
+  Selp,
+  Cvt,
+  Cvta,
+  CvtaTo,
+  Sqrt,
+  Rsqrt,
+  Rcp,
+  Ex2,
+  Lg2,
+  Sin,
+  Cos,
+  Tanh,
+  Ld,
+  St,
+  Atom,
+  Red,
+  Bra,
+  Ret,
+  Exit,
+  Trap,
+  BarSync,
+  BarArrive,
+  BarWarpSync,
+  Shfl,
+  Vote,
+  MbarInit,
+  MbarInval,
+  MbarArrive,
+  MbarArriveExpectTx,
+  MbarArriveDrop,
+  MbarExpectTx,
+  MbarCompleteTx,
+  MbarTryWaitParity,
+  MbarTestWaitParity,
+  MbarTryWait,
+  MbarTestWait,
+  Fence,
+  TmaLoad,
+  TmaStore,
+  BulkLoad,
+  BulkStore,
+  BulkCommit,
+  BulkWait,
+  Call,     // o[0]: Vec of the return value symbols, o[1]: Vec of the arguments; target: callee
+  Vprintf,  // a call of vprintf (device printf), same operands
+  Wgmma,
+  WgmmaFence,
+  WgmmaCommit,
+  WgmmaWait,
+};
+
+struct Ins {
+  Op op = Op::Unsupported;
+  Ty ty = Ty::None;   // the instruction's type (cvt: the destination's)
+  Ty ty2 = Ty::None;  // cvt: the source's; mul.wide/mad.wide: the sources'
+  Space space = Space::Generic;
+  uint8_t cmp = 0;      // setp's comparison; shfl/vote's mode; atom's operation
+  uint8_t bool_op = 0;  // setp.<cmp>.<and|or|xor>: 1 and, 2 or, 3 xor
+  uint8_t vec = 1;      // ld/st .v2/.v4
+  uint8_t nops = 0;
+  bool ftz = false, sat = false, uni = false, read_only = false;
+  uint8_t rnd = 0;  // cvt: 0 none, 1 rn/rni, 2 rz/rzi, 3 rm/rmi, 4 rp/rpi; int rounding if `irnd`
+  bool irnd = false;
+  int rank = 0;  // cp.async.bulk.tensor: dimensions
+  uint32_t guard = kNone;
+  bool guard_neg = false;
+  uint32_t target = kNone;  // bra: instruction index
+  uint32_t loc = 0;         // Module::locs
+  Operand o[8];
+};
+
+struct Var {  // a declared variable of a state space (module scope or a function's)
+  std::string name;
+  Space space = Space::Global;
+  uint32_t align = 1, bytes = 0, elem = 1;
+  bool dynamic = false;  // `.extern .shared ... name[]`: the launch's dynamic shared memory
+  std::vector<uint8_t> init;
+  uint32_t param_offset = 0;  // Space::Param: offset in the launch's parameter buffer
+  uint32_t local_offset = 0;  // Space::Local: offset in the thread's local frame
+  // A `.param` declared in a function's body: a call's argument or return value, in the calling
+  // frame's own buffer at param_offset.
+  bool call_param = false;
+};
+
+struct Loc {  // a .loc: file (index into Module::files once resolved), line, and its inlining
+  int file_no = 0;
+  int line = 0;
+  int parent = -1;  // the .loc it was inlined at
+  const char *file = "?";
+};
+
+struct Function {
+  std::string name;
+  bool entry = false;
+  std::vector<uint32_t> params;  // Var ids, in order
+  uint32_t param_bytes = 0;
+  uint32_t nregs = 0;
+  uint32_t local_bytes = 0;
+  uint32_t call_param_bytes = 0;  // the body's `.param` declarations (Var::call_param)
+  uint32_t nrets = 0;             // a .func's return parameters: the first nrets of params
+  std::vector<Ins> code;
+  std::vector<Operand> vec;       // vector operands' elements
+  std::vector<std::string> text;  // each instruction's text, for messages
+  std::vector<uint32_t> syms;     // the variables it names (Var ids), each once
+  // The first instruction the interpreter does not implement (index), or kNone.
+  uint32_t unsupported = kNone;
+  std::string unsupported_why;
+};
+
+struct Module {
+  std::vector<Var> vars;  // every symbol, module scope and functions' (ids are indices)
+  std::vector<Function> funcs;
+  std::unordered_map<std::string, uint32_t> func_by_name;
+  std::vector<Loc> locs;
+  std::map<int, std::string> file_names;
+  std::deque<std::string> file_store;  // stable c_str() for SrcLoc
+  // Module-scope .global/.const variables: their storage, allocated at load (emuMalloc).
+  std::vector<uint8_t *> var_storage;
+  const Function *find(const std::string &name) const {
+    auto it = func_by_name.find(name);
+    return it == func_by_name.end() ? nullptr : &funcs[it->second];
+  }
+  SrcLoc srcLoc(uint32_t loc) const {
+    const Loc &l = locs[loc];
+    return SrcLoc{l.file, l.line};
+  }
+  std::string where(uint32_t loc) const;  // "file.cu:123"
+};
+
+// Parses PTX text. On failure returns false and *err is one sentence naming the line.
+bool parseModule(const std::string &text, Module *m, std::string *err);
+
+// Runs the current emulated thread (inside wsemu::launch) through `fn` with the launch's
+// parameter buffer.
+void runThread(const Module &m, const Function &fn, const uint8_t *params, size_t param_bytes);
+
+// What device printf (vprintf) wrote since the last call, in the order the threads ran: the host
+// library writes it out at the host's next synchronizing call, as the GPU does.
+std::string takeDevicePrintf();
+
+}  // namespace wsemu::ptxe
