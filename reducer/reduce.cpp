@@ -421,8 +421,10 @@ ReduceOutcome reduce(ReduceRequest req) {
     so.budget_s = std::max(1.0, so.budget_s - spent_before);
   // On the GPU a run of the full problem is under a second, most of it the process's start, and
   // nvcc costs more: the shape passes' first round waits for the structure passes' (search.h).
-  // On the emulator a run's time grows with the problem, and the minimum shape comes first.
-  if (out.backend == "gpu" && !so.full_shape_first) so.shape_after_structure = true;
+  // A compile error is judged without a run at all. On the emulator a run's time grows with the
+  // problem, and the minimum shape comes first.
+  if ((out.backend == "gpu" || req.test.symptom == "compile-error") && !so.full_shape_first)
+    so.shape_after_structure = true;
   Search search(tester, so, req.progress);
   const double t0 = now_s();
   auto spent = [&] { return spent_before + now_s() - t0; };
