@@ -226,9 +226,9 @@ TEST(FlattenCli, WritesTheFileOrStdoutAndSaysWhatItDid) {
 
 // CUTLASS's Hopper warp-specialized GEMM (example 48) as one file: no CUTLASS or CuTe #include is
 // left, and nvcc builds it with the toolkit's headers alone. The whole compile is the check, the
-// suite's one test over a minute when run beside others (44 s alone on a loaded 2-core machine,
-// as long as the original takes: bench/results/2026-12-04-cpu-flatten/): a preprocessor-only run
-// would not see a declaration that went missing, and a host-only syntax check would not see the
+// suite's one test over a minute when run beside others (33-44 s alone on a loaded 2-core
+// machine, about the original's time: bench/results/2026-12-04-cpu-flatten/): a preprocessor-only
+// run would not see a declaration that went missing, and a host-only syntax check would not see the
 // device side, where the warp-specialized mainloop lives.
 TEST(FlattenCutlass, Example48IsOneFileThatNvccBuildsWithoutCutlass) {
   const std::string c = WSREDUCE_CUTLASS_DIR;
