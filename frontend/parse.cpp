@@ -89,10 +89,13 @@ static bool isCuda(const std::string &path) {
 // ("identifier CUtensorMap is undefined"). A directory first on the include path holds a cuda.h
 // that gives the wrapper's (first) inclusion CUDA_VERSION only and hands any later one, the
 // program's own, to the real header (#include_next). Empty when the version is not found.
+static std::mutex cuda_h_m;
+// cuda -> (dir, version)
+static std::map<std::string, std::pair<std::string, std::string>> cuda_h_memo;
+
 static std::string cudaHOverrideDir(const std::string &cuda, std::string *version) {
-  static std::mutex m;
-  static std::map<std::string, std::pair<std::string, std::string>> memo;  // cuda -> (dir, version)
-  std::lock_guard<std::mutex> l(m);
+  auto &memo = cuda_h_memo;
+  std::lock_guard<std::mutex> l(cuda_h_m);
   if (auto it = memo.find(cuda); it != memo.end()) {
     *version = it->second.second;
     return it->second.first;
@@ -138,6 +141,20 @@ static std::string cudaHOverrideDir(const std::string &cuda, std::string *versio
   return slot.first;
 }
 
+std::string cudaVersionOf(const std::string &cuda_path) {
+  std::string version;
+  cudaHOverrideDir(cuda_path.empty() ? detectCudaPath() : cuda_path, &version);
+  return version;
+}
+
+bool isParseShim(const std::string &path) {
+  std::lock_guard<std::mutex> l(cuda_h_m);
+  const fs::path dir = fs::path(path).parent_path();
+  for (auto &[cuda, slot] : cuda_h_memo)
+    if (!slot.first.empty() && fs::path(slot.first) == dir) return true;
+  return false;
+}
+
 // The clang arguments of each side (without argv[0] and the file): host, then device.
 std::vector<std::vector<std::string>> parseArgs(const std::string &path, const ParseOptions &opt) {
   std::string cuda = opt.cuda_path.empty() ? detectCudaPath() : opt.cuda_path;
@@ -161,6 +178,10 @@ std::vector<std::vector<std::string>> parseArgs(const std::string &path, const P
   else
     common.push_back("-w");
   for (auto &i : opt.includes) common.push_back("-I" + i);
+  // CUDA 13 keeps libcu++, CUB and Thrust (<cuda/std/...>, what CUTLASS includes) in include/cccl,
+  // which nvcc puts on the path as a system folder (nvcc.profile) and Clang does not know of.
+  if (std::error_code ec; isCuda(path) && fs::is_directory(fs::path(cuda) / "include" / "cccl", ec))
+    common.insert(common.end(), {"-isystem", (fs::path(cuda) / "include" / "cccl").string()});
   for (auto &d : opt.defines) common.push_back("-D" + d);
   common.insert(common.end(), opt.extra.begin(), opt.extra.end());
   std::vector<std::vector<std::string>> out;

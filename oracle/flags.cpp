@@ -115,6 +115,14 @@ ParseOptions parseOptionsFor(const BuildOptions &b, const std::string &source_pa
   return po;
 }
 
+std::string flattenOptionsFor(const BuildOptions &b, const std::string &source_path,
+                              const std::string &flag, FlattenOptions *fo) {
+  fo->parse = parseOptionsFor(b, source_path);
+  fo->keep_dirs.clear();
+  if (auto h = harnessIncludeDir(); !h.empty()) fo->keep_dirs.push_back(h);
+  return flattenDirsFromFlag(flag, source_path, b.includes, &fo->dirs);
+}
+
 void installWatchdog(OracleOptions &o, const std::string &source_path) {
   if (!source_path.empty()) {
     const std::string ext = fs::path(source_path).extension().string();

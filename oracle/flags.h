@@ -4,6 +4,7 @@
 // beside its own.
 #pragma once
 
+#include "flatten.h"
 #include "oracle.h"
 #include "parse.h"
 
@@ -36,5 +37,12 @@ ParseOptions parseOptionsFor(const BuildOptions &b, const std::string &source_pa
 // The watchdog's instrumenter for programs parsed as parseOptionsFor says, installed into `o`;
 // the watchdog stays off for a file that is not CUDA source (.cu/.cuh).
 void installWatchdog(OracleOptions &o, const std::string &source_path = "");
+
+// How a tool flattens a program judged with `b` (frontend/flatten.h): parsed as parseOptionsFor
+// says, the headers under the folders the --flatten value names inlined (`all`: the program's
+// folder and every -I), the harness header's left to the reducer. "" or the one sentence that says
+// what is wrong with the value.
+std::string flattenOptionsFor(const BuildOptions &b, const std::string &source_path,
+                              const std::string &flag, FlattenOptions *fo);
 
 }  // namespace wsr

@@ -69,6 +69,19 @@ static cl::opt<std::string> InstrumentOnly(
     cl::desc("Write the watchdog's instrumented copy of the program to FILE and exit (nothing is "
              "built or run)"),
     cl::value_desc("FILE"), cl::cat(Cat));
+static cl::opt<bool> FlattenOnly(
+    "flatten-only",
+    cl::desc("Print the program with the headers it reaches through its own folder and -I inlined "
+             "(--flatten says which) and exit (nothing is built or run)"),
+    cl::cat(Cat));
+static cl::opt<std::string> Flatten(
+    "flatten", cl::init("all"),
+    cl::desc("With --flatten-only: all (default: the program's folder and every -I), none, or "
+             "DIR[,DIR...] (only the headers under these folders)"),
+    cl::value_desc("all|none|DIRS"), cl::cat(Cat));
+static cl::opt<std::string> Out(
+    "o", cl::desc("With --flatten-only: write the program to FILE (atomically), not to stdout"),
+    cl::value_desc("FILE"), cl::cat(Cat));
 static cl::opt<bool> NoRetry(
     "no-retry",
     cl::desc("Call a run killed at the timeout a hang at once (no retry with twice the timeout)"),
@@ -102,6 +115,33 @@ static std::function<std::string(int)> cudaGdbForensics() {
     if (out.size() > 16000) out = out.substr(0, 16000) + "\n[cut]";
     return out;
   };
+}
+
+// --flatten-only: the program with its headers inlined, on stdout or into -o.
+static int flattenOnly(const std::string &src, const std::string &text) {
+  wsr::OracleOptions o;
+  if (std::string e = wsr::applyOracleFlags(o); !e.empty()) return fail(e);
+  o.build.arch = Arch;
+  wsr::FlattenOptions fo;
+  if (std::string e = wsr::flattenOptionsFor(o.build, src, Flatten, &fo); !e.empty())
+    return fail(e);
+  std::error_code ec;
+  if (!Out.empty()) {
+    if (fs::exists(Out.getValue(), ec) && fs::equivalent(Out.getValue(), src, ec))
+      return fail("-o " + Out + " would overwrite the input; pick another file");
+    const fs::path dir = fs::absolute(Out.getValue()).parent_path();
+    if (!fs::is_directory(dir, ec)) return fail("the folder of -o " + Out + " does not exist");
+  }
+  wsr::FlattenResult r = wsr::flattenProgram(text, src, fo);
+  if (!r.ok()) return fail(r.error);
+  if (Out.empty()) {
+    llvm::outs() << r.text;
+    llvm::outs().flush();
+  } else if (std::string err; !wsr::writeFileAtomic(Out, r.text, &err)) {
+    return fail(err);
+  }
+  llvm::errs() << "wsoracle: " << wsr::flattenSummary(text, r) << "\n";
+  return 0;
 }
 
 // The flags, checked, as the oracle's options; "" or the one sentence that says what is wrong.
@@ -161,6 +201,10 @@ int main(int argc, char **argv) {
   const std::string src = Source;
   std::string src_text;
   if (std::string e = wsr::readProgram(src, &src_text); !e.empty()) return fail(e);
+  if (FlattenOnly) return flattenOnly(src, src_text);
+  if (Flatten.getNumOccurrences() || Out.getNumOccurrences())
+    return fail(std::string(Out.getNumOccurrences() ? "-o" : "--flatten") +
+                " goes with --flatten-only (wsoracle judges the program as it is)");
   wsr::OracleOptions o;
   if (std::string e = oracleFromFlags(src, o); !e.empty()) return fail(e);
   if (!InstrumentOnly.empty()) {

@@ -197,6 +197,48 @@ std::string finish(const std::string &searched, const ReduceRequest &req, Tester
   return best;
 }
 
+// The flattened program in place of the input, when the judge sees the same failure in it: the
+// original's verdict and signature (a script: interesting). When it does not, the header whose
+// flattening changed it is found by bisection over the program's top-level #include trees (the
+// first k inlined, the others kept as they are), and the one sentence that names it is returned.
+std::string flattenJudged(ReduceRequest &req, Tester &tester, const Flattener &flattener,
+                          ReduceOutcome &out) {
+  FlattenResult all = flattener.flatten();
+  if (all.headers == 0) return "";  // nothing to inline: the program is reduced as it is
+  const std::string summary = flattenSummary(req.text, all);
+  if (req.say) req.say(summary + "; judging the flattened program ...");
+  const bool script = !req.test.test_script.empty();
+  auto same = [&](const std::string &text, Verdict *got) {
+    TestResult r;
+    Verdict v = tester.judgeOriginal(text, &r);
+    if (got) *got = v;
+    return script ? r.interesting
+                  : v.detail == out.original.detail && v.signature == out.original.signature;
+  };
+  Verdict flat;
+  if (!same(all.text, &flat)) {
+    size_t keeps = 0, changes = flattener.trees();  // the first `keeps` trees keep the verdict
+    while (changes - keeps > 1) {
+      const size_t mid = (keeps + changes) / 2;
+      (same(flattener.flattenFirstTrees(mid).text, nullptr) ? keeps : changes) = mid;
+    }
+    const std::string what =
+        script ? "makes " + req.test.test_script + " call it not interesting (" + flat.detail + ")"
+               : "changes its verdict from " + out.original.detail + " (" + out.original.signature +
+                     ") to " + flat.detail + " (" + flat.signature + ")";
+    return "flattening the headers of " + req.input_path + " " + what +
+           (changes >= 1 && changes <= flattener.trees()
+                ? ", and the header whose inlining does it is " + flattener.treeName(changes - 1) +
+                      " (with what it includes)"
+                : std::string()) +
+           "; nothing was reduced (--flatten=none reduces the program as it is, or --flatten=DIRS "
+           "inlines fewer)";
+  }
+  out.flattened = summary;
+  req.text = all.text;
+  return "";
+}
+
 }  // namespace
 
 std::string defaultOutputPath(const std::string &input_path) {
@@ -258,6 +300,14 @@ ReduceOutcome reduce(ReduceRequest req) {
                 "another run" + (pid > 0 ? " (pid " + std::to_string(pid) + ")" : std::string()) +
                     " is reducing into " + req.out_path +
                     "; wait for it to end or give another -o");
+  }
+  // A program whose headers cannot be followed (one not found, an include cycle) is refused
+  // before anything is judged.
+  std::unique_ptr<Flattener> flattener;
+  if (req.flatten) {
+    std::string err;
+    flattener = Flattener::preprocess(req.text, req.input_path, *req.flatten, &err);
+    if (!flattener) return fail(ReduceOutcome::Status::Error, err);
   }
   Tester tester(req.test);
   OracleOptions &oo = tester.oracleOptions();
@@ -329,6 +379,11 @@ ReduceOutcome reduce(ReduceRequest req) {
                 "a reduction could keep any program that exits so: give --match REGEX (a line its "
                 "failure prints), mark its check with // wsreduce: keep begin/end, or report with "
                 "wscheck.h (--any-signature takes the risk)");
+  if (flattener)
+    if (std::string e = flattenJudged(req, tester, *flattener, out); !e.empty())
+      return fail(ReduceOutcome::Status::Error, e);
+  out.input_text = req.text;
+  if (!out.flattened.empty()) say(out.flattened + ": the flattened program fails the same way");
   std::future<Verdict> confirm_original;
   if (!script) {
     tester.setSignature(out.original.signature);
@@ -501,6 +556,11 @@ ReduceOutcome reduce(ReduceRequest req) {
     ri.reduced_text = out.best;
     ri.finish_notes = out.finish_notes;
     ri.run_notes = out.run_notes;
+    if (!out.flattened.empty())
+      ri.run_notes.insert(ri.run_notes.begin(),
+                          out.flattened + " before the search (the program's own and its -I "
+                                          "folders' headers inlined): the sizes above are of that "
+                                          "one file");
     ri.original = out.original;
     ri.reduced = out.reduced;
     ri.build = oo.build;

@@ -3,6 +3,7 @@
 // both get the same result for the same input and options.
 #pragma once
 
+#include "flatten.h"
 #include "search.h"
 #include "tester.h"
 
@@ -42,6 +43,11 @@ struct ReduceRequest {
   // Where the candidates run when this machine has a GPU: a context held open on each device for
   // the whole reduction (every candidate's process starts sooner).
   bool keepers = false;
+  // The program's headers inlined before the search (frontend/flatten.h), so that the passes can
+  // edit code that lives in them and the result is one file; unset: the program as it is. The
+  // flattened program must get the original's verdict and signature from the same judge, else
+  // nothing is reduced.
+  std::optional<FlattenOptions> flatten;
   // The original judged on this oracle when test.oracle does not reproduce it, and the reduction
   // run there (wsfuzz --reduce-backend emu: a mutant the emulator judges otherwise). It is used
   // as given: its timeout is not calibrated again.
@@ -72,6 +78,10 @@ struct ReduceOutcome {
   // the input has.
   unsigned best_lines = 0;
   std::string searched;  // the search's result, before the finish
+  // What the search started from: the input, or the input flattened (then `flattened` says how
+  // much: "flattened N headers, L lines -> M lines").
+  std::string input_text;
+  std::string flattened;
   Verdict original, reduced;
   std::string backend;    // where the candidates ran: gpu | emu
   std::string fell_back;  // when the fallback oracle reduced it, why

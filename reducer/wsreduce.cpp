@@ -123,6 +123,14 @@ static cl::opt<bool> NoCalibrate(
         "Keep --timeout for every candidate instead of calibrating it from the original's run"),
     cl::cat(Cat));
 
+static cl::opt<std::string> Flatten(
+    "flatten", cl::init("all"),
+    cl::desc("Inline the headers the program reaches through these folders before the search, so "
+             "that a bug inside one can be reduced and the result is one file: all (default: the "
+             "program's folder and every -I), none, or DIR[,DIR...]; the flattened program must "
+             "fail as the original does"),
+    cl::value_desc("all|none|DIRS"), cl::cat(Cat));
+
 static int fail(const std::string &s, int code = 2) {
   llvm::errs() << "wsreduce: " << s << "\n";
   return code;
@@ -245,6 +253,12 @@ static std::string requestFromFlags(const std::string &src, const std::string &t
   if (!wsr::prepareCacheDir(o.build.cache_dir, &err)) return err;
   if (!wsr::findKeptRegions(text, &t.keep, &err)) return src + ": " + err;
 
+  if (Flatten != "none") {
+    wsr::FlattenOptions fo;
+    if (std::string e = wsr::flattenOptionsFor(o.build, src, Flatten, &fo); !e.empty()) return e;
+    fo.parse.cuda_path = CudaPath;
+    r.flatten = fo;
+  }
   r.input_path = src;
   r.text = text;
   r.out_path = Output.empty() ? wsr::defaultOutputPath(src) : Output.getValue();
@@ -350,15 +364,16 @@ static int tellOutcome(const std::string &src, const wsr::ReduceRequest &req,
   }
   // Like with like: the sizes count the harness header as the #include line the input has; the
   // file itself holds it inlined, so that plain nvcc builds it.
-  const std::string in_plain = wsr::uninlineHarness(req.text),
+  const std::string in_plain = wsr::uninlineHarness(r.input_text.empty() ? req.text : r.input_text),
                     out_plain = wsr::uninlineHarness(r.best);
   const bool inlined = out_plain != r.best;
   if (wsr::countNonBlankLines(out_plain) >= wsr::countNonBlankLines(in_plain) &&
       wsr::countTokens(out_plain) >= wsr::countTokens(in_plain))
     llvm::errs() << "wsreduce: nothing was gained: the result is as large as the input\n";
-  llvm::outs() << "wsreduce: " << src << " " << wsr::countNonBlankLines(in_plain) << " -> "
-               << wsr::countNonBlankLines(out_plain) << " lines (" << wsr::countTokens(in_plain)
-               << " -> " << wsr::countTokens(out_plain) << " tokens"
+  llvm::outs() << "wsreduce: " << src << (r.flattened.empty() ? "" : " (flattened)") << " "
+               << wsr::countNonBlankLines(in_plain) << " -> " << wsr::countNonBlankLines(out_plain)
+               << " lines (" << wsr::countTokens(in_plain) << " -> " << wsr::countTokens(out_plain)
+               << " tokens"
                << (inlined ? "; " + std::to_string(wsr::countNonBlankLines(r.best)) +
                                  " lines with wscheck.h inlined"
                            : std::string())

@@ -32,7 +32,7 @@ std::map<std::string, std::string> snapshot(const std::string &dir) {
 
 struct Row {
   const char *tool;
-  std::vector<std::string> args;  // "$W" stands for the work folder
+  std::vector<std::string> args;  // "$W" stands for the work folder, "$F" for tests/fixtures
   const char *says;               // a phrase of the one sentence
   std::map<std::string, std::string> env = {};  // set for the tool's run (PATH without Slurm)
 };
@@ -62,6 +62,7 @@ TEST_P(BadInput, IsOneSentenceExitTwoAndChangesNothing) {
   std::vector<std::string> argv = {tool(row.tool)};
   for (auto a : row.args) {
     for (size_t at; (at = a.find("$W")) != std::string::npos;) a.replace(at, 2, w);
+    for (size_t at; (at = a.find("$F")) != std::string::npos;) a.replace(at, 2, WSR_FIXTURES);
     argv.push_back(a);
   }
   RunOptions o;
@@ -97,6 +98,14 @@ const Row kRows[] = {
     {"wsreduce", {"$W/k.cu", "--symptom", "hang", "--resume", "--force"}, "--resume"},
     {"wsreduce", {"$W/k.cu", "--symptom", "hang", "-o", "$W/k.cu"}, "would overwrite the input"},
     {"wsreduce", {"$W/k.cu", "--symptom", "hang", "-o", "$W/no/dir/k.cu"}, "does not exist"},
+    // Headers that cannot be inlined: refused before anything is judged.
+    {"wsreduce",
+     {"$F/flatten/cycle/cycle.cu", "--symptom", "compile-error", "-o", "$W/c.min.cu"},
+     "cycle/a.h is included again while it is still being included"},
+    {"wsreduce",
+     {"$F/flatten/missing/missing.cu", "--symptom", "compile-error", "-o", "$W/m.min.cu"},
+     "gone.h is not found: it is included at"},
+    {"wsreduce", {"$W/k.cu", "--symptom", "hang", "--flatten", "$W/nodir"}, "is not a folder"},
     {"wsoracle", {"$W/none.cu"}, "does not exist"},
     {"wsoracle", {"$W"}, "is a directory"},
     {"wsoracle", {"$W/empty.cu"}, "is empty"},
@@ -104,6 +113,16 @@ const Row kRows[] = {
     {"wsoracle", {"$W/k.cu", "--repeat", "0"}, "--repeat must be"},
     {"wsoracle", {"$W/k.cu", "--timeout", "-1"}, "--timeout must be"},
     {"wsoracle", {"$W/k.cu", "--sanitizer", "leakcheck"}, "--sanitizer must be"},
+    {"wsoracle",
+     {"--flatten-only", "$F/flatten/cycle/cycle.cu", "-o", "$W/flat.cu"},
+     "cycle/a.h is included again while it is still being included"},
+    {"wsoracle",
+     {"--flatten-only", "$F/flatten/missing/missing.cu", "-o", "$W/flat.cu"},
+     "missing/has_missing.h:3"},
+    {"wsoracle", {"--flatten-only", "$W/k.cu", "--flatten", "$W/nodir"}, "is not a folder"},
+    {"wsoracle", {"--flatten-only", "$W/k.cu", "-o", "$W/k.cu"}, "would overwrite the input"},
+    {"wsoracle", {"--flatten-only", "$W/k.cu", "-o", "$W/no/dir/f.cu"}, "does not exist"},
+    {"wsoracle", {"$W/k.cu", "--flatten", "none"}, "goes with --flatten-only"},
     {"wsfuzz", {"--kernels", "$W/none", "--db", "$W/c.sqlite"}, "does not exist"},
     {"wsfuzz",
      {"--kernels", "$W/k.cu", "--db", "$W/c.sqlite", "--injectors", "x"},
