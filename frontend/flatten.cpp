@@ -368,17 +368,9 @@ std::unique_ptr<Flattener> Flattener::preprocess(const std::string &text, const 
   // (__CUDA_ARCH__ defined), both at once. Each side records the directives it took; the
   // flattening inlines a header wherever either side entered it, so an #include only one side
   // takes is inlined too, inside the #if that chooses the side.
-  //
-  // Clang is not nvcc: a library's #if on nvcc's own macros (CUTLASS's on __CUDACC_VER_MAJOR__
-  // picks its WMMA epilogues, and the headers that hold them) would take other branches here than
-  // in nvcc, and the flattened program would miss a header nvcc needs. nvcc's version macros are
-  // defined as nvcc defines them, from the toolkit's CUDA_VERSION.
-  ParseOptions po = opt.parse;
-  if (std::string v = cudaVersionOf(po.cuda_path); !v.empty()) {
-    const int n = std::atoi(v.c_str());
-    po.defines.push_back("__CUDACC_VER_MAJOR__=" + std::to_string(n / 1000));
-    po.defines.push_back("__CUDACC_VER_MINOR__=" + std::to_string(n % 1000 / 10));
-  }
+  // nvcc's version macros are defined as nvcc defines them (parseArgs): CUTLASS's #if on
+  // __CUDACC_VER_MAJOR__ picks its WMMA epilogues, and the headers that hold them.
+  const ParseOptions &po = opt.parse;
   std::vector<std::future<std::unique_ptr<Trace>>> sides;
   for (auto &args : parseArgs(f->path_, po))
     sides.push_back(

@@ -141,12 +141,6 @@ static std::string cudaHOverrideDir(const std::string &cuda, std::string *versio
   return slot.first;
 }
 
-std::string cudaVersionOf(const std::string &cuda_path) {
-  std::string version;
-  cudaHOverrideDir(cuda_path.empty() ? detectCudaPath() : cuda_path, &version);
-  return version;
-}
-
 bool isParseShim(const std::string &path) {
   std::lock_guard<std::mutex> l(cuda_h_m);
   const fs::path dir = fs::path(path).parent_path();
@@ -167,8 +161,15 @@ std::vector<std::vector<std::string>> parseArgs(const std::string &path, const P
                                      "-ferror-limit=5"};
   std::string cuda_version;
   if (isCuda(path))
-    if (auto dir = cudaHOverrideDir(cuda, &cuda_version); !dir.empty())
+    if (auto dir = cudaHOverrideDir(cuda, &cuda_version); !dir.empty()) {
       common.insert(common.end(), {"-I" + dir, "-DWSR_CUDA_VERSION=" + cuda_version});
+      // nvcc's own version macros, as nvcc defines them: Clang is not nvcc, and a program's or a
+      // library's #if on them (CUTLASS's example 48 and its epilogue headers) would take other
+      // branches here than in the build, or name an undeclared identifier.
+      const int n = std::atoi(cuda_version.c_str());
+      common.insert(common.end(), {"-D__CUDACC_VER_MAJOR__=" + std::to_string(n / 1000),
+                                   "-D__CUDACC_VER_MINOR__=" + std::to_string(n % 1000 / 10)});
+    }
   // strict (the reducer's parse check): besides a non-void function falling off its end, a
   // variable read before it is written is undefined behaviour a deletion easily creates (the
   // declaration stays, its initialising call goes); its verdict would be luck, not the bug.

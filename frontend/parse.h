@@ -35,9 +35,6 @@ std::string detectCudaPath();
 // Clang's builtin headers: <exe>/../lib/clang/22 in an install tree, else the system one.
 std::string clangResourceDir();
 
-// CUDA_VERSION of that installation's cuda.h ("13000"); empty when it is not found.
-std::string cudaVersionOf(const std::string &cuda_path);
-
 // Whether `path` is a header this file's parses put on the include path themselves (the cuda.h
 // that keeps the driver API out of sight, parse.cpp): never a header of the program.
 bool isParseShim(const std::string &path);

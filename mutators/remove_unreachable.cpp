@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <set>
 
 namespace wsr {
@@ -95,6 +96,13 @@ class Units {
       if (!isMainFileLoc(ctx_, d->getLocation())) continue;
       auto r = mainFileRangeWithSemi(ctx_, d->getSourceRange());
       if (!r) continue;
+      // A function's range stops before `= delete;` / `= default;`: the unit takes them too.
+      if (const std::string &t = src_.text; r->end < t.size()) {
+        size_t at = t.find_first_not_of(" \t\r\n", r->end);
+        if (at != std::string::npos && t[at] == '=' &&
+            llvm::isa<clang::FunctionDecl, clang::FunctionTemplateDecl>(d))
+          if (size_t semi = t.find(';', at); semi != std::string::npos) r->end = (unsigned)semi + 1;
+      }
       Unit u;
       u.range = widenToLines(src_.text, *r);
       u.what = describe(d);
@@ -133,7 +141,7 @@ class Units {
 class Edges : public clang::RecursiveASTVisitor<Edges> {
  public:
   static constexpr int kFromRoot = -2;
-  Edges(const Units &u) : units_(u) {}
+  Edges(clang::ASTContext &ctx, const Units &u) : ctx_(ctx), units_(u) {}
 
   bool shouldVisitTemplateInstantiations() const { return true; }
   bool shouldVisitImplicitCode() const { return true; }
@@ -188,11 +196,35 @@ class Edges : public clang::RecursiveASTVisitor<Edges> {
     type(d->getType());
     return true;
   }
+  // A partial specialisation that an instantiation came from is kept whoever needed it: the need
+  // is often in no type that survives (a signature's substitution, `tuple_element<0, ...>` during
+  // deduction), so it is not an edge anyone's code shows.
+  bool VisitClassTemplateSpecializationDecl(clang::ClassTemplateSpecializationDecl *d) {
+    if (d->getSpecializationKind() == clang::TSK_ExplicitSpecialization) return true;
+    auto from = d->getSpecializedTemplateOrPartial();
+    if (auto *p = from.dyn_cast<clang::ClassTemplatePartialSpecializationDecl *>()) {
+      int saved = from_;
+      from_ = kFromRoot;
+      add(p);
+      from_ = saved;
+    }
+    return true;
+  }
   bool VisitCXXRecordDecl(clang::CXXRecordDecl *d) {
     if (d->hasDefinition())
       for (auto &b : d->bases()) type(b.getType());
     // A specialisation reaches what it was made from.
     if (auto *s = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(d)) to(s);
+    return true;
+  }
+  // A using-declaration is never offered: what it names must stay.
+  bool VisitUsingDecl(clang::UsingDecl *d) {
+    for (auto *sh : d->shadows()) to(sh->getTargetDecl());
+    return true;
+  }
+  // A specialisation, explicit or partial, cannot stand without its primary template.
+  bool VisitVarTemplateSpecializationDecl(clang::VarTemplateSpecializationDecl *d) {
+    to(d->getSpecializedTemplate());
     return true;
   }
   bool VisitFunctionDecl(clang::FunctionDecl *d) {
@@ -204,17 +236,33 @@ class Edges : public clang::RecursiveASTVisitor<Edges> {
   std::vector<std::pair<int, int>> edges;
 
  private:
-  void type(clang::QualType t) {
-    if (t.isNull()) return;
-    const clang::Type *ty = t.getTypePtrOrNull();
-    for (int guard = 0; ty && guard < 16; ++guard) {
-      if (auto *td = ty->getAs<clang::TypedefType>()) to(td->getDecl());
-      if (auto *tag = ty->getAsTagDecl()) to(tag);
-      if (auto *ts = ty->getAs<clang::TemplateSpecializationType>())
+  // Every declaration a type names, through its sugar (an alias, `tuple_element<...>::type`), its
+  // template arguments, pointees, elements, and a function type's parts: an instantiated
+  // signature names the specialisation whose member typedef gave it.
+  void type(clang::QualType t0) {
+    std::vector<clang::QualType> work{t0};
+    while (!work.empty()) {
+      clang::QualType t = work.back();
+      work.pop_back();
+      if (t.isNull() || !seen_types_.insert({from_, t.getTypePtr()}).second) continue;
+      const clang::Type *ty = t.getTypePtr();
+      if (auto *td = llvm::dyn_cast<clang::TypedefType>(ty)) to(td->getDecl());
+      if (auto *tt = llvm::dyn_cast<clang::TagType>(ty)) to(tt->getDecl());
+      if (auto *ts = llvm::dyn_cast<clang::TemplateSpecializationType>(ty)) {
         to(ts->getTemplateName().getAsTemplateDecl());
-      clang::QualType next = ty->getPointeeType();
-      if (next.isNull() && ty->isArrayType()) next = ty->getAsArrayTypeUnsafe()->getElementType();
-      ty = next.isNull() ? nullptr : next.getTypePtrOrNull();
+        for (auto &a : ts->template_arguments())
+          if (a.getKind() == clang::TemplateArgument::Type) work.push_back(a.getAsType());
+      }
+      if (auto *fp = llvm::dyn_cast<clang::FunctionProtoType>(ty)) {
+        work.push_back(fp->getReturnType());
+        for (auto p : fp->param_types()) work.push_back(p);
+      }
+      if (auto *mp = llvm::dyn_cast<clang::MemberPointerType>(ty))
+        to(mp->getMostRecentCXXRecordDecl());
+      if (!ty->getPointeeType().isNull()) work.push_back(ty->getPointeeType());
+      if (auto *at = llvm::dyn_cast<clang::ArrayType>(ty)) work.push_back(at->getElementType());
+      clang::QualType next = t.getSingleStepDesugaredType(ctx_);
+      if (next != t) work.push_back(next);
     }
   }
 
@@ -285,54 +333,58 @@ class Edges : public clang::RecursiveASTVisitor<Edges> {
     edges.push_back({from_, u});
   }
 
+  clang::ASTContext &ctx_;
   const Units &units_;
   int from_ = kFromRoot;
   std::set<std::pair<int, const clang::Decl *>> seen_;
+  std::set<std::pair<int, const clang::Type *>> seen_types_;
 };
 
 }  // namespace
 
 std::vector<PassSite> removeUnreachableSites(const ParsedSource &src) {
-  // Units are keyed by their text range, the same on both sides; a unit is offered only when
-  // every side that has it leaves it unreached.
-  std::map<std::pair<unsigned, unsigned>, std::pair<std::string, bool>> verdict;  // reached
+  // One graph over both parsed sides, its units keyed by their text range (the same on both):
+  // code one side does not compile (under __CUDA_ARCH__) still names what the other side must
+  // keep, since a unit kept for one side is kept for both.
+  using Key = std::pair<unsigned, unsigned>;
+  std::map<Key, std::string> names;
+  std::set<Key> roots;
+  std::map<Key, std::set<Key>> out;
+  std::set<Key> from_root;
   forEachSide(src, [&](clang::ASTContext &ctx, bool) {
     Units units(ctx, src);
     auto &all = units.all();
-    Edges e(units);
+    auto key = [&](int u) { return Key{all[(size_t)u].range.begin, all[(size_t)u].range.end}; };
+    for (size_t i = 0; i < all.size(); ++i) {
+      names.try_emplace(key((int)i), all[i].what);
+      if (all[i].root) roots.insert(key((int)i));
+    }
+    Edges e(ctx, units);
     e.TraverseDecl(ctx.getTranslationUnitDecl());
-    std::vector<std::vector<int>> out(all.size());
-    std::deque<int> todo;
-    std::vector<char> reached(all.size(), 0);
-    auto reach = [&](int u) {
-      if (u >= 0 && !reached[(size_t)u]) {
-        reached[(size_t)u] = 1;
-        todo.push_back(u);
-      }
-    };
     for (auto &[from, to] : e.edges)
       if (from == Edges::kFromRoot)
-        reach(to);
+        from_root.insert(key(to));
       else if (from >= 0)
-        out[(size_t)from].push_back(to);
-    for (size_t i = 0; i < all.size(); ++i)
-      if (all[i].root) reach((int)i);
-    while (!todo.empty()) {
-      int u = todo.front();
-      todo.pop_front();
-      for (int v : out[(size_t)u]) reach(v);
-    }
-    for (size_t i = 0; i < all.size(); ++i) {
-      auto key = std::make_pair(all[i].range.begin, all[i].range.end);
-      auto [it, fresh] = verdict.try_emplace(key, all[i].what, reached[i] != 0);
-      if (!fresh) it->second.second |= reached[i] != 0;
-    }
+        out[key(from)].insert(key(to));
   });
+  std::set<Key> reached;
+  std::deque<Key> todo;
+  auto reach = [&](const Key &k) {
+    if (reached.insert(k).second) todo.push_back(k);
+  };
+  for (auto &k : roots) reach(k);
+  for (auto &k : from_root) reach(k);
+  while (!todo.empty()) {
+    Key k = todo.front();
+    todo.pop_front();
+    if (auto it = out.find(k); it != out.end())
+      for (auto &v : it->second) reach(v);
+  }
   std::vector<PassSite> sites;
-  for (auto &[r, v] : verdict)
-    if (!v.second)
-      sites.push_back(replaceSite("remove-unreachable", src, Range{r.first, r.second}, "",
-                                  "remove " + v.first + ", which main does not reach"));
+  for (auto &[k, what] : names)
+    if (!reached.count(k))
+      sites.push_back(replaceSite("remove-unreachable", src, Range{k.first, k.second}, "",
+                                  "remove " + what + ", which main does not reach"));
   dedupeAndOrder(sites);
   return sites;
 }

@@ -671,28 +671,31 @@ TEST(RemoveDecl, UnusedDeclarationsMacrosAndIncludes) {
 }
 
 // Through templates, specialisations, out-of-line members and a global's constructor: what
-// main reaches stays, and everything else goes in one candidate that still parses.
+// main reaches stays, and everything else goes in one candidate that still parses. Taught by
+// CUTLASS's example 48 flattened: a deleted function's `= delete;` goes with it, and a partial
+// specialisation an instantiation came from stays.
 TEST(RemoveUnreachable, WhatMainDoesNotReachGoesInOneCandidate) {
   LOAD(p, "remove_unreachable.cu");
   auto sites = sitesOf("remove-unreachable", p);
   SCOPED_TRACE(listing(sites));
   for (const char *n : {"remove Box,", "remove Never,", "remove Unused,", "remove unused_float_t,",
-                        "remove never_called,", "remove Lonely,", "remove unused_kernel,"})
+                        "remove never_called,", "remove Lonely,", "remove unused_kernel,",
+                        "remove deleted_overload,"})
     EXPECT_TRUE(anyNote(sites, n)) << n;
   // the partial and the explicit specialisation of Box, besides the primary template kept
   int boxes = 0;
   for (auto &s : sites) boxes += s.note.find("remove Box,") != std::string::npos;
   EXPECT_EQ(boxes, 2);
-  EXPECT_EQ(sites.size(), 8u);
+  EXPECT_EQ(sites.size(), 9u);
   std::vector<wsr::Site> all(sites.begin(), sites.end());
   std::string out = wsr::applySites(p.text, all);
   EXPECT_TRUE(parses(p, out));
   for (const char *kept : {"struct Box {", "Box<T>::get() const", "enum class Mode", "using Word",
                            "Word twice", "int scaled", "Counter::~Counter", "lib::Counter g_counter",
-                           "__global__ void used_kernel", "int main"})
+                           "__global__ void used_kernel", "int main", "struct Trait<T *>"})
     EXPECT_NE(out.find(kept), std::string::npos) << kept << "\n" << out;
   for (const char *gone : {"Box<T *>", "Box<char>", "Never", "U0", "unused_float_t", "never_called",
-                           "Lonely", "unused_kernel"})
+                           "Lonely", "unused_kernel", "deleted_overload", "= delete"})
     EXPECT_EQ(out.find(gone), std::string::npos) << gone << "\n" << out;
 }
 
@@ -921,6 +924,35 @@ TEST(Survey, DISABLED_ReferenceKernel) {
   }
 }
 
+
+// Not a specification: every site of one pass applied to a file at once, the result written
+// and parsed, for a pass whose all-at-once candidate a reduction refused. Run by hand:
+//   WSR_SURVEY=f.cu WSR_SURVEY_PASS=remove-unreachable WSR_SURVEY_OUT=out.cu \
+//   WSR_SURVEY_ARGS="-I... -DX" test_passes --gtest_also_run_disabled_tests --gtest_filter='*AllAtOnce*'
+TEST(Survey, DISABLED_AllAtOnce) {
+  const char *path = std::getenv("WSR_SURVEY"), *pass = std::getenv("WSR_SURVEY_PASS");
+  ASSERT_TRUE(path && pass) << "WSR_SURVEY and WSR_SURVEY_PASS name the file and the pass";
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  wsr::ParseOptions opt;
+  std::istringstream args(std::getenv("WSR_SURVEY_ARGS") ? std::getenv("WSR_SURVEY_ARGS") : "");
+  for (std::string a; args >> a;) {
+    if (a.rfind("-I", 0) == 0) opt.includes.push_back(a.substr(2));
+    if (a.rfind("-D", 0) == 0) opt.defines.push_back(a.substr(2));
+    if (a.rfind("--arch=", 0) == 0) opt.arch = a.substr(7);
+  }
+  auto parsed = wsr::parseSource(ss.str(), path, opt);
+  ASSERT_TRUE(parsed->ok()) << parsed->firstError();
+  const wsr::PassInfo *info = wsr::findPass(pass);
+  ASSERT_TRUE(info) << pass;
+  auto sites = info->sites(*parsed);
+  std::string out = wsr::applySites(ss.str(), std::vector<wsr::Site>(sites.begin(), sites.end()));
+  if (const char *o = std::getenv("WSR_SURVEY_OUT")) std::ofstream(o) << out;
+  auto again = wsr::parseSource(out, path, opt);
+  std::printf("%zu sites; the result %s\n", sites.size(),
+              again->ok() ? "parses" : ("does not parse: " + again->firstError()).c_str());
+}
 }  // namespace
 
 // The reducer's strict parse check refuses the undefined behaviour a deletion easily creates:
