@@ -437,6 +437,52 @@ uint64_t Interp::cvt(const Ins &in, uint64_t a) const {
   return out;
 }
 
+// One floating-point operation in F's precision (f32 in float, f64 and the narrower formats in
+// double); 0 for an operation this does not cover.
+template <class F>
+static F floatOp(Op op, F x, F y, F z) {
+  switch (op) {
+    case Op::Add:
+      return x + y;
+    case Op::Sub:
+      return x - y;
+    case Op::Mul:
+      return x * y;
+    case Op::Div:
+      return x / y;
+    case Op::Mad:
+    case Op::Fma:
+      return std::fma(x, y, z);
+    case Op::Min:
+      return std::fmin(x, y);
+    case Op::Max:
+      return std::fmax(x, y);
+    case Op::Abs:
+      return std::fabs(x);
+    case Op::Neg:
+      return -x;
+    case Op::Sqrt:
+      return std::sqrt(x);
+    case Op::Rsqrt:
+      return F(1) / std::sqrt(x);
+    case Op::Rcp:
+      return F(1) / x;
+    case Op::Ex2:
+      return std::exp2(x);
+    case Op::Lg2:
+      return std::log2(x);
+    case Op::Sin:
+      return std::sin(x);
+    case Op::Cos:
+      return std::cos(x);
+    case Op::Tanh:
+      return std::tanh(x);
+    default:
+      break;
+  }
+  return 0;
+}
+
 void Interp::arith(const Ins &in) {
   const Ty ty = in.ty;
   const int nb = tyBits(ty);
@@ -448,123 +494,13 @@ void Interp::arith(const Ins &in) {
     if (ty == Ty::F32) {
       float x = f32(a), y = f32(b), z = f32(c), res = 0;
       if (in.ftz) x = flush(x), y = flush(y), z = flush(z);
-      switch (in.op) {
-        case Op::Add:
-          res = x + y;
-          break;
-        case Op::Sub:
-          res = x - y;
-          break;
-        case Op::Mul:
-          res = x * y;
-          break;
-        case Op::Div:
-          res = x / y;
-          break;
-        case Op::Mad:
-        case Op::Fma:
-          res = std::fma(x, y, z);
-          break;
-        case Op::Min:
-          res = std::fmin(x, y);
-          break;
-        case Op::Max:
-          res = std::fmax(x, y);
-          break;
-        case Op::Abs:
-          res = std::fabs(x);
-          break;
-        case Op::Neg:
-          res = -x;
-          break;
-        case Op::Sqrt:
-          res = std::sqrt(x);
-          break;
-        case Op::Rsqrt:
-          res = 1.0f / std::sqrt(x);
-          break;
-        case Op::Rcp:
-          res = 1.0f / x;
-          break;
-        case Op::Ex2:
-          res = std::exp2(x);
-          break;
-        case Op::Lg2:
-          res = std::log2(x);
-          break;
-        case Op::Sin:
-          res = std::sin(x);
-          break;
-        case Op::Cos:
-          res = std::cos(x);
-          break;
-        case Op::Tanh:
-          res = std::tanh(x);
-          break;
-        default:
-          break;
-      }
+      res = floatOp(in.op, x, y, z);
       if (in.sat) res = std::isnan(res) ? 0.0f : std::min(1.0f, std::max(0.0f, res));
       if (in.ftz) res = flush(res);
       out = bits(res);
     } else {
       double x = fget(ty, a), y = fget(ty, b), z = fget(ty, c), res = 0;
-      switch (in.op) {
-        case Op::Add:
-          res = x + y;
-          break;
-        case Op::Sub:
-          res = x - y;
-          break;
-        case Op::Mul:
-          res = x * y;
-          break;
-        case Op::Div:
-          res = x / y;
-          break;
-        case Op::Mad:
-        case Op::Fma:
-          res = std::fma(x, y, z);
-          break;
-        case Op::Min:
-          res = std::fmin(x, y);
-          break;
-        case Op::Max:
-          res = std::fmax(x, y);
-          break;
-        case Op::Abs:
-          res = std::fabs(x);
-          break;
-        case Op::Neg:
-          res = -x;
-          break;
-        case Op::Sqrt:
-          res = std::sqrt(x);
-          break;
-        case Op::Rsqrt:
-          res = 1.0 / std::sqrt(x);
-          break;
-        case Op::Rcp:
-          res = 1.0 / x;
-          break;
-        case Op::Ex2:
-          res = std::exp2(x);
-          break;
-        case Op::Lg2:
-          res = std::log2(x);
-          break;
-        case Op::Sin:
-          res = std::sin(x);
-          break;
-        case Op::Cos:
-          res = std::cos(x);
-          break;
-        case Op::Tanh:
-          res = std::tanh(x);
-          break;
-        default:
-          break;
-      }
+      res = floatOp(in.op, x, y, z);
       if (in.sat) res = std::isnan(res) ? 0.0 : std::min(1.0, std::max(0.0, res));
       out = fput(ty, res);
     }
