@@ -145,6 +145,21 @@ TEST(EmuPtx, PersistentGemmBugHangsOnTheFullBarrier) {
   EXPECT_TRUE(has(r.err, "WSEMU parked warpgroup 1, 4 warps")) << r.err;
 }
 
+// A program the emulator was not written against (corpus/outside/NEW_PROGRAMS.md, E, not yet
+// run on a GPU): its author expects the correct version to pass and the bug version, whose
+// arrive.expect_tx announces 128 bytes more than the TMA brings, to hang with every consumer
+// waiting on its first full barrier. setmaxnreg, which it uses, runs on the runtime's
+// warpgroup rendezvous.
+TEST(EmuPtx, TheUnseenExpectTxGemmPassesAndItsBugHangsWithBytesMissing) {
+  auto ok = wsemuPtx({outside("expect_tx_gemm_ok.cu"), "-lcuda"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_TRUE(has(ok.out, "GEMM OK")) << ok.out << ok.err;
+  auto bug = wsemuPtx({outside("expect_tx_gemm_bug.cu"), "-lcuda"});
+  EXPECT_EQ(bug.exit_code, 86) << bug.out << bug.err;
+  EXPECT_TRUE(has(bug.err, "WSEMU verdict=hang/mbarrier")) << bug.err;
+  EXPECT_TRUE(has(bug.err, "pending 0 of 1, tx 128")) << bug.err;
+}
+
 TEST(EmuPtx, AnUnsupportedInstructionIsRefusedWithItsNameAndLine) {
   auto r = wsemuPtx({fixture("unsupported.cu")});
   EXPECT_EQ(r.exit_code, 88) << r.out << r.err;

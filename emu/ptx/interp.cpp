@@ -864,6 +864,9 @@ void Interp::run() {
       case Op::BarWarpSync:
         ptx::syncwarp((uint32_t)val(in.o[0]), site(in));
         break;
+      case Op::SetMaxNReg:  // the runtime's warpgroup rendezvous and its count checks
+        ptx::setmaxnreg(in.cmp != 0, (uint32_t)val(in.o[0]), site(in));
+        break;
       case Op::Shfl: {
         bool in_range = false;
         uint32_t v =

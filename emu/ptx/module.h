@@ -161,6 +161,7 @@ enum class Op : uint8_t {
   BarSync,
   BarArrive,
   BarWarpSync,
+  SetMaxNReg,
   Shfl,
   Vote,
   MbarInit,
@@ -194,7 +195,7 @@ struct Ins {
   Ty ty = Ty::None;   // the instruction's type (cvt: the destination's)
   Ty ty2 = Ty::None;  // cvt: the source's; mul.wide/mad.wide: the sources'
   Space space = Space::Generic;
-  uint8_t cmp = 0;      // setp's comparison; shfl/vote's mode; atom's operation
+  uint8_t cmp = 0;      // setp's comparison; shfl/vote's mode; atom's operation; setmaxnreg.inc
   uint8_t bool_op = 0;  // setp.<cmp>.<and|or|xor>: 1 and, 2 or, 3 xor
   uint8_t vec = 1;      // ld/st .v2/.v4
   uint8_t nops = 0;

@@ -844,6 +844,13 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
     }
     return true;
   }
+  if (base == "setmaxnreg") {
+    take({"sync", "aligned", "u32"});
+    if (q.size() != 1 || n != 1 || (q[0] != "inc" && q[0] != "dec")) return false;
+    ins.op = Op::SetMaxNReg;
+    ins.cmp = q[0] == "inc";
+    return true;
+  }
   if (base == "shfl") {
     take({"sync"});
     if (q.size() != 1 || n != 5) return false;
