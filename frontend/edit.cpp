@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 namespace wsr {
 
@@ -28,20 +29,27 @@ bool overlaps(const Site &a, const Site &b) {
 std::string applySites(const std::string &text, const std::vector<const Site *> &sites,
                        std::vector<size_t> *applied) {
   std::vector<Edit> chosen;
+  // The chosen edits by offset (they never overlap, so their ends rise with their offsets): an
+  // edit is checked against its neighbours only. A flattened program's first move applies tens
+  // of thousands of sites at once.
+  std::multimap<unsigned, unsigned> taken;  // offset -> end
+  auto clashes = [&](const Edit &e) {
+    const unsigned ae = e.offset + e.length;
+    auto it = taken.upper_bound(ae);
+    while (it != taken.begin()) {
+      --it;
+      if (it->second < e.offset) break;  // this one and every earlier one end before e
+      if (overlaps(e, Edit{it->first, it->second - it->first, ""})) return true;
+    }
+    return false;
+  };
   for (size_t i = 0; i < sites.size(); ++i) {
     bool clash = false;
-    for (auto &e : sites[i]->edits) {
-      if (e.offset + e.length > text.size()) {
+    for (auto &e : sites[i]->edits)
+      if (e.offset + e.length > text.size() || clashes(e)) {
         clash = true;
         break;
       }
-      for (auto &c : chosen)
-        if (overlaps(e, c)) {
-          clash = true;
-          break;
-        }
-      if (clash) break;
-    }
     if (clash) continue;
     // Edits within one site must not overlap each other either.
     std::vector<Edit> own = sites[i]->edits;
@@ -50,6 +58,7 @@ std::string applySites(const std::string &text, const std::vector<const Site *> 
     for (size_t k = 1; k < own.size(); ++k)
       if (overlaps(own[k - 1], own[k])) self = true;
     if (self) continue;
+    for (auto &e : own) taken.emplace(e.offset, e.offset + e.length);
     chosen.insert(chosen.end(), own.begin(), own.end());
     if (applied) applied->push_back(i);
   }
@@ -97,8 +106,31 @@ std::string applySites(const std::string &text, const std::vector<Site> &sites) 
 }
 
 unsigned lineOf(const std::string &text, unsigned offset) {
-  return 1 + (unsigned)std::count(text.begin(),
-                                  text.begin() + std::min<size_t>(offset, text.size()), '\n');
+  offset = (unsigned)std::min<size_t>(offset, text.size());
+  // A pass lists thousands of sites on a flattened program, each with its line: counting from
+  // the top each time is quadratic there. Large texts keep an index of their line starts, per
+  // thread, for the text last asked about (the same object, size and ends: a text is not edited
+  // in place while a pass lists its sites).
+  if (text.size() < (1u << 16))
+    return 1 + (unsigned)std::count(text.begin(), text.begin() + offset, '\n');
+  struct Index {
+    const char *data = nullptr;
+    size_t size = 0;
+    std::string ends;
+    std::vector<unsigned> newlines;
+  };
+  thread_local Index idx;
+  std::string ends = text.substr(0, 32) + text.substr(text.size() - 32);
+  if (idx.data != text.data() || idx.size != text.size() || idx.ends != ends) {
+    idx.data = text.data();
+    idx.size = text.size();
+    idx.ends = std::move(ends);
+    idx.newlines.clear();
+    for (size_t i = 0; i < text.size(); ++i)
+      if (text[i] == '\n') idx.newlines.push_back((unsigned)i);
+  }
+  return 1 + (unsigned)(std::lower_bound(idx.newlines.begin(), idx.newlines.end(), offset) -
+                        idx.newlines.begin());
 }
 
 unsigned countNonBlankLines(const std::string &text) {
