@@ -328,8 +328,9 @@ bool Interp::setp(const Ins &in) const {
     }
     return false;
   }
-  if (tySigned(ty)) {
-    int64_t x = sext(a, nb), y = sext(b, nb);
+  // The integer comparisons, signed or not by the operands' type (lo/ls/hi/hs name the same
+  // unsigned ones as lt/le/gt/ge).
+  auto compare = [&](auto x, auto y) {
     switch (in.cmp) {
       case 1:
         return x == y;
@@ -349,27 +350,9 @@ bool Interp::setp(const Ins &in) const {
         return x >= y;
     }
     return false;
-  }
-  uint64_t x = a & maskOf(nb), y = b & maskOf(nb);
-  switch (in.cmp) {
-    case 1:
-      return x == y;
-    case 2:
-      return x != y;
-    case 3:
-    case 7:
-      return x < y;
-    case 4:
-    case 8:
-      return x <= y;
-    case 5:
-    case 9:
-      return x > y;
-    case 6:
-    case 10:
-      return x >= y;
-  }
-  return false;
+  };
+  if (tySigned(ty)) return compare(sext(a, nb), sext(b, nb));
+  return compare(a & maskOf(nb), b & maskOf(nb));
 }
 
 uint64_t Interp::cvt(const Ins &in, uint64_t a) const {
