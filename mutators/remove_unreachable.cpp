@@ -58,8 +58,8 @@ class Units {
     units_ = std::move(kept);
   }
 
-  // The unit holding `loc` (its file location), -1 when none (outside the user's file, or
-  // between units), -2 when it is outside the user's file.
+  // The unit holding `loc` (its file location): -1 between units of the user's file, -2
+  // outside the user's file.
   int at(clang::SourceLocation loc) const {
     if (loc.isInvalid()) return -1;
     auto &sm = ctx_.getSourceManager();
@@ -200,6 +200,7 @@ class Edges : public clang::RecursiveASTVisitor<Edges> {
   // is often in no type that survives (a signature's substitution, `tuple_element<0, ...>` during
   // deduction), so it is not an edge anyone's code shows.
   bool VisitClassTemplateSpecializationDecl(clang::ClassTemplateSpecializationDecl *d) {
+    to(d);  // a specialisation reaches what it was made from
     if (d->getSpecializationKind() == clang::TSK_ExplicitSpecialization) return true;
     auto from = d->getSpecializedTemplateOrPartial();
     if (auto *p = from.dyn_cast<clang::ClassTemplatePartialSpecializationDecl *>()) {
@@ -213,8 +214,6 @@ class Edges : public clang::RecursiveASTVisitor<Edges> {
   bool VisitCXXRecordDecl(clang::CXXRecordDecl *d) {
     if (d->hasDefinition())
       for (auto &b : d->bases()) type(b.getType());
-    // A specialisation reaches what it was made from.
-    if (auto *s = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(d)) to(s);
     return true;
   }
   // A using-declaration is never offered: what it names must stay.

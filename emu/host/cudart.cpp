@@ -367,51 +367,39 @@ cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *fu
   return launchKernel(func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes);
 }
 
+// What cudaGetErrorString and cudaGetErrorName say of each error; a code without a name here
+// is named cudaErrorUnknown, one not here at all is "unknown error".
+struct ErrorText {
+  cudaError_t code;
+  const char *name, *text;
+};
+static constexpr ErrorText kRuntimeErrors[] = {
+    {cudaSuccess, "cudaSuccess", "no error"},
+    {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
+    {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
+    {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration",
+     "invalid configuration argument"},
+    {cudaErrorInvalidDevice, nullptr, "invalid device ordinal"},
+    {cudaErrorInvalidSymbol, nullptr, "invalid device symbol"},
+    {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
+    {cudaErrorIllegalAddress, nullptr, "an illegal memory access was encountered"},
+    {cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
+    {cudaErrorInvalidResourceHandle, nullptr, "invalid resource handle"},
+};
+static const ErrorText *runtimeError(cudaError_t e) {
+  for (auto &t : kRuntimeErrors)
+    if (t.code == e) return &t;
+  return nullptr;
+}
 const char *cudaGetErrorString(cudaError_t e) {
   askedFor((int)e);
-  switch (e) {
-    case cudaSuccess:
-      return "no error";
-    case cudaErrorInvalidValue:
-      return "invalid argument";
-    case cudaErrorMemoryAllocation:
-      return "out of memory";
-    case cudaErrorInvalidConfiguration:
-      return "invalid configuration argument";
-    case cudaErrorInvalidDevice:
-      return "invalid device ordinal";
-    case cudaErrorInvalidSymbol:
-      return "invalid device symbol";
-    case cudaErrorNotReady:
-      return "device not ready";
-    case cudaErrorIllegalAddress:
-      return "an illegal memory access was encountered";
-    case cudaErrorLaunchFailure:
-      return "unspecified launch failure";
-    case cudaErrorInvalidResourceHandle:
-      return "invalid resource handle";
-    default:
-      return "unknown error";
-  }
+  const ErrorText *t = runtimeError(e);
+  return t ? t->text : "unknown error";
 }
 const char *cudaGetErrorName(cudaError_t e) {
   askedFor((int)e);
-  switch (e) {
-    case cudaSuccess:
-      return "cudaSuccess";
-    case cudaErrorInvalidValue:
-      return "cudaErrorInvalidValue";
-    case cudaErrorMemoryAllocation:
-      return "cudaErrorMemoryAllocation";
-    case cudaErrorInvalidConfiguration:
-      return "cudaErrorInvalidConfiguration";
-    case cudaErrorNotReady:
-      return "cudaErrorNotReady";
-    case cudaErrorLaunchFailure:
-      return "cudaErrorLaunchFailure";
-    default:
-      return "cudaErrorUnknown";
-  }
+  const ErrorText *t = runtimeError(e);
+  return t && t->name ? t->name : "cudaErrorUnknown";
 }
 cudaError_t cudaGetLastError() {
   cudaError_t e = lastError();
@@ -650,38 +638,31 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType dt, cuuint
                              strides, box, estr, (int)il, (int)sw, (int)l2, (int)oob);
   return r == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
+// The driver's errors the emulator returns, for cuGetErrorString and cuGetErrorName.
+struct DriverErrorText {
+  CUresult code;
+  const char *name, *text;
+};
+static constexpr DriverErrorText kDriverErrors[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+};
+static const DriverErrorText *driverError(CUresult e) {
+  for (auto &t : kDriverErrors)
+    if (t.code == e) return &t;
+  return nullptr;
+}
 CUresult cuGetErrorString(CUresult e, const char **s) {
   askedFor((int)e);
-  switch (e) {
-    case CUDA_SUCCESS:
-      *s = "no error";
-      break;
-    case CUDA_ERROR_INVALID_VALUE:
-      *s = "invalid argument";
-      break;
-    case CUDA_ERROR_LAUNCH_FAILED:
-      *s = "unspecified launch failure";
-      break;
-    default:
-      *s = "unknown error";
-  }
+  const DriverErrorText *t = driverError(e);
+  *s = t ? t->text : "unknown error";
   return CUDA_SUCCESS;
 }
 CUresult cuGetErrorName(CUresult e, const char **s) {
   askedFor((int)e);
-  switch (e) {
-    case CUDA_SUCCESS:
-      *s = "CUDA_SUCCESS";
-      break;
-    case CUDA_ERROR_INVALID_VALUE:
-      *s = "CUDA_ERROR_INVALID_VALUE";
-      break;
-    case CUDA_ERROR_LAUNCH_FAILED:
-      *s = "CUDA_ERROR_LAUNCH_FAILED";
-      break;
-    default:
-      *s = "CUDA_ERROR_UNKNOWN";
-  }
+  const DriverErrorText *t = driverError(e);
+  *s = t ? t->name : "CUDA_ERROR_UNKNOWN";
   return CUDA_SUCCESS;
 }
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int, cuuint64_t,
