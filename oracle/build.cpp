@@ -16,7 +16,6 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
-#include <regex>
 #include <set>
 #include <unistd.h>
 
@@ -115,18 +114,23 @@ std::string compilerVersion(const std::string &nvcc, const std::string &cache_di
 
 // Local headers reached by #include "..." from the source (transitively), so that a
 // change to one of them changes the key.
+// Every header `file` reaches through a quoted #include beside it or under `dirs`, or an angled
+// one under `dirs` (a library such as CUTLASS), with its text: the cache key holds them, so a
+// header that changed is a new build.
 void localIncludes(const fs::path &file, const std::vector<std::string> &dirs,
                    std::set<std::string> &seen, std::string &acc) {
   auto text = readFile(file.string());
   if (!text) return;
-  static const std::regex inc(R"(^\s*#\s*include\s*\"([^\"]+)\")");
-  std::istringstream in(*text);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::smatch m;
-    if (!std::regex_search(line, m, inc)) continue;
-    std::vector<fs::path> cands = {file.parent_path() / m[1].str()};
-    for (auto &d : dirs) cands.push_back(fs::path(d) / m[1].str());
+  for (size_t at = 0; at < text->size();) {
+    size_t end = text->find('\n', at);
+    if (end == std::string::npos) end = text->size();
+    bool angled = false;
+    const std::string name = includedName(std::string_view(*text).substr(at, end - at), &angled);
+    at = end + 1;
+    if (name.empty()) continue;
+    std::vector<fs::path> cands;
+    if (!angled) cands.push_back(file.parent_path() / name);
+    for (auto &d : dirs) cands.push_back(fs::path(d) / name);
     for (auto &c : cands) {
       std::error_code ec;
       if (!fs::is_regular_file(c, ec)) continue;
@@ -177,6 +181,19 @@ std::optional<BuildRecord> loadRecord(const fs::path &dir) {
 }
 
 }  // namespace
+
+std::string includedName(std::string_view l, bool *angled) {
+  size_t i = l.find_first_not_of(" \t");
+  if (i == std::string_view::npos || l[i] != '#') return "";
+  i = l.find_first_not_of(" \t", i + 1);
+  if (i == std::string_view::npos || l.substr(i, 7) != "include") return "";
+  i = l.find_first_not_of(" \t", i + 7);
+  if (i == std::string_view::npos || (l[i] != '"' && l[i] != '<')) return "";
+  const size_t close = l.find(l[i] == '"' ? '"' : '>', i + 1);
+  if (close == std::string_view::npos) return "";
+  *angled = l[i] == '<';
+  return std::string(l.substr(i + 1, close - i - 1));
+}
 
 BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) {
   auto t0 = std::chrono::steady_clock::now();

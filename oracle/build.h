@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wsr {
@@ -24,8 +25,9 @@ struct BuildOptions {
   // The hang watchdog: when on and `instrument` is set, the program compiled is
   // instrument(text, path), written to the private build dir (the user's file is never changed),
   // with -DWSWATCH_DEFAULT_MS=watchdog_ms. The hook keeps Clang out of wsr_oracle: the tools set
-  // it to the Clang rewrite (oracle/watchdog/watchdog.h). An empty result means "could not instrument":
-  // the original is built. A copy that fails to compile falls back to the original too.
+  // it to the Clang rewrite (oracle/watchdog/watchdog.h). An empty result means "could not
+  // instrument": the original is built. A copy that fails to compile falls back to the original
+  // too.
   bool watchdog = false;
   double watchdog_ms = 200;
   std::function<std::string(const std::string &text, const std::string &path)> instrument;
@@ -46,5 +48,9 @@ std::string findNvcc(const std::string &hint);
 std::vector<std::string> nvccArgs(const BuildOptions &o);
 
 BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o);
+
+// The header an `#include "name"` or `#include <name>` line names (`*angled` says which), or ""
+// for any other line. Text only: a directive inside a comment or an #if not taken counts too.
+std::string includedName(std::string_view line, bool *angled);
 
 }  // namespace wsr

@@ -7,6 +7,7 @@
 #include "translate.h"
 #endif
 
+#include <algorithm>
 #include <filesystem>
 
 #include <unistd.h>
@@ -96,7 +97,8 @@ std::string applyOracleFlags(OracleOptions &o) {
   o.build.includes.assign(Includes.begin(), Includes.end());
   o.build.defines.assign(Defines.begin(), Defines.end());
   o.build.libs.assign(Libs.begin(), Libs.end());
-  o.build.cache_dir = CacheDir.empty() ? defaultCacheDir() : CacheDir.getValue();
+  o.build.cache_dir = CacheDir.empty() ? defaultCacheDir()
+                                       : std::filesystem::absolute(CacheDir.getValue()).string();
   o.build.watchdog = !NoWatchdog;
   o.build.watchdog_ms = WatchdogMs;
   o.run.timeout_s = Timeout;
@@ -123,6 +125,46 @@ std::string flattenOptionsFor(const BuildOptions &b, const std::string &source_p
   return flattenDirsFromFlag(flag, source_path, b.includes, &fo->dirs);
 }
 
+namespace {
+
+// Whether an #include line of `text` names a header under one of `dirs` (a quoted one beside
+// `path` too, when that folder is one of them): a cheap look before the preprocessor, so that a
+// program that reaches no header of its own (every candidate of a flattened reduction) is not
+// preprocessed again.
+bool includesAHeaderIn(const std::string &text, const std::string &path,
+                       const std::vector<std::string> &dirs) {
+  std::error_code ec;
+  const fs::path here = fs::weakly_canonical(fs::absolute(path).parent_path(), ec);
+  const bool here_flattened = std::any_of(dirs.begin(), dirs.end(), [&](const std::string &d) {
+    return here.string().rfind(fs::weakly_canonical(d, ec).string(), 0) == 0;
+  });
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    bool angled = false;
+    const std::string name = includedName(std::string_view(text).substr(at, end - at), &angled);
+    at = end + 1;
+    if (name.empty()) continue;
+    if (!angled && here_flattened && fs::is_regular_file(here / name, ec)) return true;
+    for (auto &d : dirs)
+      if (fs::is_regular_file(fs::path(d) / name, ec)) return true;
+  }
+  return false;
+}
+
+// How many wait instructions a text spells (the watchdog's forms: mbarrier try/test waits,
+// counted and CTA-wide barriers, arrive_and_wait). More in the flattened program than in the
+// file itself: its headers hold waits.
+size_t waitWords(const std::string &t) {
+  size_t n = 0;
+  for (const char *w : {"try_wait", "test_wait", "bar.sync", "barrier.sync", "bar.red",
+                        "barrier.cta.sync", "arrive_and_wait"})
+    for (size_t at = t.find(w); at != std::string::npos; at = t.find(w, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
 void installWatchdog(OracleOptions &o, const std::string &source_path) {
   if (!source_path.empty()) {
     const std::string ext = fs::path(source_path).extension().string();
@@ -130,7 +172,25 @@ void installWatchdog(OracleOptions &o, const std::string &source_path) {
   }
   WatchOptions wo;
   wo.parse = parseOptionsFor(o.build, source_path);
-  o.build.instrument = watchdogInstrumenter(wo);
+  auto instrument = watchdogInstrumenter(wo);
+  // The waits a program reaches through its own headers and a library's (CUTLASS's
+  // ClusterBarrier::wait, the pipelines' consumer_wait) are bounded too: the copy is the
+  // flattened program (frontend/flatten.h, --flatten=all), instrumented as one file. Its reports
+  // then name NAME.flat.cu and its lines: the program `wsoracle --flatten-only NAME.cu` prints.
+  // Headers without a wait leave the copy the file itself, so its reports name the user's lines.
+  BuildOptions b = o.build;
+  b.instrument = nullptr;
+  o.build.instrument = [instrument, b](const std::string &text, const std::string &path) {
+    FlattenOptions fo;  // the folder is the candidate's own (a reducer's is a temp dir)
+    if (!flattenOptionsFor(b, path, "all", &fo).empty() || !includesAHeaderIn(text, path, fo.dirs))
+      return instrument(text, path);
+    FlattenResult r = flattenProgram(text, path, fo);
+    if (!r.ok() || r.headers == 0 || waitWords(r.text) <= waitWords(text))
+      return instrument(text, path);
+    const fs::path p(path);
+    const std::string flat = p.stem().string() + ".flat" + p.extension().string();
+    return instrument(r.text, (p.parent_path() / flat).string());
+  };
 }
 
 }  // namespace wsr

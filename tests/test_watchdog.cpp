@@ -5,6 +5,7 @@
 // can show (the trap, the records surviving it, the timings) is bench/jobs/watchdog.sh.
 #include "build.h"
 #include "classify.h"
+#include "flags.h"
 #include "include/wswatch_abi.h"
 #include "oracle.h"
 #include "parse.h"
@@ -144,7 +145,7 @@ TEST_F(Watchdog, EveryWaitFormIsFoundWithItsLineKindAndRole) {
     auto sp = rest.find(' ');
     want.emplace_back(i + 1, rest.substr(0, sp), rest.substr(sp + 1));
   }
-  ASSERT_EQ(want.size(), 7u);
+  ASSERT_EQ(want.size(), 8u);
   EXPECT_EQ(r.sites.size(), want.size());
   for (auto &[line, kind, role] : want) {
     bool found = false;
@@ -180,7 +181,7 @@ TEST_F(Watchdog, EveryWaitFormIsFoundWithItsLineKindAndRole) {
   EXPECT_NE(r.text.find("%%globaltimer"), std::string::npos) << "the asm loop checks the timer";
   EXPECT_NE(r.text.find("__wsw_ensure(); forms<<<"), std::string::npos)
       << "the launch initialises the buffer";
-  EXPECT_NE(r.text.find("unsigned __wsw_cnt[6] = {};"), std::string::npos)
+  EXPECT_NE(r.text.find("unsigned __wsw_cnt[7] = {};"), std::string::npos)
       << "one counter per kernel site";
 
   // the copy parses
@@ -201,6 +202,37 @@ TEST_F(Watchdog, TheFixtureHangInstrumentsAtItsLoop) {
   EXPECT_EQ(r.sites[0].line, 12u);
   EXPECT_EQ(r.sites[0].bar, "bar");
   EXPECT_EQ(r.sites[0].role, "");
+}
+
+// A wait inside a header (a library's ClusterBarrier::wait, the pipelines' consumer_wait) is
+// bounded too: the copy is the flattened program, and its sites name NAME.flat.cu's lines. nvcc
+// builds that copy. A header without a wait leaves the copy the file itself, with its own lines.
+TEST_F(Watchdog, AWaitInsideAHeaderIsBoundedInTheFlattenedCopy) {
+  const std::string dir = kFix + "/header_wait/";
+  OracleOptions o;
+  o.build.cache_dir = cache;
+  o.build.watchdog = true;
+  o.build.includes = {kInclude};
+  installWatchdog(o, dir + "kernel.cu");
+  ASSERT_TRUE(o.build.instrument);
+
+  const std::string copy = o.build.instrument(slurp(dir + "kernel.cu"), dir + "kernel.cu");
+  EXPECT_NE(copy.find("*file = \"kernel.flat.cu\""), std::string::npos) << copy;
+  const size_t wait = copy.find("mbarrier.try_wait.parity");
+  ASSERT_NE(wait, std::string::npos) << copy;
+  EXPECT_NE(copy.rfind("%%globaltimer", wait), std::string::npos)
+      << "the header's loop is bounded:\n"
+      << copy;
+  EXPECT_EQ(copy.find("#include \"pipe.h\""), std::string::npos) << "pipe.h is inlined";
+
+  const std::string own = o.build.instrument(slurp(dir + "nowait.cu"), dir + "nowait.cu");
+  EXPECT_NE(own.find("*file = \"nowait.cu\""), std::string::npos) << own;
+  EXPECT_NE(own.find("#include \"plain.h\""), std::string::npos) << own;
+
+  if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed on this machine";
+  o.build.arch = "sm_90a";
+  auto b = buildProgram(dir + "kernel.cu", o.build);
+  EXPECT_TRUE(b.ok && b.instrumented) << b.log;
 }
 
 TEST_F(Watchdog, CopiesCompileForSm90aThroughTheOraclesBuild) {
@@ -690,8 +722,9 @@ TEST_F(Watchdog, TheShadowFollowsEveryMbarrierChangeInTheFile) {
   EXPECT_NE(r.text.find("__wsw_sh_init((unsigned long long)(&empty), 0, (unsigned)(128))"),
             std::string::npos)
       << "a generic address, a count operand";
-  EXPECT_NE(r.text.find("__wsw_sh_arrive((unsigned long long)(smem_u32(&empty)), 1, (unsigned)(1u))"),
-            std::string::npos)
+  EXPECT_NE(
+      r.text.find("__wsw_sh_arrive((unsigned long long)(smem_u32(&empty)), 1, (unsigned)(1u))"),
+      std::string::npos)
       << "an arrive's count";
   if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed: instrumented, not compiled";
   auto b = buildWatched(path, "sm_90a", cache);
@@ -702,12 +735,14 @@ TEST_F(Watchdog, TheShadowFollowsEveryMbarrierChangeInTheFile) {
 // with the reason in the copy.
 TEST_F(Watchdog, AnMbarrierChangeOutOfTheShadowsSightTurnsItOff) {
   const std::string base = slurp(kFix + "/shadow.cu");
-  const std::string anchor = "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");";
+  const std::string anchor =
+      "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");";
   ASSERT_NE(base.find(anchor), std::string::npos);
   struct Case {
     const char *asm_line, *why;
   } cases[] = {
-      {"asm volatile(\"{ .reg .pred p; elect.sync _|p, 0xffffffff; @p mbarrier.arrive.shared::cta.b64 "
+      {"asm volatile(\"{ .reg .pred p; elect.sync _|p, 0xffffffff; @p "
+       "mbarrier.arrive.shared::cta.b64 "
        "_, [%0]; }\" ::\"r\"(smem_u32(&full)));",
        "a predicated mbarrier operation"},
       {"asm volatile(\"mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\" "

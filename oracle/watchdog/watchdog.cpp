@@ -569,7 +569,8 @@ ShadowOps shadowOps(const std::string &t) {
     bool mb = in.find("mbarrier") != std::string::npos;
     if (!mb) continue;
     if (in.find("try_wait") != std::string::npos || in.find("test_wait") != std::string::npos ||
-        in.find("pending_count") != std::string::npos || in.find("mbarrier.inval") != std::string::npos)
+        in.find("pending_count") != std::string::npos ||
+        in.find("mbarrier.inval") != std::string::npos)
       continue;  // these read or end a barrier; none of them arrives
     if (in[0] == '@') {
       r.unsupported = "a predicated mbarrier operation: " + in;
@@ -579,7 +580,8 @@ ShadowOps shadowOps(const std::string &t) {
     std::string opc = in.substr(0, sp);
     auto ops = operands(sp == std::string::npos ? "" : in.substr(sp + 1));
     bool shared = opc.find(".shared") != std::string::npos;
-    if (opc.find("multicast") != std::string::npos || opc.find("arrive_drop") != std::string::npos ||
+    if (opc.find("multicast") != std::string::npos ||
+        opc.find("arrive_drop") != std::string::npos ||
         opc.find("noComplete") != std::string::npos || opc.find(".noinc") != std::string::npos ||
         opc.rfind("mbarrier.complete_tx", 0) == 0 ||
         (opc.find("shared::cluster") != std::string::npos && opc.rfind("mbarrier.", 0) == 0)) {
@@ -731,11 +733,12 @@ WaitOperands waitOperands(const std::string &t) {
   return w;
 }
 
-// A backward branch loop inside the template: a label before the wait and a predicated
-// `bra LABEL;` after it. Returns the [begin, end) of that branch instruction and its predicate.
+// A backward branch loop inside the template: a label before the wait and, after it, a
+// predicated `@p bra LABEL;` or (CUTLASS's ClusterBarrier::wait: `@P1 bra DONE; bra LAB_WAIT;`)
+// an unpredicated one. Returns the [begin, end) of that branch instruction and its predicate.
 struct AsmLoop {
   size_t begin = 0, end = 0;
-  std::string pred;  // "!p" or "p"
+  std::string pred;  // "!p" or "p"; empty: the branch always goes back
   std::string label;
 };
 std::optional<AsmLoop> asmLoop(const std::string &t) {
@@ -754,6 +757,21 @@ std::optional<AsmLoop> asmLoop(const std::string &t) {
     l.end = l.begin + (size_t)it->length(0);
     l.pred = std::string((*it)[1]) + std::string((*it)[2]);
     l.label = (*it)[4];
+    return l;
+  }
+  static const std::regex always(R"((^|[\s;{}])bra(\.uni)?\s+([A-Za-z_$][\w$]*)\s*;)");
+  for (std::sregex_iterator it(t.begin() + w, t.end(), always), e; it != e; ++it) {
+    if (!labels.count((*it)[3])) continue;
+    const size_t at = (size_t)it->position(0) + w + (size_t)(*it)[1].length();
+    size_t before = t.find_last_not_of(" \t\n", at == 0 ? 0 : at - 1);
+    if (at > 0 && before != std::string::npos) {  // `@p bra`: the predicated form's, not this
+      size_t tok = t.find_last_of(" \t\n;{}", before);
+      if (t[tok == std::string::npos ? 0 : tok + 1] == '@') continue;
+    }
+    AsmLoop l;
+    l.begin = at;
+    l.end = (size_t)(it->position(0) + it->length(0)) + w;
+    l.label = (*it)[3];
     return l;
   }
   return std::nullopt;
@@ -1534,9 +1552,11 @@ class Rewriter {
     if (!c) return;
     // The template: the backward branch checks %globaltimer; on expiry the asm leaves with E = 1.
     const std::string E = "%" + std::to_string(nout), B = "%" + std::to_string(nout + 1 + nin);
-    std::string pos = loop->pred[0] == '!' ? loop->pred.substr(1) : "!" + loop->pred;
-    std::string body = renumber(t.substr(0, loop->begin), (int)nout) + "@" + pos +
-                       " bra __wsw_ok; " +
+    std::string leave;  // a predicated branch back falls through when the wait succeeded
+    if (!loop->pred.empty())
+      leave = "@" + (loop->pred[0] == '!' ? loop->pred.substr(1) : "!" + loop->pred) +
+              " bra __wsw_ok; ";
+    std::string body = renumber(t.substr(0, loop->begin), (int)nout) + leave +
                        "mov.u64 __wsw_t, %%globaltimer; sub.u64 __wsw_t, __wsw_t, __wsw_t0; "
                        "setp.lt.u64 __wsw_q, __wsw_t, " +
                        B + "; @__wsw_q bra " + loop->label + "; mov.u32 " + E +
@@ -1814,8 +1834,8 @@ class Rewriter {
     std::string out = "#include \"" + rt + "\"\n#line 1 \"" + cEscape(abs) + "\"\n" + body;
     if (!out.empty() && out.back() != '\n') out += "\n";
     out += "// ---- wsreduce watchdog: the wait sites of this file ----\n";
-    out += "// mbarrier shadow: " + (shadow_ ? std::string("on") : "off (" + oneLine(shadow_off_) + ")") +
-           "\n";
+    out += "// mbarrier shadow: " +
+           (shadow_ ? std::string("on") : "off (" + oneLine(shadow_off_) + ")") + "\n";
     out += "static const wswatch_site_t __wsw_site_tab[] = {\n";
     if (sites_.empty()) out += "  {0u, 0u, \"\", \"\", \"\", \"\"},\n";
     for (auto &s : sites_) {
