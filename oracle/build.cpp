@@ -24,7 +24,8 @@ namespace fs = std::filesystem;
 namespace wsr {
 
 std::string defaultCacheDir() {
-  if (const char *c = std::getenv("WSREDUCE_CACHE"); c && *c) return c;
+  // Absolute: builds run in a directory of their own, where a relative path names nothing.
+  if (const char *c = std::getenv("WSREDUCE_CACHE"); c && *c) return fs::absolute(c).string();
   if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/wsreduce";
   if (const char *h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/wsreduce";
   return "/tmp/wsreduce-cache";

@@ -153,11 +153,36 @@ TEST(WsoracleCli, AProgramTheEmulatorCannotBuildIsUnsupportedNotACompileError) {
   EXPECT_EQ(r.out.find("compile-error"), std::string::npos) << r.out;
   // the control: nvcc compiles it (a build-only judgment needs no GPU)
   std::string d = makeTempDir("wsr-cli.");
+  RunOptions ro;
+  ro.timeout_s = 300;
   auto b = runProcess(
       {"/usr/local/cuda/bin/nvcc", "-arch=sm_90a", "-o", d + "/p", fixture("ptx/missing_entry.cu")},
-      RunOptions{.timeout_s = 300});
+      ro);
   removeTree(d);
   EXPECT_EQ(b.exit_code, 0) << b.err;
+}
+
+// A relative cache directory (WSREDUCE_CACHE=cache, or --cache-dir) names the same place for
+// every build: builds run in a directory of their own, and the emulator's nvcc once failed
+// there to write into the relative path, a failure of ours that read as "cannot build".
+TEST(WsoracleCli, ARelativeCacheDirIsTheCallersDirectory) {
+  std::string d = makeTempDir("wsr-cli.");
+  for (auto args :
+       {std::vector<std::string>{"--cache-dir", "flagcache"}, std::vector<std::string>{}}) {
+    std::vector<std::string> argv = {tool(), fixture("gpu/vector_types.cu"), "--backend", "emu",
+                                     "--json"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunOptions o;
+    o.timeout_s = 300;
+    o.workdir = d;
+    o.env_set["WSREDUCE_CACHE"] = "envcache";
+    auto r = runProcess(argv, o);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("\"symptom\": \"pass\""), std::string::npos) << r.out;
+    EXPECT_TRUE(fs::is_directory(d + "/" + (args.empty() ? "envcache" : "flagcache") + "/emu"))
+        << "the cache is under the caller's directory";
+  }
+  removeTree(d);
 }
 
 // The outside corpus (programs written elsewhere, corpus/outside/): the emulator gives each the
@@ -221,13 +246,14 @@ TEST(WsoracleCli, TheEmulatorJudgesEachOutsideProgramAsTheH200DidOrSaysUnsupport
         r.out.find("\"detail\": \"infra-error/unsupported\"") != std::string::npos;
     const bool same = r.out.find("\"symptom\": \"" + h200 + "\"") != std::string::npos;
     EXPECT_TRUE(unsupported || same) << name << ": the H200 says " << h200 << "\n" << r.out;
-    if (unsupported)
+    if (unsupported) {
       EXPECT_TRUE(r.out.find("cannot build this program") != std::string::npos ||
                   r.out.find("unsupported: ") != std::string::npos)
           << name << ": the reason is named\n"
           << r.out;
+    }
   }
-  EXPECT_EQ(programs, 8);
+  EXPECT_EQ(programs, 12);
 }
 
 TEST(WsoracleCli, PolicyMatrixRecordsEveryPolicy) {
