@@ -2,7 +2,7 @@
 # On the GPU machine (through the device tool), in the repository root:
 #   bash scripts/device-run.sh bench/jobs/<job>.sh [args...]
 # Unpacks the carried install tree, puts its tools on PATH, checks the machine, runs the
-# job with $OUT (the folder that comes back) and $WSR (the install tree) set.
+# job with $OUT (the folder that comes back, as out.tgz) and $WSR (the install tree) set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 job=${1:?usage: device-run.sh JOB [ARGS...]}
@@ -28,3 +28,8 @@ mkdir -p "$OUT"
   echo "== tools: $(ls "$WSR/bin" | tr '\n' ' ')"
 } 2>&1 | tee "$OUT/machine.txt"
 bash "$job" "$@"
+rc=$?
+# At most 8 files come back from $OUT: everything the job wrote goes back as one archive.
+tar -C "$OUT" -czf /tmp/device-run-out.tgz . && find "$OUT" -mindepth 1 -delete &&
+  mv /tmp/device-run-out.tgz "$OUT/out.tgz"
+exit $rc

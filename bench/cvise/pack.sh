@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs Debian 12's C-Vise 2.7.0 (installed here by scripts/setup.sh) with every library it needs
-# that the GPU machine (Ubuntu 24.04, no LLVM 15, no registry) lacks, for issue 4's side-by-side
-# run there: .device/cvise.txz, unpacked by bench/jobs/h200_s15_cvise.sh.
+# that the GPU machine (Ubuntu 24.04, no LLVM 15, no registry) lacks, for the duel's C-Vise side
+# there: .device/cvise.txz, unpacked by bench/duel.sh and bench/jobs/h200_s15_cvise.sh.
 #   bin/cvise        wrapper: DESTDIR and PYTHONPATH point C-Vise at this tree
 #   usr/share/cvise  C-Vise's Python; usr/lib/cvise its helpers (clang_delta and clang-format-15
 #                    through wrappers that put lib/ on LD_LIBRARY_PATH for themselves only)
@@ -26,6 +26,10 @@ for l in $(ldd /usr/lib/cvise/clang_delta /usr/lib/llvm-15/bin/clang-format | aw
   case $(basename $l) in libc.so*|libm.so*|libstdc++*|libgcc_s*|libz.so*|libtinfo*|libffi*|liblzma*) ;;  # Ubuntu 24.04 has these
     *) cp -L $l $B/lib/ ;; esac
 done
+# ICU's 31 MB of data comes in through libxml2, which clang_delta never calls; a stub that defines
+# the one symbol libicuuc takes from it keeps the pack and the tree within one call's 64 MiB.
+echo 'const char icudt72_dat[16] = {0};' > $W/icudt.c
+gcc -shared -fPIC -Wl,-soname,libicudata.so.72 -o $B/lib/libicudata.so.72 $W/icudt.c
 for t in clang_delta clang-format-15; do
   printf '#!/bin/sh\nd=$(dirname "$(readlink -f "$0")")\nLD_LIBRARY_PATH="$d/../../../lib" exec "$d/real/%s" "$@"\n' $t > $B/usr/lib/cvise/$t
   chmod +x $B/usr/lib/cvise/$t

@@ -2,6 +2,7 @@
 # The outside corpus (corpus/outside/) built with plain nvcc and run as its authors would, with no
 # tool of ours in between: the ground truth the oracle's verdicts are checked against.
 #   bash bench/jobs/outside_corpus_plain.sh [RUNS]   (on the GPU machine; writes $OUT/summary.tsv)
+# PROGRAMS: the programs to run, by stem (default: every .cu of corpus/outside/).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 RUNS=${1:-5}
@@ -9,14 +10,15 @@ OUT=${OUT:-/tmp/outside-out}
 mkdir -p "$OUT" /tmp/outside-bin
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1
-for f in corpus/outside/*.cu; do
+FILES=$(for n in ${PROGRAMS:-$(basename -s .cu corpus/outside/*.cu)}; do echo corpus/outside/$n.cu; done)
+for f in $FILES; do
   n=$(basename "$f" .cu)
   ( "$NVCC" -std=c++17 -O2 -arch=sm_90a -lineinfo -o "/tmp/outside-bin/$n" "$f" -lcuda \
       > "/tmp/outside-bin/$n.build.log" 2>&1; echo $? > "/tmp/outside-bin/$n.build.rc" ) &
 done
 wait
 printf 'program\tbuild\trun\texit\twall_s\tlast_line\n' > "$OUT/summary.tsv"
-for f in corpus/outside/*.cu; do
+for f in $FILES; do
   n=$(basename "$f" .cu)
   rc=$(cat "/tmp/outside-bin/$n.build.rc")
   if [ "$rc" != 0 ]; then
