@@ -141,15 +141,15 @@ void Search::lookahead(size_t real_inflight) {
                std::make_shared<std::atomic<bool>>(false)};
     spec_running_.push_back(t);
     ++stats_.lookahead;
-    pool_->post([this, t, text = std::move(text), busy = spec_busy_ms_,
-                 turn = kSpeculativeTurn + ++turn_] {
-      setThreadCancelFlag(t.cancel.get());
-      setThreadTurn(turn);
-      TestResult r = judge_.test(text);
-      setThreadCancelFlag(nullptr);
-      if (!r.cached && !r.cancelled) *busy += (long)r.ms;
-      t.done->store(true);
-    });
+    pool_->post(
+        [this, t, text = std::move(text), busy = spec_busy_ms_, turn = kSpeculativeTurn + ++turn_] {
+          setThreadCancelFlag(t.cancel.get());
+          setThreadTurn(turn);
+          TestResult r = judge_.test(text);
+          setThreadCancelFlag(nullptr);
+          if (!r.cached && !r.cancelled) *busy += (long)r.ms;
+          t.done->store(true);
+        });
   }
 }
 
@@ -260,17 +260,18 @@ struct StreamState {
 
 int Search::stream(const std::function<std::optional<std::string>()> &next, const std::string &pass,
                    bool first, std::vector<TestResult> *all,
-                   const std::function<void(size_t, const TestResult &)> &seen) {
+                   const std::function<void(size_t, const TestResult &)> &seen, bool gather) {
   if (!pool_) pool_ = std::make_unique<WorkerPool>(opt_.jobs);
   auto st = std::make_shared<StreamState>();
   std::vector<std::string> texts;  // the candidates submitted, by index (for the trace)
   size_t done_seen = 0, prefix = 0, inflight = 0;
   bool exhausted = false;
   int winner = -1;
+  double gather_until = 0;  // with a winner: when the candidates after it are cancelled
   std::vector<char> traced;
   for (;;) {
     // Keep every slot busy: take candidates from the generator while fewer than `jobs` run.
-    while (!exhausted && inflight < (size_t)opt_.jobs) {
+    while (winner < 0 && !exhausted && inflight < (size_t)opt_.jobs) {
       auto c = next();
       if (!c) {
         exhausted = true;
@@ -339,7 +340,13 @@ int Search::stream(const std::function<std::optional<std::string>()> &next, cons
       stats_.elapsed_s = now_s() - t0_;
       if (progress_) progress_(stats_, "");
     }
-    bool finished = winner >= 0 || (exhausted && prefix == texts.size() && inflight == 0);
+    if (winner >= 0 && gather_until == 0) {
+      std::lock_guard<std::mutex> l(st->m);
+      const double won_s = st->res[(size_t)winner]->ms / 1000.0;
+      gather_until = now_s() + (gather ? std::min(2.0, won_s / 3) : 0.0);
+    }
+    bool finished = (winner >= 0 && (inflight == 0 || now_s() >= gather_until)) ||
+                    (exhausted && prefix == texts.size() && inflight == 0);
     if (g_stop || infra_run_ >= opt_.max_consecutive_infra || finished) {
       // What is still queued or running is not needed any more.
       std::lock_guard<std::mutex> l(st->m);
@@ -469,10 +476,13 @@ bool Search::ddminLevel(const PassInfo &p, int level) {
       }
     };
     std::vector<TestResult> all;
-    int w = stream(next, p.name, true, &all, [&](size_t i, const TestResult &r) {
-      if (i >= meta.size() || meta[i].k == 0 || meta[i].e - meta[i].b != 1) return;
-      if (!r.interesting && !r.cancelled && !r.infra) refused.insert(keyOf(sites[meta[i].b]));
-    });
+    int w = stream(
+        next, p.name, true, &all,
+        [&](size_t i, const TestResult &r) {
+          if (i >= meta.size() || meta[i].k == 0 || meta[i].e - meta[i].b != 1) return;
+          if (!r.interesting && !r.cancelled && !r.infra) refused.insert(keyOf(sites[meta[i].b]));
+        },
+        opt_.gather);
     if (w < 0) {
       bonus.clear();
       if (fresh) break;

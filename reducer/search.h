@@ -75,6 +75,13 @@ struct SearchOptions {
   // (-j2 on 2 cores: the lookahead's cancelled work cost more than its hits,
   // bench/results/2026-11-30-cpu-s13).
   static bool lookaheadByDefault(int jobs) { return jobs >= 8; }
+  // Once a stream has its winner, the candidates still running after it in order are given a
+  // third of the winner's judgment time (at most 2 s) before they are cancelled: they started
+  // with it, finish about when it did, and those that are interesting too are taken together in
+  // the next step instead of one round trip each. On where the slots wait on the search (the
+  // same rule as the lookahead's): with two slots on two cores the wait would hold a core idle.
+  bool gather = false;
+  static bool gatherByDefault(int jobs) { return jobs >= 8; }
 };
 
 // N worker threads that judge candidates (the compiles and runs are child processes; the
@@ -139,10 +146,13 @@ class Search {
   // interesting: the result does not depend on timing) and cancels what it started after it;
   // otherwise it judges all. Every result in `all` (when given), traced as it comes in.
   // `seen`, when given, hears each result as it comes in (the generator may use it to skip
-  // candidates that became pointless).
+  // candidates that became pointless). `gather` (SearchOptions::gather): with a winner, the
+  // candidates after it get a grace to finish before they are cancelled, for a caller that takes
+  // the interesting ones of `all` together (ddmin's disjoint chunks; not pdd's nested prefixes).
   int stream(const std::function<std::optional<std::string>()> &next, const std::string &pass,
              bool first, std::vector<TestResult> *all,
-             const std::function<void(size_t, const TestResult &)> &seen = nullptr);
+             const std::function<void(size_t, const TestResult &)> &seen = nullptr,
+             bool gather = false);
   std::vector<TestResult> evaluate(const std::vector<std::string> &cands, const std::string &pass);
   int firstInteresting(const std::vector<std::string> &cands, const std::string &pass);
   void trace(const std::string &cand, const TestResult &r, const std::string &pass);

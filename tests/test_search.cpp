@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <thread>
 #include <set>
@@ -215,6 +216,47 @@ TEST(Search, TheBestProgramIsWrittenAfterEveryAcceptedStep) {
   ASSERT_FALSE(on_disk.empty());
   EXPECT_EQ(on_disk.back(), "line5\n");
   EXPECT_EQ(search.stats().accepted, (long)on_disk.size());
+}
+
+// A judge whose judgments take a while, a little longer the later the first line a candidate
+// removes (ddmin's later chunks), as GPU judgments spread around their build time.
+class SlowJudge : public PredicateJudge {
+ public:
+  using PredicateJudge::PredicateJudge;
+  TestResult test(const std::string &text) override {
+    int first_missing = 0;
+    while (has(text, "line" + std::to_string(first_missing))) ++first_missing;
+    const int ms = 120 + first_missing;
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    TestResult r = PredicateJudge::test(text);
+    r.ms = ms;
+    return r;
+  }
+};
+
+// With a winner found, the chunks judged beside it that finish a few milliseconds later are not
+// cancelled but taken together in the next step: the same result in fewer accepted steps (each
+// step is a round trip of a whole judgment).
+TEST(Search, GatherTakesTheChunksFinishingBesideTheWinnerTogether) {
+  auto needs = [](const std::string &t) {
+    for (int i = 0; i < 40; i += 5)
+      if (!has(t, "line" + std::to_string(i))) return false;
+    return true;
+  };
+  const std::string start = numberedLines(40);
+  long steps[2] = {0, 0};
+  std::string results[2];
+  for (int gather = 0; gather < 2; ++gather) {
+    SlowJudge judge(needs);
+    SearchOptions o = linesOnly(8);
+    o.gather = gather;
+    Search search(judge, o, nullptr);
+    results[gather] = search.run(start);
+    steps[gather] = search.stats().accepted;
+  }
+  EXPECT_EQ(results[0], results[1]);
+  EXPECT_TRUE(needs(results[1]));
+  EXPECT_LT(steps[1], steps[0]) << "gathered " << steps[1] << " steps, plain " << steps[0];
 }
 
 }  // namespace
