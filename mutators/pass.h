@@ -17,6 +17,7 @@
 
 namespace clang {
 class QualType;
+class ASTUnit;
 class ASTContext;
 class FileID;
 class SourceManager;
@@ -84,6 +85,12 @@ void forEachSide(const ParsedSource &src, const std::function<void(clang::ASTCon
 std::vector<PassSite> sitesEverySideOffers(
     const ParsedSource &src,
     const std::function<void(const ParsedSide &, std::vector<PassSite> &)> &fn);
+
+// `#define NAME ...` lines of the user's file that nothing expanded or tested, each with the
+// `#ifndef NAME` / `#endif` around it when those are the lines right before and after (a -D
+// default): sites of `pass`. Such a line changes nothing a compiler sees (remove-decl, tidy).
+void macroSites(clang::ASTUnit &ast, const ParsedSource &src, const char *pass,
+                std::vector<PassSite> &out);
 
 // Drops sites whose edits are identical to an earlier one (the host and the device
 // parse see the same text), then sorts by (level, first offset), stable otherwise.

@@ -134,9 +134,10 @@ struct Collector : clang::RecursiveASTVisitor<Collector> {
   }
 };
 
-// `#define NAME ...` lines never expanded, with the `#ifndef NAME` / `#endif` around a
-// -D default when those are the lines right before and after.
-void macroSites(clang::ASTUnit &ast, const ParsedSource &src, std::vector<PassSite> &out) {
+}  // namespace
+
+void macroSites(clang::ASTUnit &ast, const ParsedSource &src, const char *pass,
+                std::vector<PassSite> &out) {
   auto &pp = ast.getPreprocessor();
   auto &sm = ast.getSourceManager();
   const std::string &t = src.text;
@@ -185,10 +186,12 @@ void macroSites(clang::ASTUnit &ast, const ParsedSource &src, std::vector<PassSi
       }
     }
     out.push_back(
-        replaceSite("remove-decl", src, Range{b, e}, "",
+        replaceSite(pass, src, Range{b, e}, "",
                     "remove unused macro " + name + " at line " + std::to_string(lineOf(t, b))));
   }
 }
+
+namespace {
 
 // The main-file offsets of the #include directives through which the program's references reach
 // their declarations.
@@ -317,7 +320,7 @@ std::vector<PassSite> removeDeclSites(const ParsedSource &src) {
         Collector c(ctx, src, uses.used, mine);
         c.scopeDecls(ctx.getTranslationUnitDecl());
         forEachMainFileDecl(ctx, [&](clang::Decl *d) { c.TraverseDecl(d); });
-        macroSites(*side.ast, src, mine);
+        macroSites(*side.ast, src, "remove-decl", mine);
       });
   for (auto &side : src.sides)
     if (side.ast) {

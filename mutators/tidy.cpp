@@ -18,7 +18,9 @@
 //    alone goes (`for (int t = 0;; ++i)` -> `for (;; ++i)`); a for loop that runs once -> its
 //    body with the counter's value, one that never runs -> nothing;
 //  - a local variable nothing names goes, or gives its initializer back as a statement when that
-//    has side effects (`CUresult r = f(x);` -> `f(x);`; Unused below).
+//    has side effects (`CUresult r = f(x);` -> `f(x);`; Unused below);
+//  - a macro of the file that nothing expands or tests goes (its uses unwrapped by unwrap-macro
+//    after remove-decl's last visit).
 // wsreduce also applies every site at once to the program it finishes (reducer/wsreduce.cpp),
 // however the search ended: a search stopped by its budget never reaches the cosmetic phase.
 #include "tidy.h"
@@ -713,6 +715,7 @@ std::vector<PassSite> tidySites(const ParsedSource &src) {
   auto unused = sitesEverySideOffers(src, [&](const ParsedSide &side, std::vector<PassSite> &mine) {
     Unused u(side.ast->getASTContext(), src, mine);
     forEachMainFileDecl(side.ast->getASTContext(), [&](clang::Decl *d) { u.TraverseDecl(d); });
+    macroSites(*side.ast, src, "tidy", mine);
   });
   for (auto &s : unused) sites.push_back(std::move(s));
   dedupeAndOrder(sites);

@@ -247,7 +247,8 @@ TEST(Tidy, RewritesThatKeepTheMeaning) {
       all,
       rewrite(
           p.text,
-          {{"unsigned x = ((threadIdx.x / 128));", "unsigned x = threadIdx.x / 128;"},
+          {{"#define SMEM_OFF 0\n", ""},  // in a later round than its last uses
+           {"unsigned x = ((threadIdx.x / 128));", "unsigned x = threadIdx.x / 128;"},
            {"(smem_raw + (0)) + 64u", "smem_raw + 64u"},
            {"\"r\"((128)), \"l\"((unsigned long)(p))", "\"r\"(128), \"l\"((unsigned long)p)"},
            {"for (int kt = 0; 1; ++kt)", "while (1)"},
@@ -372,6 +373,17 @@ TEST(Tidy, UnusedVariablesGoTheirSideEffectsStay) {
                                    "  int *d;\n  cudaMalloc(&d, 16);"}}));
   EXPECT_TRUE(parses(p, all));
   EXPECT_EQ(wsr::tidyProgram(all, p.path, wsr::ParseOptions{}), all) << "nothing left to tidy";
+}
+
+// A macro nothing expands or tests goes, with its -D default's #ifndef / #endif; one expanded or
+// tested in an #ifdef stays.
+TEST(Tidy, MacrosNothingExpandsGo) {
+  LOAD(p, "tidy_macros.cu");
+  std::string all = wsr::tidyProgram(p.text, p.path, wsr::ParseOptions{});
+  const size_t check = p.text.find("#define CHECK"), used = p.text.find("#define USED");
+  EXPECT_EQ(all, rewrite(p.text, {{p.text.substr(check, used - check), ""},
+                                  {"#ifndef N\n#define N 64\n#endif\n", ""}}));
+  EXPECT_TRUE(parses(p, all));
 }
 
 // A declaration goes with the later statements of its block that use it, transitively; a
@@ -690,9 +702,10 @@ TEST(RemoveUnreachable, WhatMainDoesNotReachGoesInOneCandidate) {
   std::vector<wsr::Site> all(sites.begin(), sites.end());
   std::string out = wsr::applySites(p.text, all);
   EXPECT_TRUE(parses(p, out));
-  for (const char *kept : {"struct Box {", "Box<T>::get() const", "enum class Mode", "using Word",
-                           "Word twice", "int scaled", "Counter::~Counter", "lib::Counter g_counter",
-                           "__global__ void used_kernel", "int main", "struct Trait<T *>"})
+  for (const char *kept :
+       {"struct Box {", "Box<T>::get() const", "enum class Mode", "using Word", "Word twice",
+        "int scaled", "Counter::~Counter", "lib::Counter g_counter", "__global__ void used_kernel",
+        "int main", "struct Trait<T *>"})
     EXPECT_NE(out.find(kept), std::string::npos) << kept << "\n" << out;
   for (const char *gone : {"Box<T *>", "Box<char>", "Never", "U0", "unused_float_t", "never_called",
                            "Lonely", "unused_kernel", "deleted_overload", "= delete"})
@@ -924,11 +937,11 @@ TEST(Survey, DISABLED_ReferenceKernel) {
   }
 }
 
-
 // Not a specification: every site of one pass applied to a file at once, the result written
 // and parsed, for a pass whose all-at-once candidate a reduction refused. Run by hand:
 //   WSR_SURVEY=f.cu WSR_SURVEY_PASS=remove-unreachable WSR_SURVEY_OUT=out.cu \
-//   WSR_SURVEY_ARGS="-I... -DX" test_passes --gtest_also_run_disabled_tests --gtest_filter='*AllAtOnce*'
+//   WSR_SURVEY_ARGS="-I... -DX" test_passes --gtest_also_run_disabled_tests
+//   --gtest_filter='*AllAtOnce*'
 TEST(Survey, DISABLED_AllAtOnce) {
   const char *path = std::getenv("WSR_SURVEY"), *pass = std::getenv("WSR_SURVEY_PASS");
   ASSERT_TRUE(path && pass) << "WSR_SURVEY and WSR_SURVEY_PASS name the file and the pass";
