@@ -747,7 +747,6 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   }
   req.search.jobs = jobs;
   req.search.lookahead = SearchOptions::lookaheadByDefault(jobs);
-  req.search.gather = SearchOptions::gatherByDefault(jobs);
   req.search.budget_s = c.o.reduce_budget_s;
   req.say = [&](const std::string &line) {  // the campaign's log takes what a reader needs
     if (line.rfind("resuming", 0) == 0 || line.rfind("reduced on", 0) == 0)

@@ -78,10 +78,10 @@ struct SearchOptions {
   // Once a stream has its winner, the candidates still running after it in order are given a
   // third of the winner's judgment time (at most 2 s) before they are cancelled: they started
   // with it, finish about when it did, and those that are interesting too are taken together in
-  // the next step instead of one round trip each. On where the slots wait on the search (the
-  // same rule as the lookahead's): with two slots on two cores the wait would hold a core idle.
+  // the next step instead of one round trip each. The slots that finish meanwhile wait, so it
+  // pays only where several candidates of a wave are interesting (wsreduce --gather; off until
+  // an A/B on the GPU, bench/jobs/h200_gather_ab.sh, says which way it goes).
   bool gather = false;
-  static bool gatherByDefault(int jobs) { return jobs >= 8; }
 };
 
 // N worker threads that judge candidates (the compiles and runs are child processes; the

@@ -100,12 +100,12 @@ static cl::opt<std::string> Lookahead(
     cl::desc("on | off | auto (default): slots the current pass leaves idle judge the next passes' "
              "first candidates on the same program; auto is on at -j 8 or more"),
     cl::init("auto"), cl::cat(Cat));
-static cl::opt<std::string> Gather(
+static cl::opt<bool> Gather(
     "gather",
-    cl::desc("on | off | auto (default): once a step is found, the candidates judged beside it "
-             "get a third of its time to finish, and those interesting too are taken together; "
-             "auto is on at -j 8 or more"),
-    cl::init("auto"), cl::cat(Cat));
+    cl::desc("Once a step is found, the candidates judged beside it get a third of its time to "
+             "finish, and those interesting too are taken together (fewer round trips; slots "
+             "idle meanwhile). Off by default until measured on the GPU"),
+    cl::cat(Cat));
 static cl::opt<bool> FullShapeFirst(
     "full-shape-first",
     cl::desc("Run the shape passes to completion before the first structure pass (default: one "
@@ -209,8 +209,6 @@ static std::string requestFromFlags(const std::string &src, const std::string &t
   if (Algorithm != "ddmin" && Algorithm != "pdd") return "--algorithm must be ddmin or pdd";
   if (Lookahead != "on" && Lookahead != "off" && Lookahead != "auto")
     return "--lookahead must be on, off or auto";
-  if (Gather != "on" && Gather != "off" && Gather != "auto")
-    return "--gather must be on, off or auto";
   if (!Confirm.empty() && Confirm != "gpu")
     return "--confirm takes gpu (the only backend to confirm on)";
   if (Budget < 0) return "--budget must be a number of seconds, 0 or more (0: no budget)";
@@ -300,7 +298,7 @@ static std::string requestFromFlags(const std::string &src, const std::string &t
                  << so.jobs << " (16 per core)\n";
   so.lookahead =
       Lookahead == "on" || (Lookahead == "auto" && wsr::SearchOptions::lookaheadByDefault(so.jobs));
-  so.gather = Gather == "on" || (Gather == "auto" && wsr::SearchOptions::gatherByDefault(so.jobs));
+  so.gather = Gather;
   so.budget_s = Budget;
   r.finish_budget_s = FinishBudget >= 0 ? FinishBudget.getValue() : Budget > 0 ? 60 : 0;
   if (!Confirm.empty() && script.empty()) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine (scripts/device-run.sh): one outside program reduced twice on the same warm
-# machine, `--gather off` then `--gather on` (wsreduce -j16, the same budget), each result judged
+# machine, without `--gather` (off), then with it (on) (wsreduce -j16, the same budget), each result judged
 # again: does letting the chunks beside a winner finish take more per round trip?
 #   bash scripts/device-run.sh bench/jobs/h200_gather_ab.sh NAME SYMPTOM BUDGET_S
 # Writes $OUT/ab.tsv (gather, lines, tokens, wall, tests, slot use, final verdict) and
@@ -17,7 +17,7 @@ echo "original signature: $orig" | tee $OUT/original.txt
 for g in off on; do
   W=/tmp/ab-$g; rm -rf $W; mkdir -p $W $OUT/$g; cp corpus/outside/$NAME.cu $W/
   s=$(date +%s)
-  (cd $W && wsreduce $NAME.cu --symptom $SYMPTOM -j16 --budget $BUDGET --gather $g) > $OUT/$g/$NAME.log 2>&1
+  (cd $W && wsreduce $NAME.cu --symptom $SYMPTOM -j16 --budget $BUDGET $([ $g = on ] && echo --gather)) > $OUT/$g/$NAME.log 2>&1
   w=$(($(date +%s) - s))
   cp $W/$NAME.min.cu $OUT/$g/ 2>/dev/null
   fin=$(cd $W && wsoracle $NAME.min.cu --timeout 20 2>&1 | sed -n 's/^signature: *//p')
