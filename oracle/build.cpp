@@ -113,8 +113,6 @@ std::string compilerVersion(const std::string &nvcc, const std::string &cache_di
   return memo[nvcc] = r.out;
 }
 
-// Local headers reached by #include "..." from the source (transitively), so that a
-// change to one of them changes the key.
 // Every header `file` reaches through a quoted #include beside it or under `dirs`, or an angled
 // one under `dirs` (a library such as CUTLASS), with its text: the cache key holds them, so a
 // header that changed is a new build.
@@ -196,6 +194,17 @@ std::string includedName(std::string_view l, bool *angled) {
   return std::string(l.substr(i + 1, close - i - 1));
 }
 
+std::string reachedHeaders(const std::string &source_path, const std::vector<std::string> &dirs) {
+  std::set<std::string> seen;
+  std::string headers;
+  localIncludes(fs::absolute(source_path), dirs, seen, headers);
+  const std::string srcdir = fs::absolute(source_path).parent_path().string();
+  for (size_t at = headers.find(srcdir); !srcdir.empty() && at != std::string::npos;
+       at = headers.find(srcdir, at + 8))
+    headers.replace(at, srcdir.size(), "<srcdir>");
+  return headers;
+}
+
 BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) {
   auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] {
@@ -258,12 +267,9 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
       material += "\n#runtime\n" + readFile(h + "/wswatch_rt.cuh").value_or("") +
                   readFile(h + "/wswatch_abi.h").value_or("");
   }
-  std::set<std::string> seen;
   std::vector<std::string> dirs = o.includes;
   if (auto h = harnessIncludeDir(); !h.empty()) dirs.push_back(h);
-  std::string headers;
-  localIncludes(fs::absolute(source_path), dirs, seen, headers);
-  material += norm(headers);
+  material += reachedHeaders(source_path, dirs);
   b.key = hex(llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(
       reinterpret_cast<const uint8_t *>(material.data()), material.size())));
 

@@ -49,6 +49,12 @@ std::vector<std::string> nvccArgs(const BuildOptions &o);
 
 BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o);
 
+// Every header `source_path` reaches, transitively, through a quoted #include beside it or under
+// `dirs`, or an angled one under `dirs` (a library such as CUTLASS; the toolkit's stay out), each
+// with its path (the program's folder as <srcdir>) and text: what a build cache's key must hold
+// besides the program, so that an edited header is a new build.
+std::string reachedHeaders(const std::string &source_path, const std::vector<std::string> &dirs);
+
 // The header an `#include "name"` or `#include <name>` line names (`*angled` says which), or ""
 // for any other line. Text only: a directive inside a comment or an #if not taken counts too.
 std::string includedName(std::string_view line, bool *angled);

@@ -19,10 +19,6 @@ namespace fs = std::filesystem;
 
 namespace wsr::emu {
 
-namespace {
-std::string libPath(const char *p) { return ::access(p, R_OK) == 0 ? p : ""; }
-}  // namespace
-
 std::string ptxEmuLibraryDir() {
 #ifdef WSEMU_PTX_LIBDIR
   if (::access(WSEMU_PTX_LIBDIR "/libwsemu_cudart.a", R_OK) == 0) return WSEMU_PTX_LIBDIR;
@@ -62,17 +58,11 @@ BuildRecord buildPtxEmu(const std::string &source_path, const BuildOptions &o) {
   // -lineinfo: every verdict's line comes from the PTX's .loc
   if (std::find(args.begin(), args.end(), "-lineinfo") == args.end()) args.push_back("-lineinfo");
 
-  // The key: the source and its local headers, the flags, nvcc and the libraries.
-  const std::string srcdir = fs::absolute(source_path).parent_path().string();
+  // The key: the source and the headers it reaches, the flags, nvcc and the libraries.
   std::string material =
       *text + "\n#name " + fs::path(source_path).filename().string() + "\n#nvcc " + nvcc;
   for (auto &a : args) material += " " + a;
-  {
-    static const std::regex inc(R"(^\s*#\s*include\s*\"([^\"]+)\")", std::regex::multiline);
-    for (std::sregex_iterator it(text->begin(), text->end(), inc), end; it != end; ++it)
-      if (auto h = readFile(srcdir + "/" + (*it)[1].str()))
-        material += "\n#header " + (*it)[1].str() + "\n" + *h;
-  }
+  material += reachedHeaders(source_path, o.includes);
   std::error_code ec;
   for (auto &a : archives)
     material +=
