@@ -104,6 +104,26 @@ TEST_F(Build, ChangingAnIncludedLocalHeaderChangesTheKey) {
   removeTree(dir);
 }
 
+// What both builds' cache keys hold besides the program (the GPU build and the emulator's): the
+// headers it reaches, quoted beside it and angled under an -I folder. An edited library header
+// changes it; the same program and headers in another folder (a reducer's temp dir) do not.
+TEST(CacheKey, ReachedHeadersFollowLibraryHeadersAndNotTheFolder) {
+  const std::string lib = makeTempDir("wsr-lib."), a = makeTempDir("wsr-a."),
+                    b = makeTempDir("wsr-b.");
+  ASSERT_TRUE(writeFileAtomic(lib + "/pipe.h", "#define STAGES 4\n"));
+  for (auto &d : {a, b}) {
+    ASSERT_TRUE(writeFileAtomic(d + "/local.h", "#include <pipe.h>\n"));
+    ASSERT_TRUE(writeFileAtomic(d + "/p.cu", "#include \"local.h\"\n#include <cstdio>\n"));
+  }
+  const std::string before = reachedHeaders(a + "/p.cu", {lib});
+  EXPECT_NE(before.find("#define STAGES 4"), std::string::npos) << before;
+  EXPECT_EQ(before.find("cstdio"), std::string::npos) << "the toolkit's headers stay out";
+  EXPECT_EQ(reachedHeaders(b + "/p.cu", {lib}), before) << "another folder, the same key";
+  ASSERT_TRUE(writeFileAtomic(lib + "/pipe.h", "#define STAGES 5\n"));
+  EXPECT_NE(reachedHeaders(a + "/p.cu", {lib}), before) << "an edited library header";
+  for (auto &d : {lib, a, b}) removeTree(d);
+}
+
 TEST_F(Build, HostHarnessStripesEndToEnd) {
   auto v = judge(fixture("cuda/host_stripes.cu"), opt);
   EXPECT_EQ(v.detail, "wrong/row-stripe");
