@@ -113,32 +113,18 @@ std::string compilerVersion(const std::string &nvcc, const std::string &cache_di
   return memo[nvcc] = r.out;
 }
 
-// Every header `file` reaches through a quoted #include beside it or under `dirs`, or an angled
-// one under `dirs` (a library such as CUTLASS), with its text: the cache key holds them, so a
-// header that changed is a new build.
+// Every header `file` reaches (directIncludes, transitively), with its text: the cache key
+// holds them, so a header that changed is a new build.
 void localIncludes(const fs::path &file, const std::vector<std::string> &dirs,
                    std::set<std::string> &seen, std::string &acc) {
   auto text = readFile(file.string());
   if (!text) return;
-  for (size_t at = 0; at < text->size();) {
-    size_t end = text->find('\n', at);
-    if (end == std::string::npos) end = text->size();
-    bool angled = false;
-    const std::string name = includedName(std::string_view(*text).substr(at, end - at), &angled);
-    at = end + 1;
-    if (name.empty()) continue;
-    std::vector<fs::path> cands;
-    if (!angled) cands.push_back(file.parent_path() / name);
-    for (auto &d : dirs) cands.push_back(fs::path(d) / name);
-    for (auto &c : cands) {
-      std::error_code ec;
-      if (!fs::is_regular_file(c, ec)) continue;
-      std::string key = fs::weakly_canonical(c, ec).string();
-      if (!seen.insert(key).second) break;
-      if (auto t = readFile(key)) acc += "\n#file " + key + "\n" + *t;
-      localIncludes(c, dirs, seen, acc);
-      break;
-    }
+  for (auto &h : directIncludes(*text, file.parent_path().string(), dirs)) {
+    std::error_code ec;
+    std::string key = fs::weakly_canonical(h, ec).string();
+    if (!seen.insert(key).second) continue;
+    if (auto t = readFile(key)) acc += "\n#file " + key + "\n" + *t;
+    localIncludes(h, dirs, seen, acc);
   }
 }
 
@@ -192,6 +178,29 @@ std::string includedName(std::string_view l, bool *angled) {
   if (close == std::string_view::npos) return "";
   *angled = l[i] == '<';
   return std::string(l.substr(i + 1, close - i - 1));
+}
+
+std::vector<std::string> directIncludes(const std::string &text, const std::string &dir,
+                                        const std::vector<std::string> &dirs) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    bool angled = false;
+    const std::string name = includedName(std::string_view(text).substr(at, end - at), &angled);
+    at = end + 1;
+    if (name.empty()) continue;
+    std::vector<fs::path> cands;
+    if (!angled) cands.push_back(fs::path(dir) / name);
+    for (auto &d : dirs) cands.push_back(fs::path(d) / name);
+    for (auto &c : cands) {
+      std::error_code ec;
+      if (!fs::is_regular_file(c, ec)) continue;
+      out.push_back(c.string());
+      break;
+    }
+  }
+  return out;
 }
 
 std::string reachedHeaders(const std::string &source_path, const std::vector<std::string> &dirs) {

@@ -49,6 +49,12 @@ std::vector<std::string> nvccArgs(const BuildOptions &o);
 
 BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o);
 
+// The headers `text` (a file in `dir`) names directly, each where it was found: a quoted
+// #include beside it or under `dirs`, an angled one under `dirs`; one found nowhere (a toolkit
+// or C++ library header) is left out.
+std::vector<std::string> directIncludes(const std::string &text, const std::string &dir,
+                                        const std::vector<std::string> &dirs);
+
 // Every header `source_path` reaches, transitively, through a quoted #include beside it or under
 // `dirs`, or an angled one under `dirs` (a library such as CUTLASS; the toolkit's stay out), each
 // with its path (the program's folder as <srcdir>) and text: what a build cache's key must hold

@@ -7,7 +7,6 @@
 #include "translate.h"
 #endif
 
-#include <algorithm>
 #include <filesystem>
 
 #include <unistd.h>
@@ -127,31 +126,6 @@ std::string flattenOptionsFor(const BuildOptions &b, const std::string &source_p
 
 namespace {
 
-// Whether an #include line of `text` names a header under one of `dirs` (a quoted one beside
-// `path` too, when that folder is one of them): a cheap look before the preprocessor, so that a
-// program that reaches no header of its own (every candidate of a flattened reduction) is not
-// preprocessed again.
-bool includesAHeaderIn(const std::string &text, const std::string &path,
-                       const std::vector<std::string> &dirs) {
-  std::error_code ec;
-  const fs::path here = fs::weakly_canonical(fs::absolute(path).parent_path(), ec);
-  const bool here_flattened = std::any_of(dirs.begin(), dirs.end(), [&](const std::string &d) {
-    return here.string().rfind(fs::weakly_canonical(d, ec).string(), 0) == 0;
-  });
-  for (size_t at = 0; at < text.size();) {
-    size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    bool angled = false;
-    const std::string name = includedName(std::string_view(text).substr(at, end - at), &angled);
-    at = end + 1;
-    if (name.empty()) continue;
-    if (!angled && here_flattened && fs::is_regular_file(here / name, ec)) return true;
-    for (auto &d : dirs)
-      if (fs::is_regular_file(fs::path(d) / name, ec)) return true;
-  }
-  return false;
-}
-
 // How many wait instructions a text spells (the watchdog's forms: mbarrier try/test waits,
 // counted and CTA-wide barriers, arrive_and_wait). More in the flattened program than in the
 // file itself: its headers hold waits.
@@ -182,7 +156,10 @@ void installWatchdog(OracleOptions &o, const std::string &source_path) {
   b.instrument = nullptr;
   o.build.instrument = [instrument, b](const std::string &text, const std::string &path) {
     FlattenOptions fo;  // the folder is the candidate's own (a reducer's is a temp dir)
-    if (!flattenOptionsFor(b, path, "all", &fo).empty() || !includesAHeaderIn(text, path, fo.dirs))
+    // A cheap look before the preprocessor: a program that names no header of its own or of an
+    // -I folder (every candidate of a flattened reduction) is not preprocessed again.
+    if (!flattenOptionsFor(b, path, "all", &fo).empty() ||
+        directIncludes(text, fs::absolute(path).parent_path().string(), fo.dirs).empty())
       return instrument(text, path);
     FlattenResult r = flattenProgram(text, path, fo);
     if (!r.ok() || r.headers == 0 || waitWords(r.text) <= waitWords(text))
