@@ -183,6 +183,16 @@ TEST(EmuPtx, AnUnimplementedRuntimeEntryPointIsRefusedByName) {
   EXPECT_TRUE(has(r.err, "unsupported: the CUDA entry point `cudaMemGetInfo`")) << r.err;
 }
 
+// CUTLASS's device adapters ask for the kernel's attributes and occupancy before they launch
+// (cudaFuncGetAttributes, cudaOccupancyMaxActiveBlocksPerMultiprocessor,
+// cudaOccupancyMaxActiveClusters). The answers are the emulated H200's: 4096 static bytes; six
+// CTAs of 4 KiB + 32 KiB + the reserved 1 KiB fit in 228 KiB; 132 SMs x 6 / 2 clusters.
+TEST(EmuPtx, ALaunchSizedByTheKernelsAttributesAndOccupancyRuns) {
+  auto r = wsemuPtx({fixture("func_attrs.cu")});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "static 4096 max-threads 1024 per-sm 6 clusters 396\nscale: 0 wrong\n") << r.err;
+}
+
 TEST(EmuPtx, BadInputIsOneSentence) {
   auto r = wsemuPtx({"/no/such/program.cu"});
   EXPECT_EQ(r.exit_code, 2);

@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -570,6 +571,79 @@ cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute a, int v) {
       return lastError() = cudaErrorInvalidValue;
     reg().max_dyn_smem[func] = v;
   }
+  return cudaSuccess;
+}
+
+// What the GPU reports of a compiled kernel. The emulator has no register allocation or SASS:
+// numRegs is the PTX's virtual registers capped at the hardware's 255 per thread, and the binary
+// version is the target the PTX was built for. The static shared size is the kernel's own
+// non-extern .shared variables; the dynamic limit is what cudaFuncSetAttribute opted in to.
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const void *func) {
+  if (!attr) return lastError() = cudaErrorInvalidValue;
+  auto kit = reg().kernels.find(func);
+  if (kit == reg().kernels.end()) return lastError() = cudaErrorInvalidDeviceFunction;
+  Module &m = module();
+  const Function *fn = m.find(kit->second);
+  if (!fn) return lastError() = cudaErrorInvalidDeviceFunction;
+  std::memset(attr, 0, sizeof *attr);
+  for (uint32_t id : fn->syms) {
+    const auto &v = m.vars[id];
+    if (v.space == wsemu::ptxe::Space::Shared && !v.dynamic) attr->sharedSizeBytes += v.bytes;
+  }
+  attr->localSizeBytes = fn->local_bytes;
+  attr->maxThreadsPerBlock = props().maxThreadsPerBlock;
+  attr->numRegs = (int)std::min<uint32_t>(fn->nregs, 255);
+  attr->ptxVersion = props().major * 10 + props().minor;
+  attr->binaryVersion = attr->ptxVersion;
+  int optin = (int)props().sharedMemPerBlock - (int)attr->sharedSizeBytes;
+  if (auto it = reg().max_dyn_smem.find(func); it != reg().max_dyn_smem.end()) optin = it->second;
+  attr->maxDynamicSharedSizeBytes = optin;
+  attr->preferredShmemCarveout = -1;
+  attr->nonPortableClusterSizeAllowed = 1;
+  return cudaSuccess;
+}
+
+// Resident CTAs of `func` per SM at this block size and dynamic shared memory: the H200's thread,
+// CTA and shared-memory limits (1 KiB of each CTA's shared memory is the system's). Registers do
+// not limit it: PTX's virtual registers say nothing of what ptxas would allocate.
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, const void *func,
+                                                                   int block, size_t dyn,
+                                                                   unsigned int) {
+  cudaFuncAttributes a;
+  if (!n || block <= 0) return lastError() = cudaErrorInvalidValue;
+  if (cudaError_t e = cudaFuncGetAttributes(&a, func); e != cudaSuccess) return e;
+  const cudaDeviceProp &p = props();
+  if (block > a.maxThreadsPerBlock) return lastError() = cudaErrorInvalidValue;
+  int by_threads = p.maxThreadsPerMultiProcessor / block;
+  const size_t smem = a.sharedSizeBytes + dyn + 1024;
+  int by_smem = (int)(p.sharedMemPerMultiprocessor / smem);
+  *n = std::max(0, std::min({by_threads, by_smem, p.maxBlocksPerMultiProcessor}));
+  return cudaSuccess;
+}
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *func, int block,
+                                                          size_t dyn) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(n, func, block, dyn, 0);
+}
+
+// Clusters of the launch's shape resident at once: every SM's CTAs, grouped by cluster size
+// (the H200's GPCs are not modelled: a cluster fits wherever its CTAs do).
+cudaError_t cudaOccupancyMaxActiveClusters(int *n, const void *func,
+                                           const cudaLaunchConfig_t *config) {
+  if (!n || !config) return lastError() = cudaErrorInvalidValue;
+  unsigned cluster = 1;
+  for (unsigned i = 0; i < config->numAttrs; ++i)
+    if (config->attrs[i].id == cudaLaunchAttributeClusterDimension) {
+      const auto &d = config->attrs[i].val.clusterDim;
+      cluster = std::max(1u, d.x) * std::max(1u, d.y) * std::max(1u, d.z);
+    }
+  const dim3 b = config->blockDim;
+  int per_sm = 0;
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+          &per_sm, func, (int)(b.x * b.y * b.z), config->dynamicSmemBytes, 0);
+      e != cudaSuccess)
+    return e;
+  if (cluster > 16) return lastError() = cudaErrorInvalidClusterSize;
+  *n = (int)((unsigned)props().multiProcessorCount * (unsigned)per_sm / cluster);
   return cudaSuccess;
 }
 
