@@ -564,6 +564,7 @@ ReduceOutcome reduce(ReduceRequest req) {
     ri.original = out.original;
     ri.reduced = out.reduced;
     ri.build = oo.build;
+    ri.program_args = oo.program_args;
     ri.backend = out.backend;
     if (out.backend == "emu") ri.policies = oo.policies;
     ri.confirmed = out.confirmed;

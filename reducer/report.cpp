@@ -260,6 +260,11 @@ std::string writeReport(const ReportInput &in) {
   s << "- build: `nvcc";
   for (auto &a : nvccArgs(in.build)) s << " " << a;
   s << " " << fs::path(in.reduced_path).filename().string() << "`\n";
+  if (!in.program_args.empty()) {
+    s << "- run: `./a.out";
+    for (auto &a : in.program_args) s << " " << a;
+    s << "`\n";
+  }
   s << "\n## Command\n\n```\n" << in.command << "\n```\n";
   s << "\n## Program\n\n```cuda\n"
     << in.reduced_text << (in.reduced_text.empty() || in.reduced_text.back() == '\n' ? "" : "\n")

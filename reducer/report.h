@@ -37,6 +37,7 @@ struct ReportInput {
   std::string original_text, reduced_text;
   Verdict original, reduced;
   BuildOptions build;
+  std::vector<std::string> program_args;  // what the program is run with (wsreduce -- ARGS)
   double wall_s = 0;
   long tests = 0, cache_hits = 0, parse_skips = 0;
   std::vector<KeptRegion> kept;               // regions no candidate could change (keep.h)

@@ -24,6 +24,10 @@ namespace fs = std::filesystem;
 
 static cl::OptionCategory Cat("wsreduce options");
 static cl::opt<std::string> Source(cl::Positional, cl::desc("<kernel.cu>"), cl::cat(Cat));
+static cl::list<std::string> ProgramArgs(
+    cl::Positional, cl::ZeroOrMore,
+    cl::desc("[-- <program arguments>...] (every run of the original and the candidates)"),
+    cl::cat(Cat));
 static cl::opt<std::string> Symptom(
     "symptom", cl::desc("compile-error | hang | crash | wrong | slow | flaky | pass"),
     cl::cat(Cat));
@@ -230,6 +234,7 @@ static std::string requestFromFlags(const std::string &src, const std::string &t
   o.repeat = Repeat;
   o.retry_timeout = !NoRetry;
   o.classify.match = Match;
+  o.program_args.assign(ProgramArgs.begin(), ProgramArgs.end());
   if (Symptom == "compile-error" && script.empty()) {
     // A compile error needs no device: nvcc judges it (the emulator's g++ never sees ptxas), and
     // a candidate that builds is not interesting, so it is never run.

@@ -633,6 +633,30 @@ TEST(Reducer, AWrongResultWithItsOwnCheckKeepsTheCheckNotJustTheExitStatus) {
   EXPECT_EQ(code.find("unrelated_setup"), std::string::npos) << "the rest was reduced:\n" << *min;
 }
 
+// A program whose failure needs its command line (CUTLASS's examples take --m/--n/--k): the
+// arguments after `--` go to every run of the original and the candidates, and the report says
+// how to run the result. Without them the original passes and is refused for saying so.
+TEST(Reducer, TheProgramsArgumentsGoToEveryRunAndIntoTheReport) {
+  Work w;
+  std::string src = w.copy("reduce/wrong_at_the_size_asked.cu");
+  auto plain = wsreduce({src, "--symptom", "wrong", "-j2", "--backend", "emu"});
+  EXPECT_EQ(plain.exit_code, 1) << plain.err;
+  EXPECT_NE(plain.err.find("does not show the symptom wrong: its verdict is pass"),
+            std::string::npos)
+      << plain.err;
+  auto r = wsreduce({src, "--symptom", "wrong", "-j2", "--backend", "emu", "--passes",
+                     "remove-stmt,remove-function", "--", "--rows=100"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("report=RESULT FAIL bad=36 of 100"), std::string::npos) << r.err;
+  auto min = readFile(minOf(src));
+  ASSERT_TRUE(min);
+  EXPECT_EQ(min->find("banner("), std::string::npos) << "the rest was reduced:\n" << *min;
+  EXPECT_NE(min->find("--rows="), std::string::npos) << "the size still comes from argv:\n" << *min;
+  auto md = readFile(fs::path(minOf(src)).replace_extension(".md").string());
+  ASSERT_TRUE(md);
+  EXPECT_NE(md->find("- run: `./a.out --rows=100`"), std::string::npos) << *md;
+}
+
 // The device goes away in the middle of a GPU reduction (here a file that stands for it, named to
 // the program and to the device probe): the candidates' failures since are not theirs. The run
 // stops with infra-error naming the device, the best program so far on disk, no verdict of a
