@@ -168,13 +168,104 @@ TEST(EmuPtx, AnUnsupportedInstructionIsRefusedWithItsNameAndLine) {
   EXPECT_TRUE(r.out.empty()) << "the kernel never ran: " << r.out;
 }
 
-TEST(EmuPtx, AClusterOfTwoCtasIsRefusedByName) {
+// Clusters of two CTAs (__cluster_dims__(2, 1, 1), grid 4) run together: the cluster special
+// registers, DSMEM through mapa.shared::cluster + st/ld.shared::cluster and through
+// cluster.map_shared_rank (mapa.u64, generic stores and atomics), a remote mbarrier arrive that
+// completes the peer's barrier, barrier.cluster arrive/wait. The kernel checks every value itself.
+TEST(EmuPtx, AClusterOfTwoCtasRunsWithDistributedSharedMemory) {
+  for (const std::map<std::string, std::string> &env :
+       {std::map<std::string, std::string>{},
+        std::map<std::string, std::string>{
+            {"WSEMU_POLICY", "reads-late"}, {"WSEMU_ORDER", "random"}, {"WSEMU_SEED", "3"}}}) {
+    auto r = wsemuPtx({fixture("cluster.cu")}, env);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "cluster: no error, 0 wrong in the kernel, 0 wrong outputs\n"))
+        << r.out << r.err;
+  }
+}
+
+// Launches the GPU refuses are not run: a grid that is not a whole number of clusters, a cluster
+// of 16 CTAs without cudaFuncAttributeNonPortableClusterSizeAllowed. A cluster of 8 runs.
+TEST(EmuPtx, AClusterLaunchOutsideTheRulesIsRefusedAsOnTheGpu) {
   auto r = wsemuPtx({fixture("cluster.cu")});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "grid 3 with __cluster_dims__(2,1,1): invalid cluster size\n")) << r.out;
+  EXPECT_TRUE(has(r.out,
+                  "cluster of 16: invalid cluster size\ncluster of 8: no error\nsync: no "
+                  "error\n"))
+      << r.out;
+  EXPECT_TRUE(has(r.err, "the grid is not a whole number of clusters")) << r.err;
+  EXPECT_TRUE(has(r.err, "more than the portable 8 CTAs")) << r.err;
+}
+
+// Thread 0 of CTA rank 1 never reaches barrier.cluster.arrive (it waits on an mbarrier nobody
+// arrives at): the hang names the parked threads of both CTAs of the cluster.
+TEST(EmuPtx, AClusterBarrierThatNeverCompletesIsAHangOverBothCtas) {
+  auto r = wsemuPtx({fixture("cluster_hang.cu")});
+  EXPECT_EQ(r.exit_code, 86) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "WSEMU verdict=hang/barrier")) << r.err;
+  EXPECT_TRUE(has(r.err,
+                  "WSEMU parked warpgroup 0, 2 warps (warp 0,1; 64 threads), parked at "
+                  "cluster_hang.cu:28 in CTA rank 0: barrier.cluster.wait (127 of 128 non-exited "
+                  "threads of the cluster's 2 CTAs arrived)"))
+      << r.err;
+  EXPECT_TRUE(has(r.err, "parked at cluster_hang.cu:24 in CTA rank 1: mbarrier")) << r.err;
+  EXPECT_TRUE(has(r.err, "cluster_hang.cu:28,cta1,warpgroup0,iter0")) << r.err;
+}
+
+// A cluster instruction the emulator does not implement (a bulk copy into a peer CTA's shared
+// memory) is refused by name before the kernel runs.
+TEST(EmuPtx, AnUnimplementedClusterInstructionIsRefusedByName) {
+  auto r = wsemuPtx({fixture("cluster_unsupported.cu")});
   EXPECT_EQ(r.exit_code, 88) << r.out << r.err;
   EXPECT_TRUE(has(r.err,
-                  "unsupported: `.reqnctapercluster 2, 1, 1 (a cluster of more than one "
-                  "CTA)` at cluster.cu:6"))
+                  "unsupported: `cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::"
+                  "bytes` at cluster_unsupported.cu:22"))
       << r.err;
+  EXPECT_TRUE(r.out.empty()) << "the kernel never ran: " << r.out;
+}
+
+// corpus/outside/NEW_PROGRAMS.md, F: 4 clusters of 2 CTAs, a multicast TMA ring (each producer's
+// box lands in both CTAs and signals both full barriers), remote empty arrivals through mapa, a
+// DSMEM reduction at the end. Passes on the H200; passes here.
+TEST(EmuPtx, ClusterMcOkPasses) {
+  auto r = wsemuPtx({outside("cluster_mc_ok.cu"), "-lcuda"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out,
+                  "rowsum 256/256 exact, per-CTA partials 512/512 exact, first bad row -1 "
+                  "-> CLUSTER EXCHANGE OK"))
+      << r.out << r.err;
+}
+
+// The bug gives CTA rank 1's empty barriers a count of 3 where 2 arrivals come (one local, one
+// remote). As the program's author predicted and the H200 showed (a hang): CTA 1's producer waits
+// on empty[0] at tile 3 with 2 of 3 arrivals, CTA 0's consumers wait on full[0] for the 8 KiB
+// CTA 1 never multicasts, CTA 1's consumers for their producer's arrival, and CTA 0's producer at
+// tile 6. The warp's other lanes wait at the __syncwarp after the producer's loop.
+TEST(EmuPtx, ClusterMcBugHangsAcrossBothCtasOfTheCluster) {
+  auto r = wsemuPtx({outside("cluster_mc_bug.cu"), "-lcuda"});
+  EXPECT_EQ(r.exit_code, 86) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "WSEMU verdict=hang/mbarrier")) << r.err;
+  EXPECT_TRUE(has(r.err,
+                  "parked at cluster_mc_bug.cu:178>cluster_mc_bug.cu:113 in CTA rank 1: mbarrier "
+                  "smem+0xc518 waiting for parity 0 (phase 0 parity 0, pending 1 of 3, tx 0) "
+                  "iteration 3"))
+      << r.err;
+  EXPECT_TRUE(has(r.err,
+                  "WSEMU parked warpgroup 0, 4 warps (warp 0,1,2,3; 128 threads), parked at "
+                  "cluster_mc_bug.cu:193>cluster_mc_bug.cu:113 in CTA rank 0: mbarrier "
+                  "smem+0xc500 waiting for parity 1 (phase 1 parity 1, pending 0 of 1, tx 8192)"))
+      << r.err;
+  EXPECT_TRUE(has(r.err,
+                  "parked at cluster_mc_bug.cu:193>cluster_mc_bug.cu:113 in CTA rank 1: mbarrier "
+                  "smem+0xc500 waiting for parity 1 (phase 1 parity 1, pending 1 of 1, tx -8192)"))
+      << r.err;
+  EXPECT_TRUE(has(r.err,
+                  "parked at cluster_mc_bug.cu:178>cluster_mc_bug.cu:113 in CTA rank 0: mbarrier "
+                  "smem+0xc518 waiting for parity 1 (phase 1 parity 1, pending 2 of 2, tx 0) "
+                  "iteration 6"))
+      << r.err;
+  EXPECT_FALSE(has(r.out, "TIMEOUT")) << r.out;
 }
 
 TEST(EmuPtx, AnUnimplementedRuntimeEntryPointIsRefusedByName) {

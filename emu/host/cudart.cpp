@@ -62,6 +62,7 @@ struct Registry {
   };
   std::map<const void *, Sym> vars;
   std::map<const void *, int> max_dyn_smem;  // cudaFuncAttributeMaxDynamicSharedMemorySize
+  std::map<const void *, int> non_portable;  // cudaFuncAttributeNonPortableClusterSizeAllowed
   struct Config {
     dim3 grid, block;
     size_t smem;
@@ -236,7 +237,9 @@ const wsemu::Config &config() {
   return c;
 }
 
-cudaError_t launchKernel(const void *stub, dim3 g, dim3 b, void **args, size_t smem) {
+// `cluster`: cudaLaunchAttributeClusterDimension's, or 0 x 0 x 0 when the launch names none.
+cudaError_t launchKernel(const void *stub, dim3 g, dim3 b, void **args, size_t smem,
+                         dim3 cluster = dim3(0, 0, 0)) {
   auto kit = reg().kernels.find(stub);
   if (kit == reg().kernels.end())
     refuse("unsupported: a launch of a function no __cudaRegisterFunction registered");
@@ -267,6 +270,46 @@ cudaError_t launchKernel(const void *stub, dim3 g, dim3 b, void **args, size_t s
   (void)flush_at_exit;
   const Function *fn = m.find(name);
   if (!fn || !fn->entry) refuse("unsupported: the PTX holds no kernel " + name);
+  // Thread-block clusters: __cluster_dims__ (.reqnctapercluster) or the launch attribute. The
+  // launch is refused, as cudaErrorInvalidClusterSize ("a kernel launch error has occurred due to
+  // cluster misconfiguration"), when the grid is not a whole number of clusters, or the cluster
+  // has more than 8 CTAs (the portable limit; 16 with
+  // cudaFuncAttributeNonPortableClusterSizeAllowed, the H200's most), or when both name dimensions
+  // and they differ. These error codes follow the CUDA documentation; they were not probed on the
+  // H200.
+  const bool attr = cluster.x || cluster.y || cluster.z;
+  dim3 cd = attr ? dim3(std::max(1u, cluster.x), std::max(1u, cluster.y), std::max(1u, cluster.z))
+                 : dim3(1, 1, 1);
+  if (fn->cluster_dims[0]) {
+    const dim3 k(fn->cluster_dims[0], fn->cluster_dims[1], fn->cluster_dims[2]);
+    if (attr && (cd.x != k.x || cd.y != k.y || cd.z != k.z)) {
+      std::fprintf(stderr,
+                   "[wsemu] launch of %s not run: its cluster attribute (%u, %u, %u) differs from "
+                   "its __cluster_dims__ (%u, %u, %u)\n",
+                   name.c_str(), cd.x, cd.y, cd.z, k.x, k.y, k.z);
+      return lastError() = cudaErrorInvalidClusterSize;
+    }
+    cd = k;
+  }
+  const bool explicit_cluster = attr || fn->cluster_dims[0] || fn->explicit_cluster;
+  {
+    const unsigned n = cd.x * cd.y * cd.z;
+    auto np = reg().non_portable.find(stub);
+    const unsigned most = np != reg().non_portable.end() && np->second ? 16 : 8;
+    const char *why = n > most ? (most == 8 ? "more than the portable 8 CTAs (16 need "
+                                              "cudaFuncAttributeNonPortableClusterSizeAllowed)"
+                                            : "more than 16 CTAs")
+                      : (g.x % cd.x || g.y % cd.y || g.z % cd.z)
+                          ? "the grid is not a whole number of clusters"
+                          : nullptr;
+    if (why) {
+      std::fprintf(stderr,
+                   "[wsemu] launch of %s not run: grid (%u, %u, %u) in clusters of (%u, %u, %u): "
+                   "%s (the GPU refuses it: invalid cluster size)\n",
+                   name.c_str(), g.x, g.y, g.z, cd.x, cd.y, cd.z, why);
+      return lastError() = cudaErrorInvalidClusterSize;
+    }
+  }
   // Every instruction of the kernel is decoded before it runs: one the interpreter does not
   // implement refuses the program by name, it never runs as a no-op.
   if (fn->unsupported != wsemu::ptxe::kNone)
@@ -283,7 +326,7 @@ cudaError_t launchKernel(const void *stub, dim3 g, dim3 b, void **args, size_t s
   wsemu::Verdict v = wsemu::launch(
       wsemu::Dim3(g.x, g.y, g.z), wsemu::Dim3(b.x, b.y, b.z), smem,
       [&] { wsemu::ptxe::runThread(m, *fn, buf, fn->param_bytes); }, config(),
-      wsemu::SrcLoc{name.c_str(), 0});
+      wsemu::SrcLoc{name.c_str(), 0}, wsemu::Dim3(cd.x, cd.y, cd.z), explicit_cluster);
   std::free(buf);
   if (!v.pass()) {
     pending().set = true;
@@ -357,15 +400,14 @@ cudaError_t cudaLaunchKernel(const void *func, dim3 g, dim3 b, void **args, size
 }
 
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args) {
+  dim3 cluster(0, 0, 0);
   for (unsigned i = 0; i < config->numAttrs; ++i) {
     const cudaLaunchAttribute &a = config->attrs[i];
-    if (a.id == cudaLaunchAttributeClusterDimension &&
-        a.val.clusterDim.x * a.val.clusterDim.y * a.val.clusterDim.z > 1)
-      refuse("unsupported: cudaLaunchKernelEx with a cluster of " +
-             std::to_string(a.val.clusterDim.x * a.val.clusterDim.y * a.val.clusterDim.z) +
-             " CTAs (the emulator runs clusters of one CTA)");
+    if (a.id == cudaLaunchAttributeClusterDimension)
+      cluster = dim3(a.val.clusterDim.x, a.val.clusterDim.y, a.val.clusterDim.z);
   }
-  return launchKernel(func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes);
+  return launchKernel(func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes,
+                      cluster);
 }
 
 // What cudaGetErrorString and cudaGetErrorName say of each error; a code without a name here
@@ -386,6 +428,7 @@ static constexpr ErrorText kRuntimeErrors[] = {
     {cudaErrorIllegalAddress, nullptr, "an illegal memory access was encountered"},
     {cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
     {cudaErrorInvalidResourceHandle, nullptr, "invalid resource handle"},
+    {cudaErrorInvalidClusterSize, "cudaErrorInvalidClusterSize", "invalid cluster size"},
 };
 static const ErrorText *runtimeError(cudaError_t e) {
   for (auto &t : kRuntimeErrors)
@@ -571,6 +614,7 @@ cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute a, int v) {
       return lastError() = cudaErrorInvalidValue;
     reg().max_dyn_smem[func] = v;
   }
+  if (a == cudaFuncAttributeNonPortableClusterSizeAllowed) reg().non_portable[func] = v;
   return cudaSuccess;
 }
 

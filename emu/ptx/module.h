@@ -43,7 +43,9 @@ int tyBits(Ty t);
 bool tySigned(Ty t);
 bool tyFloat(Ty t);
 
-enum class Space : uint8_t { Generic, Global, Shared, Param, Local, Const };
+// Shared: shared::cta (a 32-bit window address of the executing CTA). SharedCluster: a
+// shared::cluster address (emu/runtime/state.h: the CTA's rank above its window address).
+enum class Space : uint8_t { Generic, Global, Shared, Param, Local, Const, SharedCluster };
 
 enum class Special : uint8_t {
   TidX,
@@ -73,7 +75,7 @@ enum class Special : uint8_t {
   LanemaskLe,
   LanemaskGt,
   LanemaskGe,
-  // A cluster of one CTA: what a launch without cluster dimensions is.
+  // The cluster the CTA is in: a launch without cluster dimensions is clusters of one CTA.
   ClusterCtarank,
   ClusterNctarank,
   ClusterCtaidX,
@@ -188,6 +190,12 @@ enum class Op : uint8_t {
   WgmmaFence,
   WgmmaCommit,
   WgmmaWait,
+  ClusterArrive,      // barrier.cluster.arrive{.release,.relaxed}{.aligned}
+  ClusterWait,        // barrier.cluster.wait{.acquire}{.aligned}
+  Mapa,               // mapa{.shared::cluster}.{u32,u64} d, a, rank
+  GetCtaRank,         // getctarank{.shared::cluster}.{u32,u64} d, a
+  TmaLoadMulticast,   // cp.async.bulk.tensor...multicast::cluster: o[4] the ctaMask
+  BulkLoadMulticast,  // cp.async.bulk.shared::cluster.global...multicast::cluster: o[4] ctaMask
 };
 
 struct Ins {
@@ -243,6 +251,10 @@ struct Function {
   std::vector<Operand> vec;       // vector operands' elements
   std::vector<std::string> text;  // each instruction's text, for messages
   std::vector<uint32_t> syms;     // the variables it names (Var ids), each once
+  // `.reqnctapercluster x, y, z` (__cluster_dims__): the CTAs of its clusters; 0 when not given.
+  // `.explicitcluster`: it must be launched with cluster dimensions.
+  uint32_t cluster_dims[3] = {0, 0, 0};
+  bool explicit_cluster = false;
   // The first instruction the interpreter does not implement (index), or kNone.
   uint32_t unsupported = kNone;
   std::string unsupported_why;

@@ -74,6 +74,7 @@ Space spaceOf(const std::string &q, bool *ok) {
   *ok = true;
   if (q == "global") return Space::Global;
   if (q == "shared" || q == "shared::cta") return Space::Shared;
+  if (q == "shared::cluster") return Space::SharedCluster;
   if (q == "param") return Space::Param;
   if (q == "local") return Space::Local;
   if (q == "const") return Space::Const;
@@ -774,8 +775,9 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
       spaceOf(x, &ok);
       if (ok || x == "v2" || x == "v4" || x == "v8" || x == "nc" || x == "volatile" ||
           x == "relaxed" || x == "weak" || x == "acquire" || x == "release" || x == "cta" ||
-          x == "gpu" || x == "sys" || x == "ca" || x == "cg" || x == "cs" || x == "lu" ||
-          x == "cv" || x == "wb" || x == "wt" || x.rfind("L1::", 0) == 0 || x.rfind("L2::", 0) == 0)
+          x == "cluster" || x == "gpu" || x == "sys" || x == "ca" || x == "cg" || x == "cs" ||
+          x == "lu" || x == "cv" || x == "wb" || x == "wt" || x.rfind("L1::", 0) == 0 ||
+          x.rfind("L2::", 0) == 0)
         continue;
       left.push_back(x);
     }
@@ -798,14 +800,15 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
       if (ok) ins.space = s;
       if (auto it = ops.find(x); it != ops.end()) ins.cmp = it->second;
     }
-    if (!ins.cmp ||
-        (ins.space != Space::Global && ins.space != Space::Shared && ins.space != Space::Generic))
+    if (!ins.cmp || (ins.space != Space::Global && ins.space != Space::Shared &&
+                     ins.space != Space::SharedCluster && ins.space != Space::Generic))
       return false;
     for (auto &x : q) {
       bool ok;
       spaceOf(x, &ok);
       if (!ok && !ops.count(x) && x != "relaxed" && x != "acq_rel" && x != "acquire" &&
-          x != "release" && x != "gpu" && x != "cta" && x != "sys" && x != "noftz")
+          x != "release" && x != "gpu" && x != "cta" && x != "cluster" && x != "sys" &&
+          x != "noftz")
         return false;
     }
     ins.op = base == "atom" ? Op::Atom : Op::Red;
@@ -825,6 +828,28 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
     return true;
   }
   // ---- barriers and collectives ----
+  if (base == "barrier" && has("cluster")) {
+    take({"cluster", "aligned"});
+    if (n != 0 || q.empty()) return false;
+    if (q[0] == "arrive" &&
+        (q.size() == 1 || (q.size() == 2 && (q[1] == "release" || q[1] == "relaxed")))) {
+      ins.op = Op::ClusterArrive;
+      return true;
+    }
+    if (q[0] == "wait" && (q.size() == 1 || (q.size() == 2 && q[1] == "acquire"))) {
+      ins.op = Op::ClusterWait;
+      return true;
+    }
+    return false;
+  }
+  if (base == "mapa" || base == "getctarank") {
+    if (types.size() != 1 || (ins.ty != Ty::U32 && ins.ty != Ty::U64)) return false;
+    if (has("shared::cluster")) ins.space = Space::SharedCluster;
+    take({"shared::cluster"});
+    if (!done() || n != (base == "mapa" ? 3 : 2)) return false;
+    ins.op = base == "mapa" ? Op::Mapa : Op::GetCtaRank;
+    return true;
+  }
   if (base == "bar" || base == "barrier") {
     bool warp = has("warp");
     take({"cta", "aligned", "warp"});
@@ -914,8 +939,12 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
   // ---- mbarrier ----
   if (base == "mbarrier") {
     if (has("shared") || has("shared::cta")) ins.space = Space::Shared;
-    take({"shared::cta", "shared", "b64", "release", "acquire", "cta", "relaxed"});
-    if (has("shared::cluster") || has("cluster")) return false;
+    // A shared::cluster address: an arrive (with the sink `_` as its state), expect_tx or
+    // complete_tx may name a barrier of another CTA of the cluster; init and the waits may not.
+    const bool remote = has("shared::cluster");
+    if (remote) ins.space = Space::SharedCluster;
+    take({"shared::cta", "shared::cluster", "shared", "b64", "release", "acquire", "cta", "cluster",
+          "relaxed"});
     std::string what;
     for (auto &x : q) what += (what.empty() ? "" : ".") + x;
     if (what == "init" && n == 2)
@@ -941,6 +970,11 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
     else if (what == "test_wait" && n == 3)
       ins.op = Op::MbarTestWait;
     else
+      return false;
+    if (remote && ins.op != Op::MbarExpectTx && ins.op != Op::MbarCompleteTx &&
+        !((ins.op == Op::MbarArrive || ins.op == Op::MbarArriveExpectTx ||
+           ins.op == Op::MbarArriveDrop) &&
+          ins.o[0].k == Operand::Sink))
       return false;
     return true;
   }
@@ -1019,6 +1053,14 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
         ins.op = Op::TmaLoad;
         return true;
       }
+      if ((eq({"shared::cluster", "global", "mbarrier::complete_tx::bytes",
+               "multicast::cluster"}) ||
+           eq({"shared::cluster", "global", "tile", "mbarrier::complete_tx::bytes",
+               "multicast::cluster"})) &&
+          n == 5 && ins.o[2].k == Operand::Vec && ins.o[2].imm == ins.rank) {
+        ins.op = Op::TmaLoadMulticast;
+        return true;
+      }
       if ((eq({"global", "shared::cta", "bulk_group"}) ||
            eq({"global", "shared::cta", "tile", "bulk_group"})) &&
           n == 3 && ins.o[1].k == Operand::Vec && ins.o[1].imm == ins.rank) {
@@ -1031,6 +1073,11 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
          is({"shared::cta", "global", "mbarrier::complete_tx::bytes"})) &&
         n == 4) {
       ins.op = Op::BulkLoad;
+      return true;
+    }
+    if (is({"shared::cluster", "global", "mbarrier::complete_tx::bytes", "multicast::cluster"}) &&
+        n == 5) {
+      ins.op = Op::BulkLoadMulticast;
       return true;
     }
     if (is({"global", "shared::cta", "bulk_group"}) && n == 3) {
@@ -1201,20 +1248,20 @@ bool parseModule(const std::string &text0, Module *mod, std::string *err) {
         p.fn->params.push_back(id);
       }
     }
-    // A kernel that asks for a cluster of more than one CTA (__cluster_dims__): the emulator runs
-    // clusters of one, so it is refused at its launch, by name.
+    // The cluster dimensions a kernel asks for (__cluster_dims__): its launch runs them
+    // (emu/host/cudart.cpp).
     if (size_t c = hdr.find(".reqnctapercluster"); c != std::string::npos) {
       std::istringstream in(hdr.substr(c + 18));
       long x = 1, y = 1, z = 1;
       char comma;
-      in >> x >> comma >> y >> comma >> z;
-      if (x * y * z > 1) {
-        p.fn->unsupported = 0;
-        p.fn->unsupported_why = ".reqnctapercluster " + std::to_string(x) + ", " +
-                                std::to_string(y) + ", " + std::to_string(z) +
-                                " (a cluster of more than one CTA)";
-      }
+      in >> x;
+      if (in >> comma >> y) in >> comma >> z;
+      if (x < 1 || y < 1 || z < 1) return p.fail(".reqnctapercluster with a dimension below 1");
+      p.fn->cluster_dims[0] = (uint32_t)x;
+      p.fn->cluster_dims[1] = (uint32_t)y;
+      p.fn->cluster_dims[2] = (uint32_t)z;
     }
+    p.fn->explicit_cluster = hdr.find(".explicitcluster") != std::string::npos;
     return true;
   };
 

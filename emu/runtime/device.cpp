@@ -1,6 +1,7 @@
 // Built-ins, the per-CTA shared arena and the registry of global allocations.
 #include "emu/runtime/device.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -95,18 +96,71 @@ void *smemPtr(uint32_t addr) { return cta().smem + (addr - kWindowBase); }
 void checkShared(uint32_t addr, size_t bytes, SrcLoc loc) {
   Cta &c = cta();
   const size_t w = kWindowBase, sb = w + staticBase(c);
+  // The statics of a CTA are laid out as its threads first name them: the same layout in every CTA
+  // of a launch. A peer of the cluster whose threads have not named one yet has it all the same
+  // (the GPU gives every CTA of a cluster its shared memory at once).
+  size_t used = c.static_used;
+  if (c.cluster)
+    for (Cta *p : c.cluster->ctas) used = std::max(used, p->static_used);
   size_t a = addr;
-  bool ok =
-      (a >= w && a + bytes <= w + c.dyn_bytes) || (a >= sb && a + bytes <= sb + c.static_used);
+  bool ok = (a >= w && a + bytes <= w + c.dyn_bytes) || (a >= sb && a + bytes <= sb + used);
   if (!ok) {
     std::ostringstream o;
     o << bytes << " bytes at shared address 0x" << std::hex << addr << std::dec << " ("
       << smemName(addr) << ") are outside this CTA's shared memory: dynamic [" << w << ", "
       << w + c.dyn_bytes << ")";
-    if (c.static_used) o << ", static [" << sb << ", " << sb + c.static_used << ")";
+    if (used) o << ", static [" << sb << ", " << sb + used << ")";
     if (a < w) o << "; the first " << w << " bytes of the shared window are reserved on sm_90";
+    if (a > kClusterLocalMask)
+      o << "; it is the shared::cluster address of CTA rank " << (a >> kClusterRankShift) - 1
+        << " (mapa), used as a shared::cta one";
     fail("ub/out-of-bounds-shared", loc, o.str());
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// Distributed shared memory: the shared::cluster window (state.h, kClusterRankShift).
+// ---------------------------------------------------------------------------------------
+Cta &clusterTarget(uint32_t addr, uint32_t *local, SrcLoc loc) {
+  Cta &c = cta();
+  const uint32_t field = addr >> kClusterRankShift;
+  *local = addr & kClusterLocalMask;
+  if (field == 0) return c;
+  const size_t n = c.cluster ? c.cluster->ctas.size() : 1;
+  if (field > n) {
+    std::ostringstream o;
+    o << "shared::cluster address 0x" << std::hex << addr << std::dec << " names CTA rank "
+      << field - 1 << " of a cluster of " << n << " CTA" << (n == 1 ? "" : "s");
+    fail("ub/out-of-bounds-shared", loc, o.str());
+  }
+  return c.cluster ? *c.cluster->ctas[field - 1] : c;
+}
+
+Cta *clusterCtaOf(const void *p) {
+  if (!inKernel()) return nullptr;
+  Cta &c = cta();
+  auto u = reinterpret_cast<uintptr_t>(p);
+  auto in = [&](const Cta &x) {
+    auto b = reinterpret_cast<uintptr_t>(x.smem);
+    return x.smem && u >= b && u < b + x.smem_bytes;
+  };
+  if (in(c)) return &c;
+  if (c.cluster)
+    for (Cta *x : c.cluster->ctas)
+      if (in(*x)) return x;
+  return nullptr;
+}
+
+uint32_t clusterSmemAddr(const void *p, SrcLoc loc) {
+  Cta *x = clusterCtaOf(p);
+  if (!x) {
+    std::ostringstream o;
+    o << "a shared::cluster address of " << p
+      << ", which is not in the shared memory of any CTA of this cluster";
+    fail("ub/out-of-bounds-shared", loc, o.str());
+  }
+  return clusterEncode(x->rank,
+                       (uint32_t)(static_cast<const uint8_t *>(p) - x->smem) + kWindowBase);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -202,6 +256,12 @@ void checkGlobal(const void *p, size_t bytes, SrcLoc loc) {
 
 void checkAccess(const void *p, size_t bytes, SrcLoc loc) {
   if (isShared(p)) {
+    checkShared(smemAddr(p), bytes, loc);
+    return;
+  }
+  // A generic pointer into a peer CTA's shared memory (mapa.u64, cluster.map_shared_rank).
+  if (Cta *x = clusterCtaOf(p)) {
+    CtaScope in(*x);
     checkShared(smemAddr(p), bytes, loc);
     return;
   }

@@ -89,8 +89,12 @@ class CallSite {
 // ---- launch: one CTA at a time, one fiber per thread ----
 Config &
 defaultConfig();  // what launch() uses when no Config is given (the translator's main sets it)
+// `cluster`: CTAs per thread-block cluster (each dimension divides the grid's); the CTAs of one
+// cluster run together, clusters one after another. `explicit_cluster`: the launch named cluster
+// dimensions (%is_explicit_cluster).
 Verdict launch(Dim3 grid, Dim3 block, size_t dynamic_smem, const std::function<void()> &kernel,
-               const Config &cfg, SrcLoc loc = {});
+               const Config &cfg, SrcLoc loc = {}, Dim3 cluster = Dim3(),
+               bool explicit_cluster = false);
 inline Verdict launch(Dim3 grid, Dim3 block, size_t dynamic_smem,
                       const std::function<void()> &kernel) {
   return launch(grid, block, dynamic_smem, kernel, defaultConfig());

@@ -35,9 +35,14 @@ namespace {
 constexpr int64_t kTxMax = (1 << 20) - 1;
 
 // Whether the current thread's operation on `b` is ordered after its init: the same thread did it,
-// or a CTA-wide barrier completed since.
+// or a CTA-wide barrier completed since. A thread of a peer CTA of the cluster (a remote arrive)
+// is ordered after it by a barrier.cluster only.
 bool orderedAfterInit(const MBarrier &b, const Cta &c) {
-  return b.init_thread < 0 || b.init_thread == self().id || b.init_epoch != c.bar_epoch;
+  if (b.init_thread < 0) return true;
+  const Thread &t = self();
+  const bool cluster_since = c.cluster && b.init_cluster_epoch != c.cluster->bar_phase;
+  if (t.home != &c) return cluster_since;
+  return b.init_thread == t.id || b.init_epoch != c.bar_epoch || cluster_since;
 }
 // A program that ends normally says its notes at exit (a failed launch, with its verdict:
 // Verdict::print).
@@ -133,7 +138,8 @@ void arrive(MBarrier &b, uint32_t count, SrcLoc loc, const char *op) {
   // phase per lane and hang. So an arrival from the warp, site and iteration whose arrival just
   // completed the phase is an over-arrival too.
   Thread &t = self();
-  MBarrier::Arrival me{t.warp, loc.file, loc.line, t.arrive_iters[{loc.file, loc.line}]++};
+  MBarrier::Arrival me{t.home ? t.home->rank : 0, t.warp, loc.file, loc.line,
+                       t.arrive_iters[{loc.file, loc.line}]++};
   if (b.phase > 0 && b.pending == (int64_t)b.expected && me == b.completer)
     fail("ub/over-arrival", loc,
          std::string(op) + " on mbarrier " + state(b) + ": lanes of warp " +
@@ -178,6 +184,7 @@ void mbarrier_init(uint32_t addr, uint32_t count, SrcLoc loc) {
   c.inits_run++;
   b.init_thread = self().id;
   b.init_epoch = c.bar_epoch;
+  b.init_cluster_epoch = c.cluster ? c.cluster->bar_phase : 0;
   b.addr = addr;
   b.expected = count;
   b.pending = count;

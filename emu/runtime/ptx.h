@@ -91,6 +91,9 @@ inline void fence_proxy_async(SrcLoc loc) { fence("proxy.async.shared::cta", loc
 void bar_sync(uint32_t id, uint32_t count, SrcLoc loc);
 void bar_arrive(uint32_t id, uint32_t count, SrcLoc loc);
 inline void syncthreads(SrcLoc loc) { bar_sync(0, 0, loc); }
+// ---- barrier.cluster.arrive / barrier.cluster.wait: every non-exited thread of the cluster ----
+void cluster_arrive(SrcLoc loc);
+void cluster_wait(SrcLoc loc);
 
 // ---- warp collectives: rendezvous over the lanes of `mask` ----
 bool elect_sync(uint32_t mask, SrcLoc loc, uint32_t *leader_lane = nullptr);
@@ -135,6 +138,14 @@ extern std::atomic<uint64_t> g_proxy_unfenced;
 // [bar]
 void tma_load(int rank, uint32_t dst, const TensorMap *map, const int32_t *coords, uint32_t bar,
               SrcLoc loc);
+// ....multicast::cluster [dst], [map, {c0..}], [bar], ctaMask: the box to shared offset `dst` of
+// every CTA of the cluster that ctaMask names, complete_tx of its bytes on the mbarrier at `bar`
+// in each (dst and bar: shared::cta offsets, or shared::cluster addresses whose offset is taken).
+void tma_load_multicast(int rank, uint32_t dst, const TensorMap *map, const int32_t *coords,
+                        uint32_t bar, uint16_t cta_mask, SrcLoc loc);
+// cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+void bulk_load_multicast(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar,
+                         uint16_t cta_mask, SrcLoc loc);
 // cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [map, {c0..}], [src]
 void tma_store(int rank, const TensorMap *map, const int32_t *coords, uint32_t src, SrcLoc loc);
 void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar, SrcLoc loc);

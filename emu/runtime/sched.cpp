@@ -1,6 +1,8 @@
-// The deterministic scheduler: one CTA at a time, one fiber per thread, pending async
-// operations delivered when nothing can run, a deadlock when nothing can run and nothing
-// is pending.
+// The deterministic scheduler: one cluster at a time (a launch without cluster dimensions: one
+// CTA at a time), one fiber per thread, pending async operations delivered when nothing can run,
+// a deadlock when nothing can run and nothing is pending. The threads of all CTAs of a cluster
+// share one run queue; each runs with its own CTA current (Thread::cur), so cta() is the running
+// thread's CTA.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +22,13 @@ struct FailSignal {};
 }  // namespace
 
 bool inKernel() { return g_cta != nullptr; }
+
+Cta *swapCta(Cta *c) {
+  Cta *prev = g_cta;
+  g_cta = c;
+  if (g_self) g_self->cur = c;
+  return prev;
+}
 
 Cta &cta() {
   if (!g_cta) {
@@ -73,7 +82,7 @@ void wake(Thread *t) {
   t->wait = WaitInfo{};
   if (!t->queued) {
     t->queued = true;
-    cta().runq.push_back(t);
+    t->home->cluster->runq.push_back(t);
   }
 }
 
@@ -116,7 +125,7 @@ void preempt() {
     Thread &t = *g_self;
     if (!t.queued) {
       t.queued = true;
-      c.runq.push_back(&t);
+      c.cluster->runq.push_back(&t);
     }
     t.fiber.yield();
   }
@@ -209,17 +218,20 @@ void deliverOne(Cta &c) {
   finishAsync(*op);
 }
 
-Thread *pickRunnable(Cta &c) {
-  while (!c.runq.empty()) {
+// The cluster's scheduling draws come from its first CTA's generator (a cluster of one: the CTA's).
+Thread *pickRunnable(Cluster &cl) {
+  Cta &c = *cl.ctas.front();
+  auto &runq = cl.runq;
+  while (!runq.empty()) {
     Thread *t;
     if (c.cfg.order == Order::Random) {
-      size_t i = c.rng() % c.runq.size();
-      std::swap(c.runq[i], c.runq.back());
-      t = c.runq.back();
-      c.runq.pop_back();
+      size_t i = c.rng() % runq.size();
+      std::swap(runq[i], runq.back());
+      t = runq.back();
+      runq.pop_back();
     } else {
-      t = c.runq.front();
-      c.runq.pop_front();
+      t = runq.front();
+      runq.pop_front();
     }
     t->queued = false;
     if (t->state == Thread::Runnable) return t;
@@ -227,63 +239,106 @@ Thread *pickRunnable(Cta &c) {
   return nullptr;
 }
 
-void reportDeadlock(Cta &c) {
+// A cluster of more than one CTA: each parked group names its CTA (rank) in what it waits on and in
+// the signature (",ctaR" after the site); a cluster of one reads as a CTA always did.
+void reportDeadlock(Cluster &cl) {
   struct Key {
-    int wg;
+    int rank, wg;
     std::string site, what;
     bool operator<(const Key &o) const {
-      return std::tie(wg, site, what) < std::tie(o.wg, o.site, o.what);
+      return std::tie(rank, wg, site, what) < std::tie(o.rank, o.wg, o.site, o.what);
     }
   };
+  const bool multi = cl.ctas.size() > 1;
   std::map<Key, ParkedGroup> groups;
   std::map<Key, WaitKind> kinds;
-  for (auto &tp : c.threads) {
-    Thread &t = *tp;
-    if (t.state != Thread::Blocked) continue;
-    std::string site;
-    for (auto &f : t.calls) site += siteOf(f) + ">";
-    site += siteOf(t.wait.loc);
-    Key k{t.warpgroup, site, describeWait(t)};
-    ParkedGroup &g = groups[k];
-    kinds[k] = t.wait.kind;
-    uint64_t it = t.site_iters[{t.wait.loc.file, t.wait.loc.line}];
-    if (g.threads == 0) {
-      g.arrivals = waitArrivals(t);  // the same barrier for the whole group (`what` is in its key)
-      g.warpgroup = t.warpgroup;
-      g.site = k.site;
-      g.what = k.what;
-      g.iteration = it;
-      g.parked_at = t.parked_at;
+  std::map<Key, Cta *> ctas;
+  std::map<Key, bool> waiting_on_parked;
+  for (Cta *cp : cl.ctas)
+    for (auto &tp : cp->threads) {
+      Thread &t = *tp;
+      if (t.state != Thread::Blocked) continue;
+      g_cta = cp;  // describeWait and waitArrivals read the thread's CTA
+      std::string site;
+      for (auto &f : t.calls) site += siteOf(f) + ">";
+      site += siteOf(t.wait.loc);
+      std::string what = describeWait(t);
+      if (multi) what = "in CTA rank " + std::to_string(cp->rank) + ": " + what;
+      Key k{cp->rank, t.warpgroup, site, what};
+      ParkedGroup &g = groups[k];
+      kinds[k] = t.wait.kind;
+      ctas[k] = cp;
+      // A __syncwarp (bar.warp.sync) whose missing lanes are all parked elsewhere waits on them, as
+      // on the GPU: a consequence of what they wait on, not the root (a lane of a producer warp in
+      // its loop while the warp's other lanes wait at the __syncwarp after it). A lane that exited,
+      // or an .aligned collective (wgmma) reached by part of its threads, is the partial
+      // collective.
+      if (t.wait.kind == WaitKind::Collective && t.wait.coll->kind == "bar.warp.sync") {
+        const Collective &co = *t.wait.coll;
+        bool parked = true;
+        for (size_t s = 0; s < co.present.size(); ++s) {
+          const int id = co.base + (int)s;
+          if (co.present[s] || (co.mask && !(co.mask >> s & 1)) || id >= (int)cp->threads.size())
+            continue;
+          parked = parked && cp->threads[id]->state == Thread::Blocked;
+        }
+        waiting_on_parked[k] = parked;
+      }
+      uint64_t it = t.site_iters[{t.wait.loc.file, t.wait.loc.line}];
+      if (g.threads == 0) {
+        g.arrivals =
+            waitArrivals(t);  // the same barrier for the whole group (`what` is in its key)
+        g.warpgroup = t.warpgroup;
+        g.site = k.site;
+        g.what = k.what;
+        g.iteration = it;
+        g.parked_at = t.parked_at;
+      }
+      g.iteration = std::min(g.iteration, it);
+      g.parked_at = std::min(g.parked_at, t.parked_at);
+      if (std::find(g.warps.begin(), g.warps.end(), t.warp) == g.warps.end())
+        g.warps.push_back(t.warp);
+      g.threads++;
     }
-    g.iteration = std::min(g.iteration, it);
-    g.parked_at = std::min(g.parked_at, t.parked_at);
-    if (std::find(g.warps.begin(), g.warps.end(), t.warp) == g.warps.end())
-      g.warps.push_back(t.warp);
-    g.threads++;
-  }
+  Cta &c = *cl.ctas.front();
   Verdict &v = *c.verdict;
-  std::vector<std::pair<ParkedGroup, WaitKind>> all;
-  for (auto &[k, g] : groups) all.push_back({g, kinds[k]});
+  struct Entry {
+    ParkedGroup g;
+    WaitKind kind;
+    Cta *cta;
+    bool consequence;
+  };
+  std::vector<Entry> all;
+  for (auto &[k, g] : groups) all.push_back({g, kinds[k], ctas[k], waiting_on_parked[k]});
   std::stable_sort(all.begin(), all.end(),
-                   [](auto &a, auto &b) { return a.first.parked_at < b.first.parked_at; });
-  // The root: the group that parked first for good (the later ones wait, directly or not, on it).
-  WaitKind root = all.front().second;
-  v.detail = root == WaitKind::MBarrier       ? "hang/mbarrier"
-             : root == WaitKind::NamedBarrier ? "hang/barrier"
-             : root == WaitKind::Collective   ? "ub/partial-collective"
-                                              : "hang/unknown";
+                   [](auto &a, auto &b) { return a.g.parked_at < b.g.parked_at; });
+  // The root: the group that parked first for good (the later ones wait, directly or not, on it),
+  // passing over those that wait on parked threads (a __syncwarp's).
+  const Entry &root_e = [&]() -> const Entry & {
+    for (const Entry &e : all)
+      if (!e.consequence) return e;
+    return all.front();
+  }();
+  WaitKind root = root_e.kind;
+  v.detail = root == WaitKind::MBarrier         ? "hang/mbarrier"
+             : root == WaitKind::NamedBarrier   ? "hang/barrier"
+             : root == WaitKind::ClusterBarrier ? "hang/barrier"
+             : root == WaitKind::Collective     ? "ub/partial-collective"
+                                                : "hang/unknown";
   v.symptom = v.detail.substr(0, v.detail.find('/'));
   std::set<std::string> sig;
-  for (auto &[g, kind] : all) {
-    sig.insert(g.site + ",warpgroup" + std::to_string(g.warpgroup) + ",iter" +
-               std::to_string(g.iteration) + (g.arrivals.empty() ? "" : ",arrivals=" + g.arrivals));
+  for (auto &e : all) {
+    const ParkedGroup &g = e.g;
+    sig.insert(g.site + (multi ? ",cta" + std::to_string(e.cta->rank) : std::string()) +
+               ",warpgroup" + std::to_string(g.warpgroup) + ",iter" + std::to_string(g.iteration) +
+               (g.arrivals.empty() ? "" : ",arrivals=" + g.arrivals));
     v.parked.push_back(g);
   }
   for (auto &s : sig) v.signature += (v.signature.empty() ? "" : ";") + s;
-  const ParkedGroup &r = all.front().first;
+  const ParkedGroup &r = root_e.g;
   v.message = "no runnable thread and no pending async operation; first parked: warpgroup " +
               std::to_string(r.warpgroup) + " at " + r.site + " " + r.what;
-  v.block_of_failure = c.block_idx;
+  v.block_of_failure = root_e.cta->block_idx;
   c.failed = true;
 }
 
@@ -305,62 +360,95 @@ void checkStoresWaited(Cta &c) {
   }
 }
 
-void runCta(Cta &c, StackPool &pool, const std::function<void()> &kernel) {
-  for (auto &tp : c.threads) {
-    Thread *t = tp.get();
-    t->fiber.start(pool, [t, &c, &kernel] {
-      try {
-        kernel();
-      } catch (boost::context::detail::forced_unwind &) {
-        throw;
-      } catch (std::exception &e) {
-        fail("crash/host", SrcLoc{}, std::string("C++ exception escaped the kernel: ") + e.what());
-      }
-      t->state = Thread::Exited;
-      onThreadExit(*t);
-    });
-    t->queued = true;
-    c.runq.push_back(t);
+bool anyFailed(const Cluster &cl) {
+  for (Cta *c : cl.ctas)
+    if (c->failed) return true;
+  return false;
+}
+
+// One scheduler step of the whole cluster: every CTA's step counts it (parked_at and traces compare
+// across the cluster's CTAs).
+void tick(Cluster &cl) {
+  for (Cta *c : cl.ctas) ++c->step;
+}
+
+void runCluster(Cluster &cl, StackPool &pool, const std::function<void()> &kernel) {
+  for (Cta *cp : cl.ctas) {
+    Cta &c = *cp;
+    for (auto &tp : c.threads) {
+      Thread *t = tp.get();
+      t->fiber.start(pool, [t, &kernel] {
+        try {
+          kernel();
+        } catch (boost::context::detail::forced_unwind &) {
+          throw;
+        } catch (std::exception &e) {
+          fail("crash/host", SrcLoc{},
+               std::string("C++ exception escaped the kernel: ") + e.what());
+        }
+        t->state = Thread::Exited;
+        onThreadExit(*t);
+      });
+      t->queued = true;
+      cl.runq.push_back(t);
+    }
   }
-  if (c.cfg.order == Order::Random) std::shuffle(c.runq.begin(), c.runq.end(), c.rng);
-  while (!c.failed) {
-    Thread *t = pickRunnable(c);
+  Cta &first = *cl.ctas.front();
+  if (first.cfg.order == Order::Random) std::shuffle(cl.runq.begin(), cl.runq.end(), first.rng);
+  while (!anyFailed(cl)) {
+    Thread *t = pickRunnable(cl);
     if (t) {
-      ++c.step;
-      ++c.switches;
+      tick(cl);
+      ++t->home->switches;
+      g_cta = t->cur;
       g_self = t;
       t->fiber.resume();
       g_self = nullptr;
       continue;
     }
-    bool all_exited = std::all_of(c.threads.begin(), c.threads.end(),
-                                  [](auto &p) { return p->state == Thread::Exited; });
+    bool all_exited = true;
+    for (Cta *cp : cl.ctas)
+      all_exited = all_exited && std::all_of(cp->threads.begin(), cp->threads.end(),
+                                             [](auto &p) { return p->state == Thread::Exited; });
     try {
       if (all_exited) {
-        checkStoresWaited(c);
-        // Stores whose reads are done (their threads waited for them) land after the CTA exits.
-        for (const AsyncPtr &op : std::vector<AsyncPtr>(c.pending))
-          if (op->store && op->read_done) {
-            ++c.step;
-            finishAsync(*op);
+        for (Cta *cp : cl.ctas) {
+          Cta &c = *cp;
+          g_cta = cp;
+          checkStoresWaited(c);
+          // Stores whose reads are done (their threads waited for them) land after the CTA exits.
+          for (const AsyncPtr &op : std::vector<AsyncPtr>(c.pending))
+            if (op->store && op->read_done) {
+              tick(cl);
+              finishAsync(*op);
+            }
+          if (!c.pending.empty()) {
+            AsyncOp &op = *c.pending.front();
+            fail("ub/exit-with-bulk-in-flight", op.loc,
+                 std::string("every thread exited while ") + op.kind + " (issued by thread " +
+                     std::to_string(op.issuer) + ") was still in flight");
           }
-        if (!c.pending.empty()) {
-          AsyncOp &op = *c.pending.front();
-          fail("ub/exit-with-bulk-in-flight", op.loc,
-               std::string("every thread exited while ") + op.kind + " (issued by thread " +
-                   std::to_string(op.issuer) + ") was still in flight");
         }
         break;
       }
-      if (!c.pending.empty()) {
-        ++c.step;
-        deliverOne(c);
+      // Pending operations: the first CTA (by rank) that has one delivers one; under the random
+      // order, a CTA drawn among those that have some.
+      std::vector<Cta *> with;
+      for (Cta *cp : cl.ctas)
+        if (!cp->pending.empty()) with.push_back(cp);
+      if (!with.empty()) {
+        Cta *cp = with.front();
+        if (first.cfg.order == Order::Random && with.size() > 1)
+          cp = with[first.rng() % with.size()];
+        g_cta = cp;
+        tick(cl);
+        deliverOne(*cp);
         continue;
       }
     } catch (FailSignal &) {
       break;
     }
-    reportDeadlock(c);
+    reportDeadlock(cl);
   }
 }
 
@@ -404,56 +492,83 @@ void setupSharedArena(Cta &c, size_t dyn);  // device.cpp
 void releaseSharedArena(Cta &c);
 
 Verdict launch(Dim3 grid, Dim3 block, size_t dynamic_smem, const std::function<void()> &kernel,
-               const Config &cfg, SrcLoc loc) {
+               const Config &cfg, SrcLoc loc, Dim3 cluster_dims, bool explicit_cluster) {
   Verdict v;
   static thread_local std::map<size_t, std::unique_ptr<StackPool>> pools;
   auto &pool = pools[cfg.stack_bytes];
   if (!pool) pool = std::make_unique<StackPool>(cfg.stack_bytes);
-  if (block.count() == 0 || block.count() > 1024 || grid.count() == 0) {
+  const Dim3 cd = cluster_dims;
+  if (block.count() == 0 || block.count() > 1024 || grid.count() == 0 || cd.count() == 0 ||
+      grid.x % cd.x || grid.y % cd.y || grid.z % cd.z) {
     v.symptom = "crash";
     v.detail = "crash/invalid-configuration";
     v.signature = siteOf(loc);
     v.message = "invalid launch configuration";
   }
-  for (uint32_t bz = 0; bz < grid.z && v.pass(); ++bz)
-    for (uint32_t by = 0; by < grid.y && v.pass(); ++by)
-      for (uint32_t bx = 0; bx < grid.x && v.pass(); ++bx) {
-        Cta c;
-        c.cfg = cfg;
-        c.grid = grid;
-        c.block = block;
-        c.block_idx = Dim3(bx, by, bz);
-        c.nthreads = (int)block.count();
-        c.nwarps = (c.nthreads + 31) / 32;
-        c.rng.seed(cfg.seed * 0x9e3779b97f4a7c15ull + (bx + grid.x * (by + grid.y * bz)));
-        c.verdict = &v;
-        c.warp_live.assign(c.nwarps, 0);
-        c.warp_size.assign(c.nwarps, 0);
-        c.maxnreg.assign((c.nwarps + 3) / 4, 0);
-        for (int i = 0; i < c.nthreads; ++i) {
-          auto t = std::make_unique<Thread>();
-          t->id = i;
-          t->tid = Dim3(i % block.x, (i / block.x) % block.y, i / (block.x * block.y));
-          t->warp = i / 32;
-          t->lane = i % 32;
-          t->warpgroup = t->warp / 4;
-          c.warp_live[t->warp]++;
-          c.warp_size[t->warp]++;
-          c.threads.push_back(std::move(t));
+  const Dim3 ncl = v.pass() ? Dim3(grid.x / cd.x, grid.y / cd.y, grid.z / cd.z) : Dim3(0, 0, 0);
+  // Clusters in the order CTAs ran before clusters existed (x fastest); a cluster's CTAs by rank.
+  for (uint32_t kz = 0; kz < ncl.z && v.pass(); ++kz)
+    for (uint32_t ky = 0; ky < ncl.y && v.pass(); ++ky)
+      for (uint32_t kx = 0; kx < ncl.x && v.pass(); ++kx) {
+        Cluster cl;
+        cl.dims = cd;
+        cl.id = Dim3(kx, ky, kz);
+        cl.nclusters = ncl;
+        cl.is_explicit = explicit_cluster;
+        std::vector<std::unique_ptr<Cta>> ctas;
+        for (uint32_t rank = 0; rank < cd.count(); ++rank) {
+          auto cp = std::make_unique<Cta>();
+          Cta &c = *cp;
+          const Dim3 in(rank % cd.x, (rank / cd.x) % cd.y, rank / (cd.x * cd.y));
+          const uint32_t bx = kx * cd.x + in.x, by = ky * cd.y + in.y, bz = kz * cd.z + in.z;
+          c.cfg = cfg;
+          c.grid = grid;
+          c.block = block;
+          c.block_idx = Dim3(bx, by, bz);
+          c.cluster = &cl;
+          c.rank = (int)rank;
+          c.cluster_ctaid = in;
+          c.nthreads = (int)block.count();
+          c.nwarps = (c.nthreads + 31) / 32;
+          c.rng.seed(cfg.seed * 0x9e3779b97f4a7c15ull + (bx + grid.x * (by + grid.y * bz)));
+          c.verdict = &v;
+          c.warp_live.assign(c.nwarps, 0);
+          c.warp_size.assign(c.nwarps, 0);
+          c.maxnreg.assign((c.nwarps + 3) / 4, 0);
+          for (int i = 0; i < c.nthreads; ++i) {
+            auto t = std::make_unique<Thread>();
+            t->id = i;
+            t->home = t->cur = &c;
+            t->tid = Dim3(i % block.x, (i / block.x) % block.y, i / (block.x * block.y));
+            t->warp = i / 32;
+            t->lane = i % 32;
+            t->warpgroup = t->warp / 4;
+            c.warp_live[t->warp]++;
+            c.warp_size[t->warp]++;
+            c.threads.push_back(std::move(t));
+          }
+          for (auto &b : c.bars) {
+            b.warp_arrived.assign(c.nwarps, 0);
+            b.warp_counted.assign(c.nwarps, 0);
+          }
+          setupSharedArena(c, dynamic_smem);
+          cl.ctas.push_back(&c);
+          ctas.push_back(std::move(cp));
         }
-        for (auto &b : c.bars) {
-          b.warp_arrived.assign(c.nwarps, 0);
-          b.warp_counted.assign(c.nwarps, 0);
+        g_cta = cl.ctas.front();
+        runCluster(cl, *pool, kernel);
+        // unwind unfinished fibers while their CTA is current (their frames may call back)
+        for (Cta *cp : cl.ctas)
+          for (auto &t : cp->threads) {
+            g_cta = t->cur;
+            t->fiber.reset();
+          }
+        for (Cta *cp : cl.ctas) {
+          v.ops += cp->ops;
+          v.switches += cp->switches;
         }
-        setupSharedArena(c, dynamic_smem);
-        g_cta = &c;
-        runCta(c, *pool, kernel);
-        // unwind unfinished fibers while the CTA is still current (their frames may call back)
-        for (auto &t : c.threads) t->fiber.reset();
-        v.ops += c.ops;
-        v.switches += c.switches;
         g_cta = nullptr;
-        releaseSharedArena(c);
+        for (Cta *cp : cl.ctas) releaseSharedArena(*cp);
       }
   if (!v.pass() && cfg.exit_on_failure) {
     v.print(stderr);

@@ -19,8 +19,9 @@ namespace wsemu {
 
 struct Thread;
 struct Cta;
+struct Cluster;
 
-enum class WaitKind { None, MBarrier, NamedBarrier, Collective, Async };
+enum class WaitKind { None, MBarrier, NamedBarrier, Collective, Async, ClusterBarrier };
 
 struct WaitInfo {
   WaitKind kind = WaitKind::None;
@@ -43,12 +44,14 @@ struct MBarrier {
   bool uninit = false;
   uint64_t phase = 0;  // completed phases; the current phase's parity is phase & 1
   SrcLoc init_loc;
-  int init_thread = -1;     // the thread whose mbarrier.init set it up
-  uint64_t init_epoch = 0;  // the CTA's barrier epoch at that init
+  int init_thread = -1;             // the thread whose mbarrier.init set it up
+  uint64_t init_epoch = 0;          // the CTA's barrier epoch at that init
+  uint64_t init_cluster_epoch = 0;  // the cluster's barrier.cluster epoch at that init
   std::vector<Thread *> waiters;
   // The arrival that completed the last phase: its warp, site and how many arrivals its thread had
   // made there before (the lanes of one warp at one arrive instruction, converged, share these).
   struct Arrival {
+    int cta = 0;  // the arriving thread's CTA (its rank in the cluster): a remote arrive differs
     int warp = -1;
     const char *file = nullptr;
     int line = 0;
@@ -75,6 +78,7 @@ struct Collective {
   int base = 0;   // thread id of slot 0
   int expected = 0;
   int arrived = 0;
+  uint64_t mask = 0;  // the slots that take part (a warp's member mask); 0: all
   bool done = false;
   SrcLoc loc;
   std::vector<uint64_t> in, in2, out;  // per slot (lane or warpgroup thread)
@@ -108,6 +112,14 @@ using AsyncPtr = std::shared_ptr<AsyncOp>;
 struct Thread {
   int id = 0;  // linear thread index in the CTA
   Dim3 tid;
+  Cta *home = nullptr;  // its CTA
+  // The CTA current while it runs: its own, or, inside a CtaScope, a peer CTA of its cluster whose
+  // shared memory it reaches (a remote mbarrier arrive, a DSMEM access, a multicast's copy). The
+  // scheduler resumes the thread with this CTA current, so a preemption inside the scope is safe.
+  Cta *cur = nullptr;
+  // barrier.cluster: the cluster barrier phase this thread arrived in and has not waited for yet
+  // (~0: none).
+  uint64_t cbar_arrived = ~0ull;
   int warp = 0, lane = 0, warpgroup = 0;
   enum State { Runnable, Blocked, Exited } state = Runnable;
   bool queued = false;
@@ -178,7 +190,9 @@ struct Cta {
     uint64_t phase = 0;
   };
   std::vector<TxWrite> tx_writes;
-  std::deque<Thread *> runq;
+  Cluster *cluster = nullptr;
+  int rank = 0;        // %cluster_ctarank
+  Dim3 cluster_ctaid;  // %cluster_ctaid
   std::mt19937_64 rng;
   uint64_t step = 0, op_seq = 0, ops = 0, switches = 0;
   std::vector<int> maxnreg;  // per warpgroup, 0 = not set
@@ -189,6 +203,54 @@ struct Cta {
   Verdict *verdict = nullptr;
   bool failed = false;
 };
+
+// A thread-block cluster (%cluster_nctarank CTAs) runs as one: the threads of all its CTAs in one
+// run queue, so a thread of one CTA may wake a thread of another (a remote mbarrier arrive,
+// barrier.cluster). A launch without cluster dimensions is clusters of one CTA.
+struct Cluster {
+  Dim3 dims;                 // %cluster_nctaid
+  Dim3 id;                   // %clusterid
+  Dim3 nclusters;            // %nclusterid
+  bool is_explicit = false;  // %is_explicit_cluster: launched with cluster dimensions
+  std::vector<Cta *> ctas;   // by rank
+  std::deque<Thread *> runq;
+  // barrier.cluster: threads arrived in the current phase, completed phases, the waiters.
+  int bar_arrived = 0;
+  uint64_t bar_phase = 0;
+  std::vector<Thread *> bar_waiters;
+  SrcLoc bar_first_loc;
+};
+
+// Shared::cluster addresses (emu/runtime/device.cpp): a 32-bit shared::cta window address of CTA
+// `rank` of the cluster, with rank + 1 in bits 24-28 (kClusterRankShift). 0 there means the
+// executing CTA's own: a shared::cta address is a shared::cluster address of its own CTA, as in
+// the PTX ISA. The window of one CTA stays below 2^24 (its arena is at most ~300 KiB).
+constexpr uint32_t kClusterRankShift = 24;
+constexpr uint32_t kClusterLocalMask = (1u << kClusterRankShift) - 1;
+// The CTA of the current cluster that a shared::cluster address names, and its shared::cta
+// address there; a rank outside the cluster is ub/out-of-bounds-shared at `loc`.
+Cta &clusterTarget(uint32_t addr, uint32_t *local, SrcLoc loc);
+// The shared::cluster address of a generic pointer into the shared memory of a CTA of the
+// cluster (its own included: then with its own rank); UB if it is in none.
+uint32_t clusterSmemAddr(const void *p, SrcLoc loc);
+// The CTA of the current cluster whose arena holds p, or null.
+Cta *clusterCtaOf(const void *p);
+inline uint32_t clusterEncode(int rank, uint32_t local) {
+  return ((uint32_t)(rank + 1) << kClusterRankShift) | (local & kClusterLocalMask);
+}
+
+// Makes `c` the current CTA until the scope ends (for the running thread too: Thread::cur).
+Cta *swapCta(Cta *c);
+struct CtaScope {
+  Cta *prev;
+  explicit CtaScope(Cta &c) : prev(swapCta(&c)) {}
+  ~CtaScope() { swapCta(prev); }
+  CtaScope(const CtaScope &) = delete;
+  CtaScope &operator=(const CtaScope &) = delete;
+};
+
+// barrier.cluster (sync.cpp): every non-exited thread of every CTA of the cluster.
+void clusterBarrierExit(Thread &t);
 
 // The scheduler side (fiber.cpp).
 Cta &cta();

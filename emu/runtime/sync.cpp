@@ -1,5 +1,6 @@
 // Named barriers, warp and warpgroup collectives (elect, shfl, vote, ldmatrix, setmaxnreg),
 // atomics, and the unknown-instruction error.
+#include <algorithm>
 #include <bit>
 #include <sstream>
 
@@ -108,6 +109,50 @@ void onThreadExit(Thread &t) {
     countWarp(c, b, t.warp);
     tryComplete(c, b);
   }
+  clusterBarrierExit(t);
+}
+
+// ---------------------------------------------------------------------------------------
+// barrier.cluster (PTX ISA, "barrier.cluster"): arrive marks the thread's arrival in the current
+// phase; wait returns once every non-exited thread of every CTA of the cluster arrived in the phase
+// the thread arrived in. Thread-granular: a thread that exits no longer counts. It orders every
+// thread of the cluster, so it orders each CTA's mbarrier inits before their uses, a remote
+// arrive's included (orderedAfterInit, mbarrier.cpp).
+// ---------------------------------------------------------------------------------------
+namespace {
+int clusterLive(const Cluster &cl) {
+  int live = 0;
+  for (const Cta *c : cl.ctas)
+    for (auto &tp : c->threads) live += tp->state != Thread::Exited;
+  return live;
+}
+
+void clusterTryComplete(Cluster &cl) {
+  const int live = clusterLive(cl);
+  if (cl.bar_arrived == 0 || cl.bar_arrived < live) return;
+  for (Cta *c : cl.ctas) {
+    // What the CTA's threads know of completed mbarrier phases, they all know now (as at bar.sync).
+    std::unordered_map<uint32_t, uint64_t> known;
+    for (auto &tp : c->threads)
+      for (auto &[bar, ph] : tp->seen_phase) known[bar] = std::max(known[bar], ph);
+    if (!known.empty())
+      for (auto &tp : c->threads)
+        for (auto &[bar, ph] : known) tp->seen_phase[bar] = std::max(tp->seen_phase[bar], ph);
+    c->bar_epoch++;
+  }
+  cl.bar_phase++;
+  cl.bar_arrived = 0;
+  traceOp("barrier.cluster.phase", cl.bar_phase, 0);
+  wakeAll(cl.bar_waiters);
+}
+}  // namespace
+
+void clusterBarrierExit(Thread &t) {
+  Cluster *cl = t.home ? t.home->cluster : nullptr;
+  if (!cl) return;
+  if (t.cbar_arrived == cl->bar_phase) cl->bar_arrived--;  // its arrival leaves with it
+  t.cbar_arrived = ~0ull;
+  clusterTryComplete(*cl);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -132,6 +177,7 @@ std::shared_ptr<Collective> rendezvous(const std::string &kind, int scope, int b
     open->present.assign(nslots, 0);
     open->ptrs.assign(nslots, nullptr);
     open->expected = expected;
+    open->mask = mask;
     open->complete = complete;
   }
   std::shared_ptr<Collective> k = open;
@@ -182,6 +228,40 @@ std::shared_ptr<Collective> warpgroupRendezvous(const std::string &kind, SrcLoc 
 }
 
 namespace ptx {
+
+void cluster_arrive(SrcLoc loc) {
+  preempt();
+  Thread &t = self();
+  Cluster &cl = *t.home->cluster;
+  if (t.cbar_arrived != ~0ull)
+    fail("ub/cluster-barrier-arrive-twice", loc,
+         "barrier.cluster.arrive by a thread that arrived before (at phase " +
+             std::to_string(t.cbar_arrived) + ") and has not executed barrier.cluster.wait since");
+  if (cl.bar_arrived == 0) cl.bar_first_loc = loc;
+  traceOp("barrier.cluster.arrive", cl.bar_phase, 0);
+  t.cbar_arrived = cl.bar_phase;
+  cl.bar_arrived++;
+  clusterTryComplete(cl);
+}
+
+void cluster_wait(SrcLoc loc) {
+  preempt();
+  Thread &t = self();
+  Cluster &cl = *t.home->cluster;
+  if (t.cbar_arrived == ~0ull)
+    fail("ub/cluster-barrier-wait-unarrived", loc,
+         "barrier.cluster.wait by a thread that made no barrier.cluster.arrive before it");
+  traceOp("barrier.cluster.wait", t.cbar_arrived, cl.bar_phase);
+  while (cl.bar_phase == t.cbar_arrived) {
+    cl.bar_waiters.push_back(&t);
+    WaitInfo w;
+    w.kind = WaitKind::ClusterBarrier;
+    w.loc = loc;
+    park(w);
+  }
+  t.cbar_arrived = ~0ull;
+  t.site_iters[{loc.file, loc.line}]++;
+}
 
 void bar_sync(uint32_t id, uint32_t count, SrcLoc loc) { barrier(id, count, loc, true); }
 void bar_arrive(uint32_t id, uint32_t count, SrcLoc loc) { barrier(id, count, loc, false); }

@@ -291,10 +291,10 @@ void kernelParam(const void *p, size_t bytes, const char *name, bool grid_consta
   self().params.push_back({lo, lo + bytes, name, grid_constant});
 }
 
-void tma_load(int rank, uint32_t dst, const TensorMap *mp, const int32_t *coords, uint32_t bar,
-              SrcLoc loc) {
-  preempt();
-  const TensorMap &m = checkMap(mp, loc);
+namespace {
+// A TMA load of a checked map into the current CTA's shared memory.
+void issueTmaLoad(int rank, uint32_t dst, const TensorMap &m, const int32_t *coords, uint32_t bar,
+                  SrcLoc loc) {
   if (rank != m.rank)
     fail("ub/bad-tensor-map", loc,
          "cp.async.bulk.tensor." + std::to_string(rank) + "d with a map of rank " +
@@ -314,6 +314,71 @@ void tma_load(int rank, uint32_t dst, const TensorMap *mp, const int32_t *coords
   traceOp("tma.load", dst, bar);
   noteTxWrite(dst, op->box.bytes, bar);
   issueAsync(op);
+}
+
+void issueBulkLoad(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar, SrcLoc loc) {
+  if (dst % 16 || bytes % 16 || reinterpret_cast<uintptr_t>(src) % 16)
+    fail("ub/misaligned", loc, "cp.async.bulk needs 16-byte aligned addresses and size");
+  checkBar(bar, loc);
+  checkShared(dst, bytes, loc);
+  auto op = std::make_shared<BulkLoad>();
+  op->kind = "cp.async.bulk (load)";
+  op->loc = loc;
+  op->dst = dst;
+  op->bar = bar;
+  op->bytes = bytes;
+  op->src = static_cast<const uint8_t *>(src);
+  noteTxWrite(dst, bytes, bar);
+  issueAsync(op);
+}
+
+// The CTAs of the cluster a multicast's ctaMask names (a rank outside the cluster is UB).
+std::vector<Cta *> multicastTargets(uint16_t mask, SrcLoc loc) {
+  Cta &c = cta();
+  const size_t n = c.cluster ? c.cluster->ctas.size() : 1;
+  if (n < 16 && (mask >> n))
+    fail(
+        "ub/multicast-mask", loc,
+        "the multicast's ctaMask 0x" +
+            [&] {
+              char b[8];
+              std::snprintf(b, sizeof b, "%x", mask);
+              return std::string(b);
+            }() +
+            " names a CTA rank outside the cluster of " + std::to_string(n) + " CTAs");
+  std::vector<Cta *> out;
+  for (size_t r = 0; r < n; ++r)
+    if (mask >> r & 1) out.push_back(c.cluster ? c.cluster->ctas[r] : &c);
+  return out;
+}
+}  // namespace
+
+void tma_load(int rank, uint32_t dst, const TensorMap *mp, const int32_t *coords, uint32_t bar,
+              SrcLoc loc) {
+  preempt();
+  const TensorMap &m = checkMap(mp, loc);
+  issueTmaLoad(rank, dst, m, coords, bar, loc);
+}
+
+// One copy per destination CTA, each into that CTA's shared memory and pending operations, each
+// signalling the barrier at the same offset there; under the eager policy each lands at issue.
+void tma_load_multicast(int rank, uint32_t dst, const TensorMap *mp, const int32_t *coords,
+                        uint32_t bar, uint16_t mask, SrcLoc loc) {
+  preempt();
+  const TensorMap &m = checkMap(mp, loc);
+  for (Cta *t : multicastTargets(mask, loc)) {
+    CtaScope in(*t);
+    issueTmaLoad(rank, dst & kClusterLocalMask, m, coords, bar & kClusterLocalMask, loc);
+  }
+}
+
+void bulk_load_multicast(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar, uint16_t mask,
+                         SrcLoc loc) {
+  preempt();
+  for (Cta *t : multicastTargets(mask, loc)) {
+    CtaScope in(*t);
+    issueBulkLoad(dst & kClusterLocalMask, src, bytes, bar & kClusterLocalMask, loc);
+  }
 }
 
 void tma_store(int rank, const TensorMap *mp, const int32_t *coords, uint32_t src, SrcLoc loc) {
@@ -345,19 +410,7 @@ void tma_store(int rank, const TensorMap *mp, const int32_t *coords, uint32_t sr
 
 void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar, SrcLoc loc) {
   preempt();
-  if (dst % 16 || bytes % 16 || reinterpret_cast<uintptr_t>(src) % 16)
-    fail("ub/misaligned", loc, "cp.async.bulk needs 16-byte aligned addresses and size");
-  checkBar(bar, loc);
-  checkShared(dst, bytes, loc);
-  auto op = std::make_shared<BulkLoad>();
-  op->kind = "cp.async.bulk (load)";
-  op->loc = loc;
-  op->dst = dst;
-  op->bar = bar;
-  op->bytes = bytes;
-  op->src = static_cast<const uint8_t *>(src);
-  noteTxWrite(dst, bytes, bar);
-  issueAsync(op);
+  issueBulkLoad(dst, src, bytes, bar, loc);
 }
 
 void bulk_store(void *dst, uint32_t src, uint32_t bytes, SrcLoc loc) {

@@ -106,6 +106,15 @@ std::string describeWait(const Thread &t) {
         << " threads arrived, warp-granular)";
       break;
     }
+    case WaitKind::ClusterBarrier: {
+      const Cluster &cl = *c.cluster;
+      int live = 0;
+      for (const Cta *x : cl.ctas)
+        for (auto &tp : x->threads) live += tp->state != Thread::Exited;
+      o << "barrier.cluster.wait (" << cl.bar_arrived << " of " << live
+        << " non-exited threads of the cluster's " << cl.ctas.size() << " CTAs arrived)";
+      break;
+    }
     case WaitKind::Collective: {
       Collective *k = w.coll;
       o << k->kind << " rendezvous (" << k->arrived << " of " << k->expected
