@@ -77,6 +77,19 @@ TEST(EmuPtx, RownormBugHangsOnNamedBarrierOne) {
                                       << r.out;
 }
 
+// The signature names a counted named barrier and how much of its count arrived, as the GPU
+// watchdog's does. With the parked roles alone, a CPU reduction of this hang kept the roles and
+// dropped warpgroup 1's bar.arrive (tests/fixtures/ptx/rownorm_slip.cu): 128 of 288 then
+// arrive, not 256, and the signature now says so, so a reduction refuses that step.
+TEST(EmuPtx, RownormBugKeepsItsNamedBarrierCountsInTheSignature) {
+  auto bug = wsemuPtx({outside("rownorm_nb_bug.cu"), "-lcuda"});
+  EXPECT_TRUE(has(bug.err, "rownorm_nb_bug.cu:93,warpgroup0,iter64,arrivals=named1:256/288")) << bug.err;
+  auto slip = wsemuPtx({fixture("rownorm_slip.cu"), "-lcuda"});
+  EXPECT_EQ(slip.exit_code, 86) << slip.out << slip.err;
+  EXPECT_TRUE(has(slip.err, "arrivals=named1:128/288")) << slip.err;
+  EXPECT_FALSE(has(slip.err, "named1:256/288")) << slip.err;
+}
+
 // On the H200 this program fails its own check on 84 of 1024 rows (corpus/outside/expected.tsv).
 // The emulator runs the same fma.rn.f32 and sqrt.rn.f32 the GPU does, and every row comes out
 // within 5e-7 of the double reference. The H200's errors (up to 1.8e-3) are the size of one

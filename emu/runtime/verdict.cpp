@@ -62,6 +62,17 @@ std::string smemName(uint32_t addr) {
 }
 
 std::string waitArrivals(const Thread &t) {
+  // A counted named barrier: which one, and how many of its count arrived, in the GPU watchdog's
+  // words ("named1:256/288"). The parked roles alone let a CPU reduction of the outside
+  // named-barrier hang drop the warpgroup whose bar.arrive brought 128 of the 256: the same
+  // roles parked on a barrier that 128 of 288 reach, another cause. A CTA-wide barrier has no
+  // count to name (the GPU's signature gives none either).
+  if (t.wait.kind == WaitKind::NamedBarrier) {
+    const NamedBarrier &b = cta().bars[t.wait.bar_id];
+    if (b.cta_wide || b.expected == 0) return "";
+    return "named" + std::to_string(t.wait.bar_id) + ":" + std::to_string(b.arrived) + "/" +
+           std::to_string(b.expected);
+  }
   if (t.wait.kind != WaitKind::MBarrier) return "";
   auto it = cta().mbars.find(t.wait.addr);
   if (it == cta().mbars.end()) return "";
