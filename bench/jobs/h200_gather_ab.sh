@@ -19,7 +19,7 @@ for g in off on; do
   s=$(date +%s)
   (cd $W && wsreduce $NAME.cu --symptom $SYMPTOM -j16 --budget $BUDGET $([ $g = on ] && echo --gather)) > $OUT/$g/$NAME.log 2>&1
   w=$(($(date +%s) - s))
-  cp $W/$NAME.min.cu $OUT/$g/ 2>/dev/null
+  cp $W/$NAME.min.cu $W/$NAME.min.trace.jsonl $OUT/$g/ 2>/dev/null
   fin=$(cd $W && wsoracle $NAME.min.cu --timeout 20 2>&1 | sed -n 's/^signature: *//p')
   sum=$(grep -E "tests, .* slots busy" $OUT/$g/$NAME.log | tail -1 | sed 's/^wsreduce: //')
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' $g "$(nb $W/$NAME.min.cu)" "$(tokens $W/$NAME.min.cu)" $w "$sum" "$fin" >> $OUT/ab.tsv
