@@ -79,8 +79,9 @@ struct SearchOptions {
   // third of the winner's judgment time (at most 2 s) before they are cancelled: they started
   // with it, finish about when it did, and those that are interesting too are taken together in
   // the next step instead of one round trip each. The slots that finish meanwhile wait, so it
-  // pays only where several candidates of a wave are interesting (wsreduce --gather; off until
-  // an A/B on the GPU, bench/jobs/h200_gather_ab.sh, says which way it goes).
+  // pays only where several candidates of a wave are interesting and their verdicts come at
+  // once (wsreduce --gather). Off: on one GPU, which runs one candidate at a time, it took no
+  // more than without (bench/results/2026-12-05-h100-duel-speed).
   bool gather = false;
 };
 
