@@ -297,6 +297,23 @@ TEST(EmuPtx, ALaunchSizedByTheKernelsAttributesAndOccupancyRuns) {
   EXPECT_EQ(r.out, "static 4096 max-threads 1024 per-sm 6 clusters 396\nscale: 0 wrong\n") << r.err;
 }
 
+// A failed device assert() prints the GPU's line and fails the launch with the GPU's error
+// (device-side assert triggered); a breakpoint instruction with no debugger fails it too. Both
+// are what CUTLASS's debug builds compile to.
+TEST(EmuPtx, ADeviceAssertAndABreakpointEndTheLaunchAsOnTheGpu) {
+  auto a = wsemuPtx({fixture("device_assert.cu")});
+  EXPECT_EQ(a.exit_code, 87) << a.out << a.err;
+  EXPECT_EQ(a.out, "device-side assert triggered\n") << a.err;
+  EXPECT_TRUE(has(a.err, "block: [0,0,0], thread: [5,0,0] Assertion `p[threadIdx.x] < 100` failed."))
+      << a.err;
+  EXPECT_TRUE(has(a.err, "WSEMU verdict=crash/device-assert")) << a.err;
+  auto b = wsemuPtx({fixture("device_assert.cu"), "-DBRKPT"});
+  EXPECT_EQ(b.exit_code, 87) << b.out << b.err;
+  EXPECT_EQ(b.out, "unspecified launch failure\n") << b.err;
+  EXPECT_TRUE(has(b.err, "WSEMU verdict=crash/launch-failure")) << b.err;
+  EXPECT_TRUE(has(b.err, "brkpt: the kernel reached a breakpoint")) << b.err;
+}
+
 TEST(EmuPtx, BadInputIsOneSentence) {
   auto r = wsemuPtx({"/no/such/program.cu"});
   EXPECT_EQ(r.exit_code, 2);

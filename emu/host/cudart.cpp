@@ -154,19 +154,24 @@ void flushDevicePrintf() {
   std::fflush(stderr);
   std::_Exit(p.v.exitStatus());
 }
+// The error a failed kernel leaves: a failed device assert is its own (cudaErrorAssert), every
+// other fault "unspecified launch failure", as the emulator cannot tell the GPU's finer classes.
+cudaError_t faultError() {
+  return pending().v.detail == "crash/device-assert" ? cudaErrorAssert : cudaErrorLaunchFailure;
+}
 cudaError_t syncPoint() {
   flushDevicePrintf();
   auto &p = pending();
   if (!p.set) return cudaSuccess;
   if (p.v.symptom == "ub" || p.v.symptom == "crash") {
     p.sticky = true;
-    return lastError() = cudaErrorLaunchFailure;
+    return lastError() = faultError();
   }
   sayVerdictAndExit(p);
 }
-cudaError_t sticky() { return pending().sticky ? cudaErrorLaunchFailure : cudaSuccess; }
+cudaError_t sticky() { return pending().sticky ? faultError() : cudaSuccess; }
 void askedFor(int e) {
-  if (e == (int)cudaErrorLaunchFailure && pending().sticky) pending().reported = true;
+  if (pending().sticky && e == (int)faultError()) pending().reported = true;
 }
 void atExit(int status, void *) {
   auto &p = pending();
@@ -262,7 +267,7 @@ cudaError_t launchKernel(const void *stub, dim3 g, dim3 b, void **args, size_t s
     return lastError() = cudaErrorInvalidValue;
   }
   if (pending().set) {  // queued behind a kernel that never finished (or faulted): never runs
-    if (sticky()) lastError() = cudaErrorLaunchFailure;
+    if (sticky()) lastError() = faultError();
     return cudaSuccess;
   }
   Module &m = module();
@@ -427,6 +432,7 @@ static constexpr ErrorText kRuntimeErrors[] = {
     {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
     {cudaErrorIllegalAddress, nullptr, "an illegal memory access was encountered"},
     {cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
+    {cudaErrorAssert, "cudaErrorAssert", "device-side assert triggered"},
     {cudaErrorInvalidResourceHandle, nullptr, "invalid resource handle"},
     {cudaErrorInvalidClusterSize, "cudaErrorInvalidClusterSize", "invalid cluster size"},
 };

@@ -347,6 +347,7 @@ struct Interp {
   void run();
   void call(const Ins &in);
   void vprintf(const Ins &in);
+  [[noreturn]] void assertFail(const Ins &in);
   void arith(const Ins &in);
   bool setp(const Ins &in) const;
   uint64_t cvt(const Ins &in, uint64_t a) const;
@@ -948,6 +949,10 @@ void Interp::run() {
         fail("crash/launch-failure", site(in),
              "trap: the kernel executed trap (__trap()); on the GPU the launch fails with "
              "\"unspecified launch failure\"");
+      case Op::Brkpt:
+        fail("crash/launch-failure", site(in),
+             "brkpt: the kernel reached a breakpoint instruction; with no debugger attached the "
+             "GPU ends the launch with an error");
       case Op::BarSync:
       case Op::BarArrive: {
         uint32_t id = (uint32_t)val(in.o[0]), count = in.nops > 1 ? (uint32_t)val(in.o[1]) : 0;
@@ -970,6 +975,13 @@ void Interp::run() {
                            (uint32_t)val(in.o[3]), (uint32_t)val(in.o[4]), site(in), &in_range);
         r[in.o[0].reg] = v;
         if (in.o[0].reg2 != kNone) r[in.o[0].reg2] = in_range;
+        break;
+      }
+      case Op::Elect: {  // the lowest lane of the mask present: its id, and true in that lane
+        uint32_t leader = 0;
+        const bool me = ptx::elect_sync((uint32_t)val(in.o[1]), site(in), &leader);
+        if (in.o[0].reg != kNone) r[in.o[0].reg] = leader;
+        if (in.o[0].reg2 != kNone) r[in.o[0].reg2] = me;
         break;
       }
       case Op::Vote: {
@@ -1115,6 +1127,8 @@ void Interp::run() {
       case Op::Vprintf:
         vprintf(in);
         break;
+      case Op::AssertFail:
+        assertFail(in);
       case Op::WgmmaFence:
         ptx::wgmma_fence(site(in));
         break;
@@ -1130,17 +1144,20 @@ void Interp::run() {
         float *d[128];
         const int nd = in.rank / 2;
         for (int i = 0; i < nd; ++i) d[i] = reinterpret_cast<float *>(&r[vec[in.o[0].reg + i].reg]);
-        const ptx::WgType wt = in.cmp == 0 ? ptx::WgType::BF16 : ptx::WgType::F16;
+        const ptx::WgType wt = in.cmp == 0   ? ptx::WgType::BF16
+                               : in.cmp == 1 ? ptx::WgType::F16
+                                             : ptx::WgType::TF32;
+        const bool tf32 = wt == ptx::WgType::TF32;  // no transpose operands: K-major
         if (!in.uni) {
           ptx::wgmma_ss(in.rank, wt, d, val(in.o[1]), val(in.o[2]), val(in.o[3]) & 1,
-                        (int)(int64_t)val(in.o[4]), (int)(int64_t)val(in.o[5]), (int)val(in.o[6]),
-                        (int)val(in.o[7]), site(in));
+                        (int)(int64_t)val(in.o[4]), (int)(int64_t)val(in.o[5]),
+                        tf32 ? 0 : (int)val(in.o[6]), tf32 ? 0 : (int)val(in.o[7]), site(in));
         } else {
           uint32_t a[4];
           for (int i = 0; i < 4; ++i) a[i] = (uint32_t)val(vec[in.o[1].reg + i]);
           ptx::wgmma_rs(in.rank, wt, d, a, val(in.o[2]), val(in.o[3]) & 1,
-                        (int)(int64_t)val(in.o[4]), (int)(int64_t)val(in.o[5]), (int)val(in.o[6]),
-                        site(in));
+                        (int)(int64_t)val(in.o[4]), (int)(int64_t)val(in.o[5]),
+                        tf32 ? 0 : (int)val(in.o[6]), site(in));
         }
         break;
       }
@@ -1236,6 +1253,38 @@ void Interp::call(const Ins &in) {
     const Var &p = m.vars[callee.params[i]];
     std::memcpy(reinterpret_cast<void *>(symaddr[rets[i].sym]), buf + p.param_offset, p.bytes);
   }
+}
+
+// __assertfail(message, file, line, function, char size): a device assert() that failed. The
+// GPU prints its line to stderr and the launch fails (cudaErrorAssert).
+void Interp::assertFail(const Ins &in) {
+  const Operand *args = &fn.vec[in.o[1].reg];
+  const SrcLoc l = loc(in);
+  auto u64 = [&](int i) {
+    uint64_t v = 0;
+    std::memcpy(&v, reinterpret_cast<const void *>(symaddr[args[i].sym]), 8);
+    return v;
+  };
+  auto str = [&](uint64_t p) {
+    std::string s;
+    for (; p && s.size() < 4096; ++p) {
+      checkAccess(reinterpret_cast<const void *>(p), 1, l);
+      char c = *reinterpret_cast<const char *>(p);
+      if (!c) break;
+      s += c;
+    }
+    return s;
+  };
+  uint32_t line = 0;
+  std::memcpy(&line, reinterpret_cast<const void *>(symaddr[args[2].sym]), 4);
+  const Dim3 b = blockIdx(), th = threadIdx();
+  char where[160];
+  std::snprintf(where, sizeof where, "block: [%u,%u,%u], thread: [%u,%u,%u]", b.x, b.y, b.z, th.x,
+                th.y, th.z);
+  const std::string text = str(u64(1)) + ":" + std::to_string(line) + ": " + str(u64(3)) + ": " +
+                           where + " Assertion `" + str(u64(0)) + "` failed.";
+  std::fprintf(stderr, "%s\n", text.c_str());
+  fail("crash/device-assert", site(in), "device assert: " + text);
 }
 
 // vprintf(format, args): what device printf compiles to. The arguments lie in the caller's local

@@ -398,7 +398,9 @@ struct Parser {
     }
     if (size_t bar = t.find('|'); bar != std::string::npos) {
       o->k = Operand::Reg;
-      if (!reg(trim(t.substr(0, bar)), &o->reg) || !reg(trim(t.substr(bar + 1)), &o->reg2))
+      const std::string first = trim(t.substr(0, bar));
+      if (first == "_") o->reg = kNone;  // the sink: only the predicate is wanted
+      if ((first != "_" && !reg(first, &o->reg)) || !reg(trim(t.substr(bar + 1)), &o->reg2))
         return fail("an unknown register in " + t);
       return true;
     }
@@ -502,6 +504,11 @@ struct Parser {
       ins.nops = 2;
       if (callee == "vprintf" && args.size() == 2 && rets.size() <= 1) {
         ins.op = Op::Vprintf;
+        return push(ins, stmt);
+      }
+      // A failed device assert(): message, file, line, function, char size.
+      if (callee == "__assertfail" && args.size() == 5 && rets.empty()) {
+        ins.op = Op::AssertFail;
         return push(ins, stmt);
       }
       auto it = m.func_by_name.find(callee);
@@ -827,6 +834,10 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
     ins.op = Op::Trap;
     return true;
   }
+  if (base == "brkpt") {  // CUTLASS's debug builds stop there on a misused pipeline
+    ins.op = Op::Brkpt;
+    return n == 0;
+  }
   // ---- barriers and collectives ----
   if (base == "barrier" && has("cluster")) {
     take({"cluster", "aligned"});
@@ -885,6 +896,12 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
     if (it == modes.end()) return false;
     ins.cmp = it->second;
     ins.op = Op::Shfl;
+    return true;
+  }
+  if (base == "elect") {  // elect.sync d|p, membermask (d may be the sink `_`)
+    take({"sync"});
+    if (!q.empty() || n != 2) return false;
+    ins.op = Op::Elect;
     return true;
   }
   if (base == "vote") {
@@ -993,6 +1010,13 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
       ins.op = Op::WgmmaWait;
       return true;
     }
+    // tf32 is no register type here (it stays among the qualifiers): .f32.tf32.tf32.
+    const bool tf32 = q.size() == 4 && q[2] == "tf32" && q[3] == "tf32" && types.size() == 1;
+    if (tf32) {
+      q.resize(2);
+      types.push_back(Ty::B32);
+      types.push_back(Ty::B32);
+    }
     if (q.size() != 2 || q[0] != "mma_async" || types.size() != 3 || types[0] != Ty::F32)
       return false;
     const std::string &shape = q[1];  // m64nNkK
@@ -1006,11 +1030,15 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
       ins.cmp = 0;
     else if (types[1] == Ty::F16 && k == 16)
       ins.cmp = 1;
+    else if (tf32 && k == 8)
+      ins.cmp = 2;
     else
-      return false;  // tf32 and the 8-bit types: not decoded here
+      return false;  // the 8-bit types: not decoded here
     if (ins.o[0].k != Operand::Vec || ins.o[0].imm != ins.rank / 2) return false;
     ins.uni = ins.o[1].k == Operand::Vec;  // A from registers
-    if (ins.uni ? (n != 7 || ins.o[1].imm != 4) : n != 8) return false;
+    // tf32 has no transpose operands (its operands are K-major only): one operand fewer.
+    const int trans = tf32 ? 0 : (ins.uni ? 1 : 2);
+    if (ins.uni ? (n != 6 + trans || ins.o[1].imm != 4) : n != 6 + trans) return false;
     ins.op = Op::Wgmma;
     return true;
   }
@@ -1018,6 +1046,14 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
   if (base == "cp") {
     if (q.size() < 2 || q[0] != "async" || q[1] != "bulk") return false;
     std::vector<std::string> r(q.begin() + 2, q.end());
+    // .L2::cache_hint adds a cache policy as the last operand: a hint to the L2, nothing the
+    // copy's bytes or its barrier see. Decoded as the copy without it.
+    int hinted = ins.nops;
+    if (!r.empty() && r.back() == "L2::cache_hint") {
+      r.pop_back();
+      ins.nops = (uint8_t)--hinted;
+    }
+    const int n = hinted;
     auto is = [&](std::initializer_list<const char *> want) {
       if (r.size() != want.size()) return false;
       size_t i = 0;
