@@ -3,6 +3,12 @@
 #include "process.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
 
 #include <map>
 #include <string>
@@ -83,7 +89,8 @@ TEST(EmuPtx, RownormBugHangsOnNamedBarrierOne) {
 // arrive, not 256, and the signature now says so, so a reduction refuses that step.
 TEST(EmuPtx, RownormBugKeepsItsNamedBarrierCountsInTheSignature) {
   auto bug = wsemuPtx({outside("rownorm_nb_bug.cu"), "-lcuda"});
-  EXPECT_TRUE(has(bug.err, "rownorm_nb_bug.cu:93,warpgroup0,iter64,arrivals=named1:256/288")) << bug.err;
+  EXPECT_TRUE(has(bug.err, "rownorm_nb_bug.cu:93,warpgroup0,iter64,arrivals=named1:256/288"))
+      << bug.err;
   auto slip = wsemuPtx({fixture("rownorm_slip.cu"), "-lcuda"});
   EXPECT_EQ(slip.exit_code, 86) << slip.out << slip.err;
   EXPECT_TRUE(has(slip.err, "arrivals=named1:128/288")) << slip.err;
@@ -304,7 +311,8 @@ TEST(EmuPtx, ADeviceAssertAndABreakpointEndTheLaunchAsOnTheGpu) {
   auto a = wsemuPtx({fixture("device_assert.cu")});
   EXPECT_EQ(a.exit_code, 87) << a.out << a.err;
   EXPECT_EQ(a.out, "device-side assert triggered\n") << a.err;
-  EXPECT_TRUE(has(a.err, "block: [0,0,0], thread: [5,0,0] Assertion `p[threadIdx.x] < 100` failed."))
+  EXPECT_TRUE(
+      has(a.err, "block: [0,0,0], thread: [5,0,0] Assertion `p[threadIdx.x] < 100` failed."))
       << a.err;
   EXPECT_TRUE(has(a.err, "WSEMU verdict=crash/device-assert")) << a.err;
   auto b = wsemuPtx({fixture("device_assert.cu"), "-DBRKPT"});
@@ -312,6 +320,58 @@ TEST(EmuPtx, ADeviceAssertAndABreakpointEndTheLaunchAsOnTheGpu) {
   EXPECT_EQ(b.out, "unspecified launch failure\n") << b.err;
   EXPECT_TRUE(has(b.err, "WSEMU verdict=crash/launch-failure")) << b.err;
   EXPECT_TRUE(has(b.err, "brkpt: the kernel reached a breakpoint")) << b.err;
+}
+
+// CUTLASS's example 48 (tf32 wgmma, clusters of 4x2 CTAs, multicast TMA, a warp-specialized
+// pipeline), unmodified and at a small problem of its own options: its own check passes. With
+// the TMA pipeline told to expect 16 more bytes than its loads bring, in a copy of the CUTLASS
+// header that the -I order puts first (bench/cutlass/inject_tx.sh's bug): both consumer
+// warpgroups of the CTAs park in ClusterBarrier::wait under consumer_wait, every arrival in and
+// the 16 bytes missing, as the GPU names it (bench/results/2026-12-05-cpu-ex48-emu).
+TEST(EmuPtx, CutlassExample48PassesAndItsHeaderBugHangsWithTheBytesMissing) {
+  namespace fs = std::filesystem;
+  const std::string c = WSREDUCE_CUTLASS_DIR;
+  const std::string ex =
+      c + "/examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu";
+  const std::string hdr = c + "/include/cutlass/pipeline/sm90_pipeline.hpp";
+  if (!fs::exists(ex) || !fs::exists(hdr))
+    GTEST_SKIP() << "CUTLASS 4.2.0.0 is not at " << c << " (bash scripts/setup.sh fetches it)";
+  const std::vector<std::string> flags = {"-I" + c + "/include", "-I" + c + "/tools/util/include",
+                                          "-I" + c + "/examples/common",
+                                          "--expt-relaxed-constexpr"};
+  const std::vector<std::string> args = {"--", "--m=256", "--n=256", "--k=128", "--iterations=0"};
+  std::vector<std::string> ok = {ex};
+  ok.insert(ok.end(), flags.begin(), flags.end());
+  ok.insert(ok.end(), args.begin(), args.end());
+  auto r = wsemuPtx(ok);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "Disposition: Passed")) << r.out << r.err;
+
+  // The whole of cutlass/pipeline/ is copied: its headers include each other by bare names too.
+  const fs::path overlay = fs::temp_directory_path() /
+                           ("wsr-ex48-bug-" + std::to_string(::getpid())) / "cutlass" / "pipeline";
+  fs::create_directories(overlay.parent_path());
+  fs::copy(fs::path(hdr).parent_path(), overlay, fs::copy_options::recursive);
+  std::ifstream in(hdr);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string bug = std::regex_replace(
+      ss.str(), std::regex(R"(arrive_and_expect_tx\(params_\.transaction_bytes\))"),
+      "arrive_and_expect_tx(params_.transaction_bytes + 16)");
+  ASSERT_NE(bug, ss.str());
+  std::ofstream(overlay / "sm90_pipeline.hpp") << bug;
+  std::vector<std::string> b = {ex, "-I" + overlay.parent_path().parent_path().string()};
+  b.insert(b.end(), flags.begin(), flags.end());
+  b.insert(b.end(), args.begin(), args.end());
+  auto h = wsemuPtx(b);
+  fs::remove_all(overlay.parent_path().parent_path());
+  EXPECT_EQ(h.exit_code, 86) << h.out << h.err;
+  EXPECT_TRUE(has(h.err, "WSEMU verdict=hang/mbarrier")) << h.err;
+  EXPECT_TRUE(has(h.err,
+                  "sm90_pipeline.hpp:621>barrier.h:371>barrier.h:424 in CTA rank 0: "
+                  "mbarrier smem+0x400 waiting for parity 0 (phase 0 parity 0, pending 0 "
+                  "of 1, tx 16)"))
+      << h.err;
 }
 
 TEST(EmuPtx, BadInputIsOneSentence) {
