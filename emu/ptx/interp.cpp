@@ -1255,6 +1255,17 @@ void Interp::call(const Ins &in) {
   }
 }
 
+// The NUL-terminated device string at p, every byte checked as the program's own read would be.
+std::string cString(uint64_t p, SrcLoc l) {
+  std::string s;
+  for (;; ++p) {
+    checkAccess(reinterpret_cast<const void *>(p), 1, l);
+    char c = *reinterpret_cast<const char *>(p);
+    if (!c) return s;
+    s += c;
+  }
+}
+
 // __assertfail(message, file, line, function, char size): a device assert() that failed. The
 // GPU prints its line to stderr and the launch fails (cudaErrorAssert).
 void Interp::assertFail(const Ins &in) {
@@ -1265,16 +1276,7 @@ void Interp::assertFail(const Ins &in) {
     std::memcpy(&v, reinterpret_cast<const void *>(symaddr[args[i].sym]), 8);
     return v;
   };
-  auto str = [&](uint64_t p) {
-    std::string s;
-    for (; p && s.size() < 4096; ++p) {
-      checkAccess(reinterpret_cast<const void *>(p), 1, l);
-      char c = *reinterpret_cast<const char *>(p);
-      if (!c) break;
-      s += c;
-    }
-    return s;
-  };
+  auto str = [&](uint64_t p) { return cString(p, l); };
   uint32_t line = 0;
   std::memcpy(&line, reinterpret_cast<const void *>(symaddr[args[2].sym]), 4);
   const Dim3 b = blockIdx(), th = threadIdx();
@@ -1296,15 +1298,7 @@ void Interp::vprintf(const Ins &in) {
   std::memcpy(&fmt, reinterpret_cast<const void *>(symaddr[args[0].sym]), 8);
   std::memcpy(&argp, reinterpret_cast<const void *>(symaddr[args[1].sym]), 8);
   const SrcLoc l = loc(in);
-  auto str = [&](uint64_t p) {
-    std::string s;
-    for (;; ++p) {
-      checkAccess(reinterpret_cast<const void *>(p), 1, l);
-      char c = *reinterpret_cast<const char *>(p);
-      if (!c) return s;
-      s += c;
-    }
-  };
+  auto str = [&](uint64_t p) { return cString(p, l); };
   const std::string f = str(fmt);
   std::string out;
   size_t off = 0;
