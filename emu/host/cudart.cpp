@@ -242,7 +242,18 @@ const wsemu::Config &config() {
   return c;
 }
 
-// `cluster`: cudaLaunchAttributeClusterDimension's, or 0 x 0 x 0 when the launch names none.
+// A launch configuration's cudaLaunchAttributeClusterDimension, or 0 x 0 x 0 when it names none.
+dim3 clusterAttribute(const cudaLaunchConfig_t &config) {
+  dim3 cluster(0, 0, 0);
+  for (unsigned i = 0; i < config.numAttrs; ++i)
+    if (config.attrs[i].id == cudaLaunchAttributeClusterDimension) {
+      const auto &d = config.attrs[i].val.clusterDim;
+      cluster = dim3(d.x, d.y, d.z);
+    }
+  return cluster;
+}
+
+// `cluster`: clusterAttribute's, for cudaLaunchKernelEx; 0 x 0 x 0 for a <<<>>> launch.
 cudaError_t launchKernel(const void *stub, dim3 g, dim3 b, void **args, size_t smem,
                          dim3 cluster = dim3(0, 0, 0)) {
   auto kit = reg().kernels.find(stub);
@@ -405,14 +416,8 @@ cudaError_t cudaLaunchKernel(const void *func, dim3 g, dim3 b, void **args, size
 }
 
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args) {
-  dim3 cluster(0, 0, 0);
-  for (unsigned i = 0; i < config->numAttrs; ++i) {
-    const cudaLaunchAttribute &a = config->attrs[i];
-    if (a.id == cudaLaunchAttributeClusterDimension)
-      cluster = dim3(a.val.clusterDim.x, a.val.clusterDim.y, a.val.clusterDim.z);
-  }
   return launchKernel(func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes,
-                      cluster);
+                      clusterAttribute(*config));
 }
 
 // What cudaGetErrorString and cudaGetErrorName say of each error; a code without a name here
@@ -680,12 +685,8 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *fu
 cudaError_t cudaOccupancyMaxActiveClusters(int *n, const void *func,
                                            const cudaLaunchConfig_t *config) {
   if (!n || !config) return lastError() = cudaErrorInvalidValue;
-  unsigned cluster = 1;
-  for (unsigned i = 0; i < config->numAttrs; ++i)
-    if (config->attrs[i].id == cudaLaunchAttributeClusterDimension) {
-      const auto &d = config->attrs[i].val.clusterDim;
-      cluster = std::max(1u, d.x) * std::max(1u, d.y) * std::max(1u, d.z);
-    }
+  const dim3 d = clusterAttribute(*config);
+  const unsigned cluster = std::max(1u, d.x) * std::max(1u, d.y) * std::max(1u, d.z);
   const dim3 b = config->blockDim;
   int per_sm = 0;
   if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(

@@ -21,6 +21,21 @@ void countWarp(Cta &c, NamedBarrier &b, int w) {
   }
 }
 
+// What the threads of `c` that took part in a barrier (`took_part`) know of completed mbarrier
+// phases, they all know once it completes (readBeforeLanded: one thread waits on `full`, a
+// barrier, then all read the tile).
+template <class TookPart>
+void shareSeenPhases(Cta &c, TookPart took_part) {
+  std::unordered_map<uint32_t, uint64_t> known;
+  for (auto &tp : c.threads)
+    if (took_part(*tp))
+      for (auto &[bar, ph] : tp->seen_phase) known[bar] = std::max(known[bar], ph);
+  if (!known.empty())
+    for (auto &tp : c.threads)
+      if (took_part(*tp))
+        for (auto &[bar, ph] : known) tp->seen_phase[bar] = std::max(tp->seen_phase[bar], ph);
+}
+
 void tryComplete(Cta &c, NamedBarrier &b) {
   if (b.expected == 0) return;
   if (b.cta_wide && c.cfg.exited_warps_arrive) {
@@ -29,16 +44,7 @@ void tryComplete(Cta &c, NamedBarrier &b) {
     b.expected = 32 * warps;
   }
   if (b.arrived < b.expected) return;
-  // What the threads that took part know of completed mbarrier phases, they all know now
-  // (readBeforeLanded: one thread waits on `full`, a bar.sync, then all read the tile).
-  std::unordered_map<uint32_t, uint64_t> known;
-  for (auto &tp : c.threads)
-    if (b.warp_arrived[tp->warp] > 0)
-      for (auto &[bar, ph] : tp->seen_phase) known[bar] = std::max(known[bar], ph);
-  if (!known.empty())
-    for (auto &tp : c.threads)
-      if (b.warp_arrived[tp->warp] > 0)
-        for (auto &[bar, ph] : known) tp->seen_phase[bar] = std::max(tp->seen_phase[bar], ph);
+  shareSeenPhases(c, [&](const Thread &t) { return b.warp_arrived[t.warp] > 0; });
   b.generation++;
   if (b.cta_wide || b.expected >= 32 * c.nwarps)
     c.bar_epoch++;  // every thread took part: it orders them all
@@ -131,13 +137,7 @@ void clusterTryComplete(Cluster &cl) {
   const int live = clusterLive(cl);
   if (cl.bar_arrived == 0 || cl.bar_arrived < live) return;
   for (Cta *c : cl.ctas) {
-    // What the CTA's threads know of completed mbarrier phases, they all know now (as at bar.sync).
-    std::unordered_map<uint32_t, uint64_t> known;
-    for (auto &tp : c->threads)
-      for (auto &[bar, ph] : tp->seen_phase) known[bar] = std::max(known[bar], ph);
-    if (!known.empty())
-      for (auto &tp : c->threads)
-        for (auto &[bar, ph] : known) tp->seen_phase[bar] = std::max(tp->seen_phase[bar], ph);
+    shareSeenPhases(*c, [](const Thread &) { return true; });  // each CTA's, as at bar.sync
     c->bar_epoch++;
   }
   cl.bar_phase++;

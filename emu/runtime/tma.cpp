@@ -336,16 +336,13 @@ void issueBulkLoad(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar, 
 std::vector<Cta *> multicastTargets(uint16_t mask, SrcLoc loc) {
   Cta &c = cta();
   const size_t n = c.cluster ? c.cluster->ctas.size() : 1;
-  if (n < 16 && (mask >> n))
-    fail(
-        "ub/multicast-mask", loc,
-        "the multicast's ctaMask 0x" +
-            [&] {
-              char b[8];
-              std::snprintf(b, sizeof b, "%x", mask);
-              return std::string(b);
-            }() +
-            " names a CTA rank outside the cluster of " + std::to_string(n) + " CTAs");
+  if (n < 16 && (mask >> n)) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "%x", mask);
+    fail("ub/multicast-mask", loc,
+         std::string("the multicast's ctaMask 0x") + hex +
+             " names a CTA rank outside the cluster of " + std::to_string(n) + " CTAs");
+  }
   std::vector<Cta *> out;
   for (size_t r = 0; r < n; ++r)
     if (mask >> r & 1) out.push_back(c.cluster ? c.cluster->ctas[r] : &c);
