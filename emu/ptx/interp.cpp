@@ -267,6 +267,15 @@ struct Interp {
                " (they must be in the same CTA)");
     return lb;
   }
+  // The CTA of the cluster whose shared memory the generic pointer `a` points into.
+  const Cta &ctaHolding(const Ins &in, uint64_t a) {
+    const Cta *x = clusterCtaOf(reinterpret_cast<const void *>(a));
+    if (!x)
+      fail("ub/out-of-bounds-shared", loc(in),
+           fn.text[&in - fn.code.data()] +
+               ": its address is not in the shared memory of a CTA of the cluster");
+    return *x;
+  }
   // The rank a mapa names: one of the cluster's CTAs.
   Cta &clusterRank(const Ins &in, uint64_t r) {
     Cluster &cl = *t->home->cluster;
@@ -875,16 +884,9 @@ void Interp::run() {
           clusterTarget((uint32_t)a, &local, loc(in));
           set(in.o[0], clusterEncode(to.rank, local));
         } else {  // generic: a pointer into the shared memory of a CTA of the cluster
-          const void *p = reinterpret_cast<const void *>(a);
-          Cta *from = clusterCtaOf(p);
-          if (!from)
-            fail("ub/out-of-bounds-shared", loc(in),
-                 fn.text[&in - code] +
-                     ": its address is not in the shared memory of a CTA of "
-                     "the cluster");
-          set(in.o[0],
-              reinterpret_cast<uintptr_t>(to.smem) +
-                  (reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(from->smem)));
+          const Cta &from = ctaHolding(in, a);
+          set(in.o[0], reinterpret_cast<uintptr_t>(to.smem) +
+                           (a - reinterpret_cast<uintptr_t>(from.smem)));
         }
         break;
       }
@@ -894,13 +896,7 @@ void Interp::run() {
           uint32_t local;
           set(in.o[0], (uint64_t)clusterTarget((uint32_t)a, &local, loc(in)).rank);
         } else {
-          Cta *x = clusterCtaOf(reinterpret_cast<const void *>(a));
-          if (!x)
-            fail("ub/out-of-bounds-shared", loc(in),
-                 fn.text[&in - code] +
-                     ": its address is not in the shared memory of a CTA of "
-                     "the cluster");
-          set(in.o[0], (uint64_t)x->rank);
+          set(in.o[0], (uint64_t)ctaHolding(in, a).rank);
         }
         break;
       }
