@@ -61,6 +61,8 @@ struct PassInfo {
   const char *description;
   Phase phase;
   PassFn sites;
+  // Its candidates are judged by the build alone (passes.def, WSR_BUILD_PASS).
+  bool build_only = false;
 };
 
 const std::vector<PassInfo> &allPasses();

@@ -121,7 +121,9 @@ const char *phaseName(Phase p) {
 const std::vector<PassInfo> &allPasses() {
   static const std::vector<PassInfo> passes = {
 #define WSR_PASS(name, fn, phase, desc) PassInfo{name, desc, Phase::phase, &fn},
+#define WSR_BUILD_PASS(name, fn, phase, desc) PassInfo{name, desc, Phase::phase, &fn, true},
 #include "passes.def"
+#undef WSR_BUILD_PASS
 #undef WSR_PASS
   };
   return passes;

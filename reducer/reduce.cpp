@@ -480,6 +480,8 @@ ReduceOutcome reduce(ReduceRequest req) {
   // problem, and the minimum shape comes first.
   if ((out.backend == "gpu" || req.test.symptom == "compile-error") && !so.full_shape_first)
     so.shape_after_structure = true;
+  if (req.test.symptom == "compile-error" && so.schedule.is_standard)
+    so.schedule = Schedule::standard(/*build_symptom=*/true);
   Search search(tester, so, req.progress);
   const double t0 = now_s();
   auto spent = [&] { return spent_before + now_s() - t0; };

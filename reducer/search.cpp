@@ -851,12 +851,13 @@ bool Search::runPass(const PassInfo &p, int cap, bool *deeper) {
   return changed;
 }
 
-Schedule Schedule::standard() {
+Schedule Schedule::standard(bool build_symptom) {
   Schedule s;
-  auto add = [](std::vector<const PassInfo *> &to, std::initializer_list<Phase> phases) {
+  s.is_standard = true;
+  auto add = [&](std::vector<const PassInfo *> &to, std::initializer_list<Phase> phases) {
     for (Phase ph : phases)
       for (auto &p : allPasses())
-        if (p.phase == ph) to.push_back(&p);
+        if (p.phase == ph && (build_symptom || !p.build_only)) to.push_back(&p);
   };
   add(s.first, {Phase::Invisible});
   add(s.rounds, {Phase::Shape, Phase::Structure});

@@ -36,8 +36,10 @@ struct Schedule {
   std::vector<const PassInfo *> last;
 
   // The registry's (passes.def), by phase: Invisible first; Shape then Structure in rounds;
-  // Expression between; Fallback, Cosmetic and Invisible again last.
-  static Schedule standard();
+  // Expression between; Fallback, Cosmetic and Invisible again last. The build-only passes
+  // (PassInfo::build_only) only for a symptom the build alone decides (`build_symptom`).
+  static Schedule standard(bool build_symptom = false);
+  bool is_standard = false;  // made by standard() (not wsreduce --passes)
   // These passes, in this order, in rounds (wsreduce --passes).
   static Schedule only(std::vector<const PassInfo *> passes);
 };

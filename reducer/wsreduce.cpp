@@ -158,7 +158,8 @@ static int listPasses() {
     for (auto &p : wsr::allPasses())
       if (p.phase == phase)
         llvm::outs() << llvm::format("%-22s %-10s ", p.name, wsr::phaseName(p.phase))
-                     << p.description << "\n";
+                     << p.description
+                     << (p.build_only ? " (compile-error reductions only)" : "") << "\n";
   return 0;
 }
 

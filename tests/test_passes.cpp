@@ -686,6 +686,25 @@ TEST(RemoveDecl, UnusedDeclarationsMacrosAndIncludes) {
 // main reaches stays, and everything else goes in one candidate that still parses. Taught by
 // CUTLASS's example 48 flattened: a deleted function's `= delete;` goes with it, and a partial
 // specialisation an instantiation came from stays.
+// A kernel reached through a template library (CUTLASS's way): the asm its instantiation reaches,
+// with the template argument that is an immediate evaluated; not the asm of a function nothing
+// calls, nor of the `if constexpr` arm the instantiation discards.
+TEST(IsolateAsm, TheAsmAKernelsInstantiationReachesStandsAlone) {
+  LOAD(p, "isolate_asm.cu");
+  auto sites = sitesOf("isolate-asm", p);
+  ASSERT_EQ(sites.size(), 3u) << listing(sites);
+  for (auto &s : sites) EXPECT_EQ(s.group, sites[0].group) << "alternatives of one place";
+  EXPECT_EQ(apply(p, sites[0]),
+            "__global__ void k() {\n"
+            "  unsigned r0 = 0;\n"
+            "  asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %0;\\n\" : : \"n\"(232));\n"
+            "  asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(r0));\n"
+            "}\n\nint main() { return 0; }\n");
+  EXPECT_TRUE(withNote(sites, "lib::reg_alloc alone")) << listing(sites);
+  EXPECT_TRUE(withNote(sites, "lib::lane_id alone")) << listing(sites);
+  for (auto &s : sites) EXPECT_TRUE(parses(p, apply(p, s))) << s.note;
+}
+
 TEST(RemoveUnreachable, WhatMainDoesNotReachGoesInOneCandidate) {
   LOAD(p, "remove_unreachable.cu");
   auto sites = sitesOf("remove-unreachable", p);

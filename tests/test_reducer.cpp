@@ -136,6 +136,30 @@ TEST(Reducer, PtxasErrorIn300LinesShrinksToAHandfulWithTheSameError) {
   EXPECT_NE(trace->find("\"parse_failed\":true"), std::string::npos);
 }
 
+// The kernel of a template library, reduced for an error ptxas reports: the whole program becomes
+// the one asm statement that fails, where deleting inside the instantiated templates would take
+// many builds (CUTLASS's example 48: bench/cpu/reduce_cutlass.sh).
+TEST(Reducer, APtxasErrorInALibrarysKernelIsolatesTheAsmThatFails) {
+  Work w;
+  std::string src = w.copy("passes/isolate_asm.cu");
+  auto r = wsreduce({src, "--symptom", "compile-error", "--arch", "sm_90", "-j2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto min = readFile(minOf(src));
+  ASSERT_TRUE(min);
+  EXPECT_LE(countNonBlankLines(*min), 3u) << *min;
+  EXPECT_NE(min->find("setmaxnreg.inc.sync.aligned.u32 %0;"), std::string::npos) << *min;
+  EXPECT_NE(min->find("\"n\"(232)"), std::string::npos) << "the template's register count" << *min;
+  EXPECT_EQ(min->find("laneid"), std::string::npos) << *min;
+  auto trace = readFile(w.dir + "/isolate_asm.min.trace.jsonl");
+  ASSERT_TRUE(trace);
+  bool taken = false;
+  std::istringstream lines(*trace);
+  for (std::string l; std::getline(lines, l);)
+    taken |= l.find("\"pass\":\"isolate-asm\"") != std::string::npos &&
+             l.find("\"interesting\":true") != std::string::npos;
+  EXPECT_TRUE(taken) << "the isolated program was the step that took the library";
+}
+
 // --budget: the best program a bounded search finds, finished and reported like any result (the
 // time limit set by a user rather than by `timeout -s INT`).
 TEST(Reducer, ABudgetEndsTheSearchAndTheResultIsStillFinishedAndReported) {
@@ -146,7 +170,9 @@ TEST(Reducer, ABudgetEndsTheSearchAndTheResultIsStillFinishedAndReported) {
   // 290 -> 316 on a slow machine). Smaller means smaller than the input laid out the same way.
   size_t before = countNonBlankLines(formatCuda(*readFile(src)));
   auto t0 = std::chrono::steady_clock::now();
-  auto r = wsreduce({src, "--symptom", "compile-error", "-j2", "--budget", "15"});
+  // The statement passes (isolate-asm takes this program in one step, well within the budget).
+  auto r = wsreduce({src, "--symptom", "compile-error", "-j2", "--budget", "15", "--passes",
+                     "remove-stmt,remove-function,unwrap-branch,remove-decl,cleanup"});
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("the budget of 15 s is spent; finishing the best program so far"),

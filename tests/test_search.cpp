@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -170,7 +171,14 @@ TEST(Search, TheStandardScheduleIsTheRegistrysPhases) {
   std::set<std::string> all;
   for (auto *v : {&s.first, &s.rounds, &s.between, &s.last})
     for (auto *p : *v) all.insert(p->name);
-  for (auto &p : allPasses()) EXPECT_TRUE(all.count(p.name)) << p.name << " is never run";
+  for (auto &p : allPasses())
+    EXPECT_TRUE(all.count(p.name) != p.build_only)
+        << p.name << (p.build_only ? " runs where a program's run judges" : " is never run");
+  // A compile error, which only a build judges, has them too.
+  const Schedule b = Schedule::standard(/*build_symptom=*/true);
+  for (auto &p : allPasses())
+    if (p.build_only)
+      EXPECT_NE(std::find(b.rounds.begin(), b.rounds.end(), &p), b.rounds.end()) << p.name;
 }
 
 // What no compiler sees goes in the first test, all at once.
