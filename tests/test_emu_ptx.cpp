@@ -339,7 +339,10 @@ TEST(EmuPtx, CutlassExample48PassesAndItsHeaderBugHangsWithTheBytesMissing) {
   const std::vector<std::string> flags = {"-I" + c + "/include", "-I" + c + "/tools/util/include",
                                           "-I" + c + "/examples/common",
                                           "--expt-relaxed-constexpr"};
-  const std::vector<std::string> args = {"--", "--m=256", "--n=256", "--k=128", "--iterations=0"};
+  // The smallest problem of one tile: the example's allocations are objects of static duration
+  // that free device memory after main returns, which once corrupted the emulator's heap at
+  // this shape (the allocation map was gone by then).
+  const std::vector<std::string> args = {"--", "--m=128", "--n=128", "--k=64", "--iterations=0"};
   std::vector<std::string> ok = {ex};
   ok.insert(ok.end(), flags.begin(), flags.end());
   ok.insert(ok.end(), args.begin(), args.end());
@@ -372,6 +375,223 @@ TEST(EmuPtx, CutlassExample48PassesAndItsHeaderBugHangsWithTheBytesMissing) {
                   "mbarrier smem+0x400 waiting for parity 0 (phase 0 parity 0, pending 0 "
                   "of 1, tx 16)"))
       << h.err;
+}
+
+// ---- Blackwell: tcgen05 and tensor memory (emu/runtime/tcgen05.cpp) ----
+namespace {
+const std::string kGemm100 = std::string(WSREDUCE_SOURCE_DIR) + "/kernels/ws_gemm_sm100.cu";
+// One CTA, eight k-tiles over the four-stage ring: the stages wrap twice.
+const std::vector<std::string> kOneTile = {"-arch=sm_100a", "-DGEMM_M=128", "-DGEMM_N=128",
+                                           "-DGEMM_K=512"};
+const std::vector<std::string> kPolicies = {"eager", "reads-late", "completions-late"};
+
+// kernels/ws_gemm_sm100.cu with the edits of one of the fuzzer's injectors (fuzzer/inject/), made
+// here by replacing text that must occur once, so that the mutant follows the kernel. The file is
+// removed with the object.
+class Sm100Mutant {
+ public:
+  Sm100Mutant(const std::string &tag,
+              const std::vector<std::pair<std::string, std::string>> &edits) {
+    namespace fs = std::filesystem;
+    std::ifstream in(kGemm100);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    for (auto &[from, to] : edits) {
+      const size_t at = text.find(from);
+      if (at == std::string::npos || text.find(from, at + 1) != std::string::npos) {
+        error =
+            "the kernel holds `" + from + "` " + (at == std::string::npos ? "nowhere" : "twice");
+        return;
+      }
+      text.replace(at, from.size(), to);
+    }
+    dir = fs::temp_directory_path() / ("wsr-sm100-" + tag + "-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    path = (dir / ("ws_gemm_sm100_" + tag + ".cu")).string();
+    std::ofstream(path) << text;
+  }
+  ~Sm100Mutant() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  std::string path, error;
+
+ private:
+  std::filesystem::path dir;
+};
+
+RunRecord runSm100(const std::string &file, const std::string &policy = "eager",
+                   const std::vector<std::string> &shape = kOneTile) {
+  std::vector<std::string> args = {file};
+  args.insert(args.end(), shape.begin(), shape.end());
+  args.insert(args.end(), {"--", "1"});  // the program's seed
+  return wsemuPtx(args, {{"WSEMU_POLICY", policy}});
+}
+
+// The program's own check: "WSCHECK name=C ... bad=N", N > 0 when the product is wrong.
+bool productWrong(const RunRecord &r) {
+  return r.exit_code == 1 && has(r.out, "WSCHECK name=C") && !has(r.out, " bad=0 ");
+}
+}  // namespace
+
+// The Blackwell GEMM: TMA into a 128-byte-swizzled ring, tcgen05.alloc/relinquish/dealloc by
+// warp 1, tcgen05.mma (kind::f16, bf16 from shared-memory descriptors, M=128 N=128) into tensor
+// memory, tcgen05.commit to the ring's empty barriers and to accum_full, and the epilogue's
+// tcgen05.ld.32x32b.x32 and wait::ld. The device says compute capability 10.0 to a program built
+// for sm_100a, so the kernel runs, and passes its own check: at its own shape under the eager
+// policy, and at four CTAs under each policy. No read is unordered.
+TEST(EmuPtx, TheBlackwellGemmPassesWithTensorMemory) {
+  auto full = runSm100(kGemm100, "eager", {"-arch=sm_100a"});
+  EXPECT_EQ(full.exit_code, 0) << full.out << full.err;
+  EXPECT_TRUE(has(full.out, "WSCHECK name=C rows=512 cols=768 bad=0 nan=0")) << full.out;
+  for (auto &p : kPolicies) {
+    auto r =
+        runSm100(kGemm100, p, {"-arch=sm_100a", "-DGEMM_M=256", "-DGEMM_N=256", "-DGEMM_K=512"});
+    EXPECT_EQ(r.exit_code, 0) << p << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "WSCHECK name=C rows=256 cols=256 bad=0 nan=0")) << p << "\n" << r.out;
+    EXPECT_FALSE(has(r.err, "WSEMU note")) << p << "\n" << r.err;
+  }
+}
+
+// tmem-alloc-lane-guard: tcgen05.alloc, a whole-warp instruction, under `lane == 0`. Lane 0
+// waits at the alloc while the other lanes reach tcgen05.relinquish_alloc_permit: the warp is not
+// converged at a .sync.aligned instruction, which the PTX ISA leaves undefined (the fuzzer's
+// catalogue expects a crash). The same for the dealloc, where the other lanes exit instead.
+TEST(EmuPtx, ATcgen05AllocUnderALaneGuardIsUndefined) {
+  Sm100Mutant alloc("alloc-guard", {{"    tmem_alloc(tmem_slot, TMEM_COLS);\n",
+                                     "    if ((threadIdx.x % 32) == 0) { tmem_alloc(tmem_slot, "
+                                     "TMEM_COLS); }\n"}});
+  ASSERT_TRUE(alloc.error.empty()) << alloc.error;
+  for (auto &p : kPolicies) {
+    auto r = runSm100(alloc.path, p);
+    EXPECT_EQ(r.exit_code, 87) << p << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "WSEMU verdict=ub/tcgen05-diverged")) << p << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, "tcgen05.alloc at ws_gemm_sm100_alloc-guard.cu:")) << r.err;
+    EXPECT_TRUE(has(r.err, "reached tcgen05.relinquish_alloc_permit")) << r.err;
+  }
+  Sm100Mutant dealloc("dealloc-guard", {{"    tmem_dealloc(tmem_acc, TMEM_COLS);\n",
+                                         "    if ((threadIdx.x % 32) == 0) { "
+                                         "tmem_dealloc(tmem_acc, TMEM_COLS); }\n"}});
+  ASSERT_TRUE(dealloc.error.empty()) << dealloc.error;
+  auto d = runSm100(dealloc.path);
+  EXPECT_EQ(d.exit_code, 87) << d.out << d.err;
+  EXPECT_TRUE(has(d.err, "WSEMU verdict=ub/tcgen05-diverged")) << d.err;
+  EXPECT_TRUE(has(d.err, "tcgen05.dealloc at ws_gemm_sm100_dealloc-guard.cu:")) << d.err;
+}
+
+// dealloc-without-sync: the CTA barrier before tcgen05.dealloc deleted. Warp 1 frees the
+// accumulator once its MMAs are issued; the epilogue's tcgen05.ld comes after the dealloc, and
+// nothing ordered it before: a use after free, under every policy.
+TEST(EmuPtx, ATcgen05DeallocWithoutTheCtaBarrierIsAUseAfterFree) {
+  Sm100Mutant m("dealloc-nosync", {{"  __syncthreads();  // every role done with TMEM",
+                                    "  // every role done with TMEM"}});
+  ASSERT_TRUE(m.error.empty()) << m.error;
+  for (auto &p : kPolicies) {
+    auto r = runSm100(m.path, p);
+    EXPECT_EQ(r.exit_code, 87) << p << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "WSEMU verdict=ub/tmem-use-after-dealloc")) << p << "\n" << r.err;
+    EXPECT_TRUE(has(r.err,
+                    "tcgen05.ld on tensor-memory columns 0..31, which warp 1's "
+                    "tcgen05.dealloc at ws_gemm_sm100_dealloc-nosync.cu:"))
+        << r.err;
+  }
+  // The dealloc by an epilogue warp, after its own reads: the other epilogue warps' reads are not
+  // ordered before it (no CTA barrier), whether they came first or not.
+  Sm100Mutant w7("dealloc-w7", {{"  __syncthreads();  // every role done with TMEM",
+                                 "  // every role done with TMEM"},
+                                {"  if (warp == 1) {  // the allocating warp frees it",
+                                 "  if (warp == 7) {  // the allocating warp frees it"}});
+  ASSERT_TRUE(w7.error.empty()) << w7.error;
+  auto r = runSm100(w7.path);
+  EXPECT_EQ(r.exit_code, 87) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "WSEMU verdict=ub/tmem-dealloc-unordered")) << r.err;
+  EXPECT_TRUE(has(r.err, "tcgen05.dealloc by warp 7 of columns 0..127, which warp 4 read"))
+      << r.err;
+}
+
+// commit-outside-elect: the last tcgen05.commit issued by all 32 lanes of warp 1. The 31 lanes
+// that issued no MMA commit nothing and arrive on accum_full at once; the epilogue sees a phase
+// complete before the MMAs wrote the accumulator, and the product is wrong under every policy.
+TEST(EmuPtx, ATcgen05CommitByEveryLaneSignalsTheAccumulatorEarly) {
+  Sm100Mutant m("commit-all",
+                {{"    tcgen05_commit(accum_full);   // the accumulator is final once every MMA "
+                  "above has completed\n  }\n",
+                  "  }\n  if (warp == 1) tcgen05_commit(accum_full);  // every lane commits\n"}});
+  ASSERT_TRUE(m.error.empty()) << m.error;
+  for (auto &p : kPolicies) {
+    auto r = runSm100(m.path, p);
+    EXPECT_TRUE(productWrong(r)) << p << "\n" << r.out << r.err;
+    EXPECT_FALSE(has(r.err, "WSEMU verdict=")) << p << "\n" << r.err;
+  }
+}
+
+// missing-tcgen05-fence, the epilogue's site: no tcgen05.fence::after_thread_sync between the wait
+// on accum_full and tcgen05.ld. The loads are not ordered after the wait: under the late policies
+// they read each cell as it was before the last MMA wrote it, and the product is wrong. The eager
+// policy reads what is there (the race stays latent), and the note counts the unordered reads.
+TEST(EmuPtx, ATcgen05LdWithoutTheFenceAfterItsWaitReadsStaleTensorMemory) {
+  Sm100Mutant m("nofence-ld",
+                {{"    __syncwarp();              // tcgen05.ld is .sync.aligned: the warp must be "
+                  "converged\n    tcgen05_fence_after();\n",
+                  "    __syncwarp();              // tcgen05.ld is .sync.aligned: the warp must be "
+                  "converged\n"}});
+  ASSERT_TRUE(m.error.empty()) << m.error;
+  auto eager = runSm100(m.path);
+  EXPECT_EQ(eager.exit_code, 0) << eager.out << eager.err;
+  EXPECT_TRUE(has(eager.err, "WSEMU note tmem-read-unordered=16384")) << eager.err;
+  for (const std::string p : {"reads-late", "completions-late"}) {
+    auto r = runSm100(m.path, p);
+    EXPECT_TRUE(productWrong(r)) << p << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "WSEMU note tmem-read-unordered=16384")) << p << "\n" << r.err;
+  }
+}
+
+// missing-tcgen05-fence, the MMA's site: no fence between the wait on full[s] and the
+// tcgen05.mmas. They are not ordered after the wait: under the late policies they read the stage
+// as it was before its TMA load landed, and the product is wrong; smem-read-unwaited counts them.
+TEST(EmuPtx, ATcgen05MmaWithoutTheFenceAfterItsWaitReadsTheStageBeforeItLanded) {
+  Sm100Mutant m("nofence-mma",
+                {{"      mbar_wait(&full[s], phase);  // starts on 0: blocks until the first TMA "
+                  "lands\n      tcgen05_fence_after();\n",
+                  "      mbar_wait(&full[s], phase);  // starts on 0: blocks until the first TMA "
+                  "lands\n"}});
+  ASSERT_TRUE(m.error.empty()) << m.error;
+  auto eager = runSm100(m.path);
+  EXPECT_EQ(eager.exit_code, 0) << eager.out << eager.err;
+  EXPECT_TRUE(has(eager.err, "WSEMU note smem-read-unwaited=")) << eager.err;
+  for (const std::string p : {"reads-late", "completions-late"}) {
+    auto r = runSm100(m.path, p);
+    EXPECT_TRUE(productWrong(r)) << p << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "WSEMU note smem-read-unwaited=")) << p << "\n" << r.err;
+  }
+}
+
+// A CTA whose threads all exit with tensor memory still allocated (the dealloc deleted).
+TEST(EmuPtx, ACtaThatExitsWithTensorMemoryAllocatedIsUndefined) {
+  Sm100Mutant m("no-dealloc", {{"    tmem_dealloc(tmem_acc, TMEM_COLS);\n", ""}});
+  ASSERT_TRUE(m.error.empty()) << m.error;
+  auto r = runSm100(m.path);
+  EXPECT_EQ(r.exit_code, 87) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "WSEMU verdict=ub/exit-with-tmem-allocated")) << r.err;
+  EXPECT_TRUE(has(r.err, "128 tensor-memory columns from column 0 (allocated by warp 1)")) << r.err;
+}
+
+// tcgen05 forms the emulator does not implement are refused by name before the kernel runs.
+TEST(EmuPtx, AnUnimplementedTcgen05FormIsRefusedByName) {
+  auto ld = wsemuPtx({fixture("tcgen05_unsupported.cu"), "-arch=sm_100a"});
+  EXPECT_EQ(ld.exit_code, 88) << ld.out << ld.err;
+  EXPECT_TRUE(has(ld.err,
+                  "unsupported: `tcgen05.ld.sync.aligned.16x256b.x1.b32` at "
+                  "tcgen05_unsupported.cu:26"))
+      << ld.err;
+  EXPECT_TRUE(ld.out.empty()) << "the kernel never ran: " << ld.out;
+  auto st = wsemuPtx({fixture("tcgen05_unsupported.cu"), "-arch=sm_100a", "-DSTORE"});
+  EXPECT_EQ(st.exit_code, 88) << st.out << st.err;
+  EXPECT_TRUE(has(st.err,
+                  "unsupported: `tcgen05.st.sync.aligned.32x32b.x1.b32` at "
+                  "tcgen05_unsupported.cu:20"))
+      << st.err;
 }
 
 TEST(EmuPtx, BadInputIsOneSentence) {

@@ -190,12 +190,32 @@ void atExit(int status, void *) {
                  p.kernel.c_str(), p.v.detail.c_str());
 }
 
-const cudaDeviceProp &props() {  // the device the emulator stands for: an H200
+// The `.target` of the program's PTX as a number (sm_100a: 100), or 0 when it cannot be read.
+int ptxTargetSm() {
+  std::ifstream in(ptxPath());
+  std::string line;
+  for (int i = 0; i < 64 && std::getline(in, line); ++i) {
+    const size_t at = line.find(".target");
+    if (at == std::string::npos) continue;
+    const size_t sm = line.find("sm_", at);
+    return sm == std::string::npos ? 0 : std::atoi(line.c_str() + sm + 3);
+  }
+  return 0;
+}
+
+// The device the emulator stands for: an H200, or, for a program whose PTX targets sm_100
+// (tcgen05 and tensor memory, emu/runtime/tcgen05.cpp), a device of compute capability 10.0, so
+// that a Blackwell program's own capability check lets it run. Its other properties stay the
+// H200's (132 SMs, the same thread and shared-memory limits).
+const cudaDeviceProp &props() {
   static const cudaDeviceProp p = [] {
     cudaDeviceProp q;
     std::memset(&q, 0, sizeof q);
-    std::snprintf(q.name, sizeof q.name, "%s", "wsemu (CPU emulation of an H200, sm_90a)");
-    q.major = 9;
+    const bool sm100 = ptxTargetSm() == 100;
+    std::snprintf(q.name, sizeof q.name, "%s",
+                  sm100 ? "wsemu (CPU emulation, sm_100a; otherwise an H200's properties)"
+                        : "wsemu (CPU emulation of an H200, sm_90a)");
+    q.major = sm100 ? 10 : 9;
     q.minor = 0;
     q.multiProcessorCount = 132;
     q.sharedMemPerBlock = 48 * 1024;

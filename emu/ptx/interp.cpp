@@ -1157,6 +1157,48 @@ void Interp::run() {
         }
         break;
       }
+      case Op::TcAlloc:
+        ptx::tcgen05_alloc(sharedAddr(in, 0), (uint32_t)val(in.o[1]), site(in));
+        break;
+      case Op::TcDealloc:
+        ptx::tcgen05_dealloc((uint32_t)val(in.o[0]), (uint32_t)val(in.o[1]), site(in));
+        break;
+      case Op::TcRelinquish:
+        ptx::tcgen05_relinquish_alloc_permit(site(in));
+        break;
+      case Op::TcMma:
+        ptx::tcgen05_mma(in.cmp ? ptx::TcKind::TF32 : ptx::TcKind::F16, (uint32_t)addr(in.o[0]),
+                         val(in.o[1]), val(in.o[2]), (uint32_t)val(in.o[3]), val(in.o[4]) & 1,
+                         site(in));
+        break;
+      case Op::TcCommit: {
+        // Its barrier: the executing CTA's (a shared::cluster address naming a peer's is the
+        // multicast form's business, which is not decoded).
+        const SrcLoc l = site(in);
+        uint32_t bar = sharedAddr(in, 0);
+        if (in.space != Space::Shared) {
+          uint32_t local;
+          if (&clusterTarget(bar, &local, l) != t->home)
+            ptx::unknown_instruction("tcgen05.commit on a peer CTA's mbarrier", l);
+          bar = local;
+        }
+        ptx::tcgen05_commit(bar, l);
+        break;
+      }
+      case Op::TcLd: {
+        // The destinations are this frame's register slots, written by tcgen05.wait::ld at the
+        // latest (runFunction drops what a returning frame never waited for).
+        uint64_t *d[128];
+        for (int i = 0; i < in.rank; ++i) d[i] = &r[vec[in.o[0].reg + i].reg];
+        ptx::tcgen05_ld_32x32b(in.rank, (uint32_t)addr(in.o[1]), d, site(in));
+        break;
+      }
+      case Op::TcWaitLd:
+        ptx::tcgen05_wait_ld(site(in));
+        break;
+      case Op::TcFence:
+        ptx::tcgen05_fence(in.o[0].imm == 1, site(in));
+        break;
       case Op::Unsupported:
         // Refused before the launch (the host library scans every kernel it runs); reached only
         // if that scan was skipped.
@@ -1226,6 +1268,10 @@ void runFunction(const Module &m, const Function &fn, const uint8_t *params, siz
     }
   }
   it.run();
+  // A tcgen05.ld of this frame that no tcgen05.wait::ld took in: its registers are gone.
+  std::erase_if(self().tc_lds, [&](const Thread::TcLd &ld) {
+    return !ld.dst.empty() && ld.dst[0] >= regs.data() && ld.dst[0] < regs.data() + regs.size();
+  });
 }
 
 // A call: the arguments are copied from this frame's call buffer into the callee's parameters,

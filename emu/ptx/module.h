@@ -199,6 +199,15 @@ enum class Op : uint8_t {
   GetCtaRank,         // getctarank{.shared::cluster}.{u32,u64} d, a
   TmaLoadMulticast,   // cp.async.bulk.tensor...multicast::cluster: o[4] the ctaMask
   BulkLoadMulticast,  // cp.async.bulk.shared::cluster.global...multicast::cluster: o[4] ctaMask
+  // tcgen05 and tensor memory (the runtime's tcgen05.cpp), cta_group::1 only:
+  TcAlloc,       // tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], ncols
+  TcDealloc,     // tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols
+  TcRelinquish,  // tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned
+  TcMma,         // tcgen05.mma.cta_group::1.kind::{f16,tf32} [d], adesc, bdesc, idesc, p
+  TcCommit,      // tcgen05.commit.cta_group::1.mbarrier::arrive::one{.shared::cluster}.b64 [bar]
+  TcLd,          // tcgen05.ld.sync.aligned.32x32b.xN.b32 {N regs}, [taddr]: rank = N
+  TcWaitLd,      // tcgen05.wait::ld.sync.aligned
+  TcFence,       // tcgen05.fence::before_thread_sync (o[0].imm 0) / ::after_thread_sync (1)
 };
 
 struct Ins {

@@ -1042,6 +1042,104 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
     ins.op = Op::Wgmma;
     return true;
   }
+  // ---- tcgen05 (the runtime's tcgen05.cpp): cta_group::1, tensor memory of the executing CTA.
+  // Every form not listed here (cta_group::2, tcgen05.st/cp/shift, the other ld shapes,
+  // .pack::16b, mma with A in tensor memory, disable-output-lane or scale-input-d, the .ws, .sp
+  // and block-scaled mmas, other kinds, a multicast commit) is not decoded: refused by name.
+  if (base == "tcgen05") {
+    if (q.empty()) return false;
+    const std::string what = q[0];
+    q.erase(q.begin());
+    if (what == "fence::before_thread_sync" || what == "fence::after_thread_sync") {
+      if (!done() || n != 0 || !types.empty()) return false;
+      ins.op = Op::TcFence;
+      ins.o[0].k = Operand::Imm;
+      ins.o[0].imm = what == "fence::after_thread_sync";
+      return true;
+    }
+    if (what == "wait::ld") {
+      take({"sync", "aligned"});
+      if (!done() || n != 0 || !types.empty()) return false;
+      ins.op = Op::TcWaitLd;
+      return true;
+    }
+    auto one = [&] {  // cta_group::1 is the only group decoded
+      bool g = has("cta_group::1");
+      take({"cta_group::1"});
+      return g;
+    };
+    if (what == "alloc") {
+      if (!one()) return false;
+      take({"sync", "aligned", "shared::cta"});
+      if (!done() || n != 2 || types.size() != 1 || types[0] != Ty::B32 ||
+          ins.o[0].k != Operand::Addr || ins.o[1].k == Operand::Vec)
+        return false;
+      ins.space = Space::Shared;
+      ins.op = Op::TcAlloc;
+      return true;
+    }
+    if (what == "dealloc") {
+      if (!one()) return false;
+      take({"sync", "aligned"});
+      if (!done() || n != 2 || types.size() != 1 || types[0] != Ty::B32 ||
+          ins.o[0].k == Operand::Vec || ins.o[0].k == Operand::Addr || ins.o[1].k == Operand::Vec ||
+          ins.o[1].k == Operand::Addr)
+        return false;
+      ins.op = Op::TcDealloc;
+      return true;
+    }
+    if (what == "relinquish_alloc_permit") {
+      if (!one()) return false;
+      take({"sync", "aligned"});
+      if (!done() || n != 0 || !types.empty()) return false;
+      ins.op = Op::TcRelinquish;
+      return true;
+    }
+    if (what == "mma") {
+      if (!one() || q.size() != 1 || !types.empty()) return false;
+      if (q[0] == "kind::f16")
+        ins.cmp = 0;
+      else if (q[0] == "kind::tf32")
+        ins.cmp = 1;
+      else
+        return false;
+      // [d], a-desc, b-desc, idesc, enable-input-d: A from shared memory (a descriptor), no
+      // disable-output-lane and no scale-input-d.
+      if (n != 5 || ins.o[0].k != Operand::Addr) return false;
+      for (int i = 1; i < 5; ++i)
+        if (ins.o[i].k != Operand::Reg && ins.o[i].k != Operand::Imm) return false;
+      ins.op = Op::TcMma;
+      return true;
+    }
+    if (what == "commit") {
+      if (!one()) return false;
+      if (!has("mbarrier::arrive::one")) return false;
+      ins.space = has("shared::cluster") ? Space::SharedCluster
+                  : has("shared::cta")   ? Space::Shared
+                                         : Space::Generic;
+      take({"mbarrier::arrive::one", "shared::cluster", "shared::cta"});
+      if (!done() || n != 1 || types.size() != 1 || types[0] != Ty::B64 ||
+          ins.o[0].k != Operand::Addr)
+        return false;
+      ins.op = Op::TcCommit;
+      return true;
+    }
+    if (what == "ld") {
+      take({"sync", "aligned"});
+      if (q.size() != 2 || q[0] != "32x32b" || q[1].size() < 2 || q[1][0] != 'x') return false;
+      const int num = std::atoi(q[1].c_str() + 1);
+      if (num < 1 || num > 128 || (num & (num - 1)) || types.size() != 1 || types[0] != Ty::B32 ||
+          n != 2 || ins.o[0].k != Operand::Vec || ins.o[0].imm != num ||
+          ins.o[1].k != Operand::Addr)
+        return false;
+      for (int i = 0; i < num; ++i)
+        if (fn->vec[ins.o[0].reg + i].k != Operand::Reg) return false;
+      ins.rank = num;
+      ins.op = Op::TcLd;
+      return true;
+    }
+    return false;
+  }
   // ---- bulk copies ----
   if (base == "cp") {
     if (q.size() < 2 || q[0] != "async" || q[1] != "bulk") return false;

@@ -173,9 +173,12 @@ struct Alloc {
   size_t bytes;
   std::string name;
 };
+// Never destroyed: a program's objects of static duration free device memory at exit
+// (CUTLASS's examples hold DeviceAllocations in globals), after a function-local map made at the
+// first cudaMalloc would be gone.
 std::map<uintptr_t, Alloc> &allocs() {
-  static std::map<uintptr_t, Alloc> m;
-  return m;
+  static auto *m = new std::map<uintptr_t, Alloc>;
+  return *m;
 }
 }  // namespace
 

@@ -260,6 +260,20 @@ void mbarrier_complete_tx(uint32_t addr, uint32_t tx, SrcLoc loc) {
   maybeComplete(b);
 }
 
+uint64_t mbarrier_arrive_async(uint32_t addr, SrcLoc loc) {
+  MBarrier &b = getBar(addr, loc, "tcgen05.commit's arrive", false);
+  if (b.pending < 1)
+    fail("ub/over-arrival", loc,
+         "tcgen05.commit's arrival on mbarrier " + state(b) +
+             ": more arrivals than the phase's pending count");
+  const uint64_t phase = b.phase;
+  traceOp("mbarrier.arrive.async", addr, 1);
+  b.pending -= 1;
+  if (b.pending == 0 && b.tx == 0) b.completer = {};
+  maybeComplete(b);
+  return phase;
+}
+
 namespace {
 // A failed test_wait returns false. The second failed poll in a row of the same unchanged
 // barrier, with no other emulated operation in between, is a spin: park until it changes.
@@ -349,20 +363,28 @@ namespace wsemu {
 // all, as there; +smem-read-before-tx when it knows an earlier phase only, as when a consumer loop
 // one K tile short falls out of step with its producer and reads a stage being refilled (the
 // injected bug itself: gemm_k_loop_short has it from the start).
-void noteTxWrite(uint32_t dst, uint64_t bytes, uint32_t bar) {
+std::shared_ptr<std::vector<uint8_t>> noteTxWrite(uint32_t dst, uint64_t bytes, uint32_t bar) {
   Cta &c = cta();
   uint64_t phase = 0;
   if (auto it = c.mbars.find(bar); it != c.mbars.end()) phase = it->second.phase;
   std::erase_if(c.tx_writes,
                 [&](const Cta::TxWrite &w) { return w.begin >= dst && w.end <= dst + bytes; });
-  if (c.tx_writes.size() < 4096) c.tx_writes.push_back({dst, (uint32_t)(dst + bytes), bar, phase});
+  auto before = std::make_shared<std::vector<uint8_t>>();
+  if (c.tx_writes.size() < 4096)
+    c.tx_writes.push_back({dst, (uint32_t)(dst + bytes), bar, phase, before});
+  return before;
 }
 
 bool readBeforeLanded(const Thread &t, uint32_t lo, uint32_t hi) {
+  return readBeforeLandedKnowing(t.seen_phase, lo, hi);
+}
+
+bool readBeforeLandedKnowing(const std::unordered_map<uint32_t, uint64_t> &known, uint32_t lo,
+                             uint32_t hi) {
   for (auto &w : cta().tx_writes) {
     if (w.end <= lo || hi <= w.begin) continue;
-    auto it = t.seen_phase.find(w.bar);
-    if (it == t.seen_phase.end()) {
+    auto it = known.find(w.bar);
+    if (it == known.end()) {
       ++ptx::g_read_unwaited;
       return true;
     }

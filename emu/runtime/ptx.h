@@ -70,6 +70,9 @@ uint64_t mbarrier_arrive_expect_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc);
 uint64_t mbarrier_arrive_drop(uint32_t bar, SrcLoc loc, uint32_t count = 1);
 void mbarrier_expect_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc);
 void mbarrier_complete_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc);
+// An arrival of one by an asynchronous unit (tcgen05.commit's mbarrier::arrive::one), not a
+// thread: returns the phase it counted toward.
+uint64_t mbarrier_arrive_async(uint32_t bar, SrcLoc loc);
 // try_wait: a test_wait that may suspend the thread for a while (PTX: up to a time limit, then
 // false). A failed poll returns false; a spin on it parks until the barrier changes.
 bool mbarrier_try_wait_parity(uint32_t bar, uint32_t parity, SrcLoc loc);
@@ -189,6 +192,28 @@ inline void wgmma_rs(float (&d)[R], WgType t, const uint32_t (&a)[4], uint64_t d
 }
 // The shared-memory element a descriptor designates: (mn, k) of an operand, transposed = MN-major.
 uint32_t wgmma_desc_addr(uint64_t desc, bool mn_major, int elem_bytes, int mn, int k);
+
+// ---- tcgen05 and tensor memory, cta_group::1 (tcgen05.cpp) ----
+// Warp collectives (.sync.aligned): every lane of the warp, together. tcgen05_alloc writes the
+// allocation's address (lane 0, its first column) to the shared word at `dst`.
+void tcgen05_alloc(uint32_t dst, uint32_t ncols, SrcLoc loc);
+void tcgen05_dealloc(uint32_t taddr, uint32_t ncols, SrcLoc loc);
+void tcgen05_relinquish_alloc_permit(SrcLoc loc);
+// One thread's asynchronous D[d_tmem] = A * B (+ D), A and B from shared-memory descriptors, the
+// shape and types from the instruction descriptor `idesc`.
+enum class TcKind { F16, TF32 };
+void tcgen05_mma(TcKind kind, uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                 bool enable_input_d, SrcLoc loc);
+// One arrival on the mbarrier at `bar` (of the executing CTA) once every tcgen05.mma the thread
+// issued before it has completed.
+void tcgen05_commit(uint32_t bar, SrcLoc loc);
+// tcgen05.ld.sync.aligned.32x32b.x<num>.b32: lane t of the warp reads tensor-memory lane
+// (taddr's lane + t), columns taddr's column .. + num - 1, into *dst[0..num-1] (64-bit register
+// slots, zero-extended), at the latest by tcgen05_wait_ld.
+void tcgen05_ld_32x32b(int num, uint32_t taddr, uint64_t *const *dst, SrcLoc loc);
+void tcgen05_wait_ld(SrcLoc loc);
+// tcgen05.fence::before_thread_sync (after = false) and ::after_thread_sync.
+void tcgen05_fence(bool after, SrcLoc loc);
 
 // ---- atomics (emulation is sequential: check, then read-modify-write) ----
 enum class Atom { Add, Min, Max, And, Or, Xor, Exch, Inc, Dec };

@@ -416,9 +416,11 @@ void runCluster(Cluster &cl, StackPool &pool, const std::function<void()> &kerne
           Cta &c = *cp;
           g_cta = cp;
           checkStoresWaited(c);
-          // Stores whose reads are done (their threads waited for them) land after the CTA exits.
+          tcgen05CtaExit(c);
+          // Stores whose reads are done (their threads waited for them) land after the CTA exits,
+          // and so do tcgen05 operations still in flight (AsyncOp::tensor).
           for (const AsyncPtr &op : std::vector<AsyncPtr>(c.pending))
-            if (op->store && op->read_done) {
+            if ((op->store && op->read_done) || op->tensor) {
               tick(cl);
               finishAsync(*op);
             }

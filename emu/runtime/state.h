@@ -20,6 +20,7 @@ namespace wsemu {
 struct Thread;
 struct Cta;
 struct Cluster;
+struct Tmem;
 
 enum class WaitKind { None, MBarrier, NamedBarrier, Collective, Async, ClusterBarrier };
 
@@ -103,6 +104,10 @@ struct AsyncOp {
   // A bulk store: once it has read shared memory it needs nothing of the CTA, and its global
   // writes land after the CTA exits (CUTLASS ends a kernel with wait_group.read 0).
   bool store = false;
+  // A tcgen05.mma or tcgen05.commit: one still in flight when every thread of the CTA has exited
+  // completes then (its tensor-memory writes and its barrier arrival reach no thread). Whether a
+  // thread was wrong to leave it is judged where a thread reads what it writes (tcgen05.cpp).
+  bool tensor = false;
   virtual ~AsyncOp() = default;
   virtual void read() {}        // snapshot the sources
   virtual void complete() = 0;  // write the destinations, signal
@@ -130,6 +135,23 @@ struct Thread {
   // mbarrier -> its completed phases this thread knows of: from a wait that returned true, or from
   // another thread at a CTA barrier both took part in (readBeforeLanded).
   std::unordered_map<uint32_t, uint64_t> seen_phase;
+  // tcgen05 (tcgen05.cpp). The completed mbarrier phases this thread's tcgen05 operations are
+  // ordered after: seen_phase as it was at the thread's last tcgen05.fence::after_thread_sync.
+  std::unordered_map<uint32_t, uint64_t> tc_seen;
+  uint64_t tc_issued = 0;  // tcgen05.mmas this thread issued (a commit tracks those before it)
+  // Per warp of the CTA: how many of that warp's tcgen05.lds this thread knows happened before
+  // it (its own warp's from the ld's rendezvous, the others' through CTA barriers).
+  std::vector<uint64_t> tmem_reads_seen;
+  // tcgen05.lds not waited for yet (tcgen05.wait::ld writes the registers under the late
+  // policies; ReadsLate reads tensor memory there too).
+  struct TcLd {
+    std::vector<uint64_t *> dst;
+    std::vector<uint32_t> values;
+    uint32_t taddr = 0;
+    bool read = false;
+    SrcLoc loc;
+  };
+  std::vector<TcLd> tc_lds;
   Fiber fiber;
   // cp.async.bulk groups and wgmma groups, per thread
   std::vector<AsyncPtr> bulk_open;
@@ -188,6 +210,9 @@ struct Cta {
   struct TxWrite {
     uint32_t begin = 0, end = 0, bar = 0;
     uint64_t phase = 0;
+    // The bytes of [begin, end) as they were just before the load landed (empty until then): what
+    // a tcgen05.mma that is not ordered after the load's phase may read (tcgen05.cpp).
+    std::shared_ptr<std::vector<uint8_t>> before;
   };
   std::vector<TxWrite> tx_writes;
   Cluster *cluster = nullptr;
@@ -200,8 +225,48 @@ struct Cta {
   // wgmma results under the late policies: computed, not yet visible in the owning thread's
   // registers (a thread sees them at its wgmma.wait_group).
   std::unordered_map<float *, float> acc_overlay;
+  // Tensor memory and its allocations (tcgen05.cpp); made at the CTA's first tcgen05.alloc.
+  std::unique_ptr<Tmem> tmem;
   Verdict *verdict = nullptr;
   bool failed = false;
+};
+
+// A CTA's tensor memory (PTX ISA, "Tensor Memory"): 128 lanes x 512 columns of 32-bit cells,
+// cell (lane, column) at cur[lane * kTmemCols + column]; an address is lane << 16 | column.
+constexpr uint32_t kTmemLanes = 128, kTmemCols = 512;
+struct Tmem {
+  std::vector<uint32_t> cur;
+  // What a read that is not ordered after the last write of a cell may see: the cell's value
+  // before that write, and the write (an index into mmas, 0: none since the allocation).
+  std::vector<uint32_t> prev, writer;
+  struct Alloc {
+    uint32_t col = 0, ncols = 0;
+    int warp = 0;
+    SrcLoc loc;
+  };
+  std::vector<Alloc> allocs;
+  std::vector<Alloc> freed;  // deallocated, not allocated again since (warp, loc: the dealloc's)
+  bool relinquished = false;
+  SrcLoc relinquish_loc;
+  std::vector<Thread *> alloc_waiters;  // a tcgen05.alloc waiting for free columns
+  struct Mma {
+    int issuer = 0;
+    uint64_t n = 0;  // the issuer's tc_issued count with it
+  };
+  std::vector<Mma> mmas;  // index 0 unused
+  // A tcgen05.commit: the issuer's mmas up to `upto` are complete once its arrival, which counted
+  // toward `phase` of the barrier at `bar`, is done.
+  struct Commit {
+    int issuer = 0;
+    uint64_t upto = 0;
+    uint32_t bar = 0;
+    uint64_t phase = 0;
+    bool arrived = false;
+  };
+  std::vector<Commit> commits;
+  // Per warp and column: how many tcgen05.lds that warp had made when it last read the column.
+  std::vector<uint64_t> last_read;  // nwarps x kTmemCols
+  std::vector<uint64_t> reads;      // per warp: its tcgen05.lds
 };
 
 // A thread-block cluster (%cluster_nctarank CTAs) runs as one: the threads of all its CTAs in one
@@ -286,7 +351,16 @@ bool readBeforeLanded(const Thread &t, uint32_t lo, uint32_t hi);
 uint8_t *asyncView(uint32_t addr);
 void proxyWrite(uint32_t addr, const void *p, size_t n);
 bool proxySees(uint32_t addr, size_t n);  // always true with Config::coherent_proxy (tma.cpp)
-void noteTxWrite(uint32_t dst, uint64_t bytes, uint32_t bar);
+// Returns where the load's `before` bytes go (Cta::TxWrite), to be filled as it lands.
+std::shared_ptr<std::vector<uint8_t>> noteTxWrite(uint32_t dst, uint64_t bytes, uint32_t bar);
+// The same question asked with `known` for what the reader knows of completed phases (a
+// tcgen05.mma asks with its thread's tc_seen); counted as readBeforeLanded counts.
+bool readBeforeLandedKnowing(const std::unordered_map<uint32_t, uint64_t> &known, uint32_t lo,
+                             uint32_t hi);
+// tcgen05 (tcgen05.cpp): a lane of a warp that has a tcgen05 warp collective open exits; and,
+// once every thread of the CTA has exited, the tensor memory still allocated (both UB).
+void tcgen05ThreadExit(Thread &t);
+void tcgen05CtaExit(Cta &c);
 // Join the open rendezvous `kind` of a thread set (slots base..base+nslots-1 that `mask` names);
 // the last arrival runs `complete`; returns once it has run.
 std::shared_ptr<Collective> rendezvous(const std::string &kind, int scope, int base, int nslots,

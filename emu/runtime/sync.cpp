@@ -23,17 +23,27 @@ void countWarp(Cta &c, NamedBarrier &b, int w) {
 
 // What the threads of `c` that took part in a barrier (`took_part`) know of completed mbarrier
 // phases, they all know once it completes (readBeforeLanded: one thread waits on `full`, a
-// barrier, then all read the tile).
+// barrier, then all read the tile); so with the tcgen05.lds they know of (tcgen05.cpp: a
+// dealloc must come after every warp's).
 template <class TookPart>
 void shareSeenPhases(Cta &c, TookPart took_part) {
   std::unordered_map<uint32_t, uint64_t> known;
+  std::vector<uint64_t> reads;
   for (auto &tp : c.threads)
-    if (took_part(*tp))
+    if (took_part(*tp)) {
       for (auto &[bar, ph] : tp->seen_phase) known[bar] = std::max(known[bar], ph);
-  if (!known.empty())
-    for (auto &tp : c.threads)
-      if (took_part(*tp))
-        for (auto &[bar, ph] : known) tp->seen_phase[bar] = std::max(tp->seen_phase[bar], ph);
+      const auto &r = tp->tmem_reads_seen;
+      if (reads.size() < r.size()) reads.resize(r.size(), 0);
+      for (size_t w = 0; w < r.size(); ++w) reads[w] = std::max(reads[w], r[w]);
+    }
+  if (known.empty() && reads.empty()) return;
+  for (auto &tp : c.threads)
+    if (took_part(*tp)) {
+      for (auto &[bar, ph] : known) tp->seen_phase[bar] = std::max(tp->seen_phase[bar], ph);
+      auto &r = tp->tmem_reads_seen;
+      if (r.size() < reads.size()) r.resize(reads.size(), 0);
+      for (size_t w = 0; w < reads.size(); ++w) r[w] = std::max(r[w], reads[w]);
+    }
 }
 
 void tryComplete(Cta &c, NamedBarrier &b) {
@@ -109,6 +119,7 @@ void onThreadExit(Thread &t) {
   for (auto &op : t.wg_open)
     fail("ub/exit-with-wgmma-in-flight", op->loc,
          "the thread exited with an uncommitted wgmma in flight");
+  tcgen05ThreadExit(t);
   c.warp_live[t.warp]--;
   traceOp("exit", t.id, 0);
   for (auto &b : c.bars) {

@@ -177,12 +177,21 @@ uint64_t clippedElements(const TensorMap &m, int64_t lo, int64_t hi, bool in) {
   return in ? (uint64_t)(m.box[0] - (hi - lo)) : (uint64_t)m.box[0];
 }
 
+// The shared bytes [dst, dst + n) as they are, kept as a load's `before` (Cta::TxWrite) just
+// before it lands; only in a CTA that uses tensor memory, whose tcgen05.mma is their one reader.
+void keepBefore(const std::shared_ptr<std::vector<uint8_t>> &before, uint32_t dst, uint64_t n) {
+  if (!before || !cta().tmem) return;
+  const auto *p = static_cast<const uint8_t *>(smemPtr(dst));
+  before->assign(p, p + n);
+}
+
 struct TmaLoad : AsyncOp {
   TensorMap map;
   int32_t coords[5];
   uint32_t dst, bar;
   Box box;
   std::vector<uint8_t> image;
+  std::shared_ptr<std::vector<uint8_t>> before;
   void read() override {
     image.assign(box.bytes, 0);
     if (map.oob_fill == TM_OOB_FILL_NAN && map.elem_bytes >= 2) {
@@ -206,6 +215,7 @@ struct TmaLoad : AsyncOp {
   }
   void complete() override {
     checkShared(dst, box.bytes, loc);
+    keepBefore(before, dst, box.bytes);
     for (uint64_t o = 0; o < box.bytes; o += 16) {
       uint32_t a = swizzleAddr(dst + (uint32_t)o, map.swizzle);
       checkShared(a, 16, loc);
@@ -255,12 +265,14 @@ struct BulkLoad : AsyncOp {
   uint32_t dst, bar, bytes;
   const uint8_t *src;
   std::vector<uint8_t> image;
+  std::shared_ptr<std::vector<uint8_t>> before;
   void read() override {
     checkGlobal(src, bytes, loc);
     image.assign(src, src + bytes);
   }
   void complete() override {
     checkShared(dst, bytes, loc);
+    keepBefore(before, dst, bytes);
     std::memcpy(smemPtr(dst), image.data(), bytes);
     proxyWrite(dst, image.data(), bytes);
     mbarrier_complete_tx(bar, bytes, loc);
@@ -312,7 +324,7 @@ void issueTmaLoad(int rank, uint32_t dst, const TensorMap &m, const int32_t *coo
   op->box = boxOf(m);
   checkShared(dst, op->box.bytes, loc);
   traceOp("tma.load", dst, bar);
-  noteTxWrite(dst, op->box.bytes, bar);
+  op->before = noteTxWrite(dst, op->box.bytes, bar);
   issueAsync(op);
 }
 
@@ -328,7 +340,7 @@ void issueBulkLoad(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar, 
   op->bar = bar;
   op->bytes = bytes;
   op->src = static_cast<const uint8_t *>(src);
-  noteTxWrite(dst, bytes, bar);
+  op->before = noteTxWrite(dst, bytes, bar);
   issueAsync(op);
 }
 
