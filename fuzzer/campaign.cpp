@@ -609,8 +609,10 @@ void judgeMutant(Ctx &c, const MutantRow &m) {
   vr.hash = m.hash;
   Verdict v;
   BuildRecord b;
-  if (!inj->runtime) {
-    // Blackwell here: compile for sm_100a and confirm the defect statically; never run.
+  // The emulator runs what no GPU here can (tcgen05 and tensor memory of sm_100a); on a GPU of
+  // another generation such a mutant is compiled and its defect confirmed statically.
+  const bool runs = inj->runtime || resolveBackend(oo) == "emu";
+  if (!runs) {
     oo.build.watchdog = false;  // never run: nothing to bound
     std::string dir = makeTempDir("wsfuzz.");
     std::string file = dir + "/" + m.kernel;
@@ -645,7 +647,7 @@ void judgeMutant(Ctx &c, const MutantRow &m) {
   vr.signature = v.signature;
   vr.infra = v.symptom == "infra-error";
   vr.expected_match =
-      inj->runtime ? inject::expects(*inj, vr.detail) : (b.ok && vr.static_check.value_or(false));
+      runs ? inject::expects(*inj, vr.detail) : (b.ok && vr.static_check.value_or(false));
   vr.verdict_json = toJsonText(v);
   vr.build_ms = v.timings.build_ms;
   vr.wall_ms =
@@ -851,7 +853,7 @@ int runCampaign(const CampaignOptions &o, const std::function<void(const std::st
   for (auto &m : mutants) {
     if (!inShard(m.hash, o.shard_i, o.shard_n) || store.hasVerdict(m.hash)) continue;
     todo.push_back(m);
-    if (m.runtime) kernels_needed.insert(m.kernel);
+    if (m.runtime || resolveBackend(o.oracle) == "emu") kernels_needed.insert(m.kernel);
   }
   if (o.max_mutants > 0 && (long)todo.size() > o.max_mutants) todo.resize(o.max_mutants);
   log("wsfuzz: " + std::to_string(mutants.size()) + " mutants planned, " +

@@ -54,6 +54,20 @@ long count(const std::string &db, const std::string &sql) {
   return n;
 }
 
+// The first column of every row, one per line (for failure messages).
+std::string rows(const std::string &db, const std::string &sql) {
+  sqlite3 *h = nullptr;
+  sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt *s = nullptr;
+  std::string out;
+  if (sqlite3_prepare_v2(h, sql.c_str(), -1, &s, nullptr) == SQLITE_OK)
+    while (sqlite3_step(s) == SQLITE_ROW)
+      if (auto *t = sqlite3_column_text(s, 0)) out += reinterpret_cast<const char *>(t) + std::string("\n");
+  sqlite3_finalize(s);
+  sqlite3_close(h);
+  return out;
+}
+
 class Dir {
  public:
   Dir() : path(makeTempDir("wsr-fuzz.")) {}
@@ -327,6 +341,37 @@ TEST(FuzzSlots, RunsGetOneHardwareQueueUnlessTheEnvironmentSaysOtherwise) {
 }
 
 // ---- a real campaign on the CPU ----------------------------------------------------------------
+// The Blackwell mutants on the emulator: each is run (tcgen05 and tensor memory on the PTX path)
+// and gets a class its injector expects, where a Hopper GPU can only compile them.
+TEST(FuzzCampaign, TheBlackwellMutantsRunOnTheEmulatorAndGetTheirExpectedClass) {
+  if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed";
+  Dir d;
+  std::string db = d.path + "/c.sqlite";
+  std::string k = std::string(WSREDUCE_SOURCE_DIR) + "/kernels/ws_gemm_sm100.cu";
+  std::string out;
+  int rc = runWsfuzz({"--kernels", k, "--injectors",
+                      "tmem-alloc-lane-guard,dealloc-without-sync,commit-outside-elect,"
+                      "missing-tcgen05-fence",
+                      "--repeat", "1", "-j", "2", "--backend", "emu", "--policy", "matrix",
+                      "--db", db, "--cache-dir", kCache, "--timeout", "60"},
+                     &out);
+  ASSERT_EQ(rc, 0) << out;
+  const long n = count(db, "SELECT COUNT(*) FROM mutants");
+  EXPECT_GE(n, 4) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts WHERE expected_match = 1"), n)
+      << out << "\n"
+      << rows(db, "SELECT m.injector || ' ' || v.detail FROM verdicts v JOIN mutants m "
+                  "USING(hash)");
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts WHERE detail LIKE 'compiled%'"), 0)
+      << "run, not only compiled";
+  for (const char *inj : {"tmem-alloc-lane-guard", "dealloc-without-sync"})
+    EXPECT_GE(count(db, std::string("SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) "
+                                     "WHERE m.injector = '") +
+                            inj + "' AND v.detail LIKE 'crash/ub-%'"),
+              1)
+        << inj;
+}
+
 TEST(FuzzCampaign, WrongArchHostProgramsBlackwellStaticCorpusAndReport) {
   if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed";
   Dir d;
