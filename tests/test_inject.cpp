@@ -72,6 +72,13 @@ const std::map<std::string, std::map<std::string, int>> kSites = {
     // staging syncs, attention's epilogue sync.
     {"named-barrier-count",
      {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 1}}},
+    // the same counted named barriers, each made an arrive.
+    {"named-barrier-arrive",
+     {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 1}}},
+    // the group-dependent ids (`1 + consumer`, `1 + c`) made 0 for every group; the pipeline's
+    // one constant id has no other named barrier to collide with.
+    {"named-barrier-id-collision",
+     {{"tma_pipeline_sm90.cu", 0}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 1}}},
     // the producer's and the consumer's handoff loop.
     {"k-loop-off-by-one",
      {{"tma_pipeline_sm90.cu", 2}, {"ws_gemm_sm90.cu", 2}, {"ws_attention_sm90.cu", 2}}},
