@@ -377,6 +377,149 @@ TEST(EmuPtx, CutlassExample48PassesAndItsHeaderBugHangsWithTheBytesMissing) {
       << h.err;
 }
 
+// ---- Programmatic dependent launch (emu/runtime/pdl.cpp) ----
+// tests/fixtures/ptx/pdl.cu: a primary of 4 CTAs x 128 threads lets its dependent begin
+// (cudaTriggerProgrammaticLaunchCompletion, or the PTX instruction with -DASM_TRIGGER) and then
+// writes its output; the secondary, launched with cudaLaunchKernelEx and
+// cudaLaunchAttributeProgrammaticStreamSerialization, runs a prologue, waits in
+// cudaGridDependencySynchronize and reads that output. Both count the primary's finished threads
+// atomically, so the program says how far the primary had got when the secondary's prologue ran.
+
+// The two grids run together: under the eager and reads-late policies the secondary begins once
+// the primary's last CTA has executed griddepcontrol.launch_dependents (its thread 0 ran to its
+// end first: 3 x 128 + 1 of 512 finished), under completions-late once the primary has
+// completed. Its wait returns once the primary has completed, and every result is right under
+// every policy and a random order, with the trigger's API call or its PTX instruction.
+TEST(EmuPtx, APdlSecondaryThatWaitsBeforeReadingPasses) {
+  const std::map<std::string, std::string> seen = {{"eager", "saw 385 of 512"},
+                                                   {"reads-late", "saw 385 of 512"},
+                                                   {"completions-late", "saw 512 of 512"}};
+  for (auto &[policy, saw] : seen) {
+    auto r = wsemuPtx({fixture("pdl.cu")}, {{"WSEMU_POLICY", policy}});
+    EXPECT_EQ(r.exit_code, 0) << policy << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "pdl: 0 of 512 wrong;")) << policy << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.out, saw)) << policy << "\n" << r.out;
+    EXPECT_TRUE(has(r.out, "PASS")) << policy << "\n" << r.out;
+  }
+  auto random = wsemuPtx({fixture("pdl.cu")}, {{"WSEMU_ORDER", "random"}, {"WSEMU_SEED", "2"}});
+  EXPECT_EQ(random.exit_code, 0) << random.out << random.err;
+  EXPECT_TRUE(has(random.out, "pdl: 0 of 512 wrong;")) << random.out << random.err;
+  auto asm_trigger = wsemuPtx({fixture("pdl.cu"), "-DASM_TRIGGER"});
+  EXPECT_EQ(asm_trigger.exit_code, 0) << asm_trigger.out << asm_trigger.err;
+  EXPECT_TRUE(has(asm_trigger.out,
+                  "pdl: 0 of 512 wrong; before its wait the secondary's block 0 "
+                  "saw 385 of 512"))
+      << asm_trigger.out << asm_trigger.err;
+}
+
+// Only thread 0 of each secondary CTA waits; the __syncthreads after its wait orders the other
+// threads' reads after it too, so they are no race.
+TEST(EmuPtx, APdlSecondaryWhoseOneThreadWaitsBeforeABarrierPasses) {
+  auto r = wsemuPtx({fixture("pdl.cu"), "-DONE_WAITS"}, {{"WSEMU_POLICY", "reads-late"}});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "pdl: 0 of 512 wrong;")) << r.out << r.err;
+  EXPECT_FALSE(has(r.err, "WSEMU verdict=")) << r.err;
+}
+
+// -DEARLY_READ: the secondary reads the primary's output before its wait. Under every policy the
+// read is ub/pdl-read-before-wait, named at the secondary's line with the primary's write, whether
+// the value was there yet (completions-late: the primary had completed) or not.
+TEST(EmuPtx, APdlSecondaryThatReadsBeforeItsWaitIsANamedRace) {
+  for (const std::string policy : {"eager", "reads-late", "completions-late"}) {
+    auto r = wsemuPtx({fixture("pdl.cu"), "-DEARLY_READ"}, {{"WSEMU_POLICY", policy}});
+    EXPECT_EQ(r.exit_code, 87) << policy << "\n" << r.out << r.err;
+    EXPECT_EQ(r.out, "pdl: unspecified launch failure\n") << policy << "\n" << r.err;
+    EXPECT_TRUE(has(r.err,
+                    "WSEMU verdict=ub/pdl-read-before-wait symptom=ub block=0,0,0 "
+                    "signature=pdl.cu:37,warpgroup0"))
+        << policy << "\n"
+        << r.err;
+    EXPECT_TRUE(has(r.err,
+                    "by thread 0 (warp 0, warpgroup 0) of block (0,0,0) of "
+                    "_Z9secondaryPKfPfS0_S1_Pj: it reads the global byte at offset 0 of "
+                    "the allocation of 2048 bytes"))
+        << policy << "\n"
+        << r.err;
+    EXPECT_TRUE(has(r.err,
+                    "_Z7primaryPKfPf, the grid it depends on (the kernel launched before "
+                    "it in the stream), writes that byte at pdl.cu:27"))
+        << policy << "\n"
+        << r.err;
+  }
+}
+
+// -DEARLY_WRITE: the secondary's prologue overwrites the primary's input, which the primary reads
+// (its own buffer in the next step of a ping-pong): ub/pdl-write-before-wait.
+TEST(EmuPtx, APdlSecondaryThatWritesWhatThePrimaryReadsBeforeItsWaitIsANamedRace) {
+  auto r = wsemuPtx({fixture("pdl.cu"), "-DEARLY_WRITE"});
+  EXPECT_EQ(r.exit_code, 87) << r.out << r.err;
+  EXPECT_TRUE(has(r.err,
+                  "WSEMU verdict=ub/pdl-write-before-wait symptom=ub block=0,0,0 "
+                  "signature=pdl.cu:40,warpgroup0"))
+      << r.err;
+  EXPECT_TRUE(has(r.err, "reads that byte at pdl.cu:27")) << r.err;
+}
+
+// tests/fixtures/ptx/pdl_ws.cu: four dependent launches of a warp-specialized kernel, each writing
+// what the one before it read. Only the producer thread waits, then bulk-copies its tile in; the
+// consumers, ordered after its wait by the copy's mbarrier phase, write the output. No race, under
+// every policy. With the producer's wait gone, its bulk copy reads what the grid before wrote.
+TEST(EmuPtx, APdlChainWhoseProducerWarpAloneWaitsOrdersItsConsumersThroughTheMbarrier) {
+  for (const std::string policy : {"eager", "reads-late", "completions-late"}) {
+    auto r = wsemuPtx({fixture("pdl_ws.cu")}, {{"WSEMU_POLICY", policy}});
+    EXPECT_EQ(r.exit_code, 0) << policy << "\n" << r.out << r.err;
+    EXPECT_EQ(r.out, "pdl_ws: 0 of 512 wrong\n") << policy << "\n" << r.err;
+  }
+  auto bug = wsemuPtx({fixture("pdl_ws.cu"), "-DPRODUCER_NO_WAIT"});
+  EXPECT_EQ(bug.exit_code, 87) << bug.out << bug.err;
+  EXPECT_TRUE(has(bug.err, "WSEMU verdict=ub/pdl-read-before-wait")) << bug.err;
+  EXPECT_TRUE(has(bug.err, "writes that byte at pdl_ws.cu:48, by thread 32 (warp 1, warpgroup 0)"))
+      << bug.err;
+}
+
+// griddepcontrol.wait in kernels launched without the attribute (a <<<>>> launch, and
+// cudaLaunchKernelEx with programmaticStreamSerializationAllowed = 0) returns at once: the
+// launches are serialized by the stream, and a read before the wait is no race.
+TEST(EmuPtx, AGridDependencyWaitInAKernelLaunchedWithoutTheAttributeReturnsAtOnce) {
+  auto r = wsemuPtx({fixture("pdl_plain.cu")});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "pdl_plain: no error, 0 of 256 wrong\n") << r.err;
+  EXPECT_FALSE(has(r.err, "WSEMU verdict=")) << r.err;
+}
+
+// A primary that deadlocks after its trigger: the hang names the primary's barrier; the
+// dependent's threads at griddepcontrol.wait are listed, and left out of the signature, which is
+// the same whether the policy let the dependent begin or not.
+TEST(EmuPtx, AHangOfAPdlPrimaryIsNamedWhileItsDependentWaits) {
+  const std::string sig =
+      "WSEMU verdict=hang/barrier symptom=hang block=0,0,0 "
+      "signature=pdl_hang.cu:10,warpgroup0,iter0,arrivals=named1:32/64\n";
+  auto eager = wsemuPtx({fixture("pdl_hang.cu")});
+  EXPECT_EQ(eager.exit_code, 86) << eager.out << eager.err;
+  EXPECT_TRUE(has(eager.err, sig)) << eager.err;
+  EXPECT_TRUE(has(eager.err,
+                  "parked at pdl_hang.cu:10 in _Z7primaryPf block (0,0,0): bar.sync 1 "
+                  "(32 of 64 threads arrived, warp-granular)"))
+      << eager.err;
+  EXPECT_TRUE(has(eager.err,
+                  "in _Z9secondaryPKfPf block (0,0,0): griddepcontrol.wait (for "
+                  "_Z7primaryPf to complete)"))
+      << eager.err;
+  auto late = wsemuPtx({fixture("pdl_hang.cu")}, {{"WSEMU_POLICY", "completions-late"}});
+  EXPECT_EQ(late.exit_code, 86) << late.out << late.err;
+  EXPECT_TRUE(has(late.err, sig)) << late.err;
+}
+
+// A programmatic event (cudaLaunchAttributeProgrammaticEvent) is not implemented: refused by name.
+TEST(EmuPtx, AProgrammaticEventLaunchAttributeIsRefusedByName) {
+  auto r = wsemuPtx({fixture("pdl.cu"), "-DPROGRAMMATIC_EVENT"});
+  EXPECT_EQ(r.exit_code, 88) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "WSEMU verdict=infra-error/unsupported")) << r.err;
+  EXPECT_TRUE(
+      has(r.err, "unsupported: cudaLaunchKernelEx with cudaLaunchAttributeProgrammaticEvent"))
+      << r.err;
+}
+
 // ---- Blackwell: tcgen05 and tensor memory (emu/runtime/tcgen05.cpp) ----
 namespace {
 const std::string kGemm100 = std::string(WSREDUCE_SOURCE_DIR) + "/kernels/ws_gemm_sm100.cu";

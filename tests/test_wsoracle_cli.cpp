@@ -190,7 +190,7 @@ TEST(WsoracleCli, ARelativeCacheDirIsTheCallersDirectory) {
 // why. Never a compile error: nvcc compiles every one of them. The source translator cannot build
 // any of them; the PTX path (emu/ptx/) runs what nvcc made of them.
 //
-// Four differ from the H200 under the default schedule, each for a known reason, and are held
+// Five differ from the GPU under the default schedule, each for a known reason, and are held
 // to what the emulator says:
 // - tma_xform_bug: the missing fence.proxy.async is latent on the H200 (it passed). The
 //   emulator's async proxy stores what it last saw and the output is wrong, with the note
@@ -204,6 +204,9 @@ TEST(WsoracleCli, ARelativeCacheDirIsTheCallersDirectory) {
 //   refill lands first and the class is the H200's.
 // - persistent_gemm_bug: a deadlock on the full barrier. On the H200 the program's own
 //   %globaltimer watchdog traps (crash); the emulator parks the spinning waiters and names it.
+// - pdl_chain_bug: the dependent grid reads the primary's output before its grid dependency
+//   wait, a race that stayed latent in an H100's plain runs (pass). The emulator names it
+//   whichever grid ran first (emu/README.md, "The PTX path", PDL).
 TEST(WsoracleCli, TheEmulatorJudgesEachOutsideProgramAsTheH200DidOrSaysUnsupported) {
   const std::string dir = std::string(WSREDUCE_SOURCE_DIR) + "/corpus/outside/";
   auto table = readFile(dir + "expected.tsv");
@@ -220,7 +223,11 @@ TEST(WsoracleCli, TheEmulatorJudgesEachOutsideProgramAsTheH200DidOrSaysUnsupport
        {{"--policy", "reads-late"},
         {{"WSEMU_ORDER", "random"}, {"WSEMU_SEED", "1"}},
         {"\"symptom\": \"wrong\"", "BADROWS 0-255"}}},
-      {"persistent_gemm_bug.cu", {{}, {}, {"\"symptom\": \"hang\"", "hang/mbarrier"}}}};
+      {"persistent_gemm_bug.cu", {{}, {}, {"\"symptom\": \"hang\"", "hang/mbarrier"}}},
+      {"pdl_chain_bug.cu",
+       {{"--timeout", "90"}, {}, {"ub/pdl-read-before-wait", "pdl_chain_bug.cu:66"}}},
+      // 2.1 G fused multiply-adds in the primary: about 20 s interpreted.
+      {"pdl_chain_ok.cu", {{"--timeout", "90"}, {}, {"\"symptom\": \"pass\""}}}};
   int programs = 0;
   size_t at = 0;
   while (at < table->size()) {
@@ -253,7 +260,7 @@ TEST(WsoracleCli, TheEmulatorJudgesEachOutsideProgramAsTheH200DidOrSaysUnsupport
           << r.out;
     }
   }
-  EXPECT_EQ(programs, 12);
+  EXPECT_EQ(programs, 14);
 }
 
 TEST(WsoracleCli, PolicyMatrixRecordsEveryPolicy) {

@@ -11,6 +11,9 @@
 // said when the program asks for that error's text; launches outside the GPU's limits, or over
 // 48 KiB of dynamic shared memory without the opt-in, do not run.
 //
+// A launch runs at the host's next call that orders work after it, not inside the launch call
+// (Held, below): a kernel launched next with programmatic stream serialization runs with it.
+//
 // An entry point this file does not define is a link error, which the build turns into a
 // refusal naming it; a driver entry point asked for by name that is not here is refused at run
 // time, naming it. Never a silent stand-in.
@@ -159,7 +162,9 @@ void flushDevicePrintf() {
 cudaError_t faultError() {
   return pending().v.detail == "crash/device-assert" ? cudaErrorAssert : cudaErrorLaunchFailure;
 }
+void runHeld();
 cudaError_t syncPoint() {
+  runHeld();
   flushDevicePrintf();
   auto &p = pending();
   if (!p.set) return cudaSuccess;
@@ -273,9 +278,67 @@ dim3 clusterAttribute(const cudaLaunchConfig_t &config) {
   return cluster;
 }
 
+// A kernel's failure, for the host's next synchronizing call.
+void launchFailed(const wsemu::Verdict &v, const std::string &kernel) {
+  pending().set = true;
+  pending().v = v;
+  pending().kernel = kernel;
+  static const bool registered = (::on_exit(atExit, nullptr), true);
+  (void)registered;
+}
+
+// ---- launches made and not run yet ----
+// A launch is held until the host's next call that orders work after it in the stream: a
+// synchronizing call, a copy, a memset, an event record, a launch, or the program's exit. A kernel
+// launched next with programmatic stream serialization (the launch attribute
+// cudaLaunchAttributeProgrammaticStreamSerialization) joins it: the two run in one scheduler
+// (wsemu::launchDependent), the dependent as early as griddepcontrol.launch_dependents lets it, and
+// its accesses before griddepcontrol.wait are checked against the other's. The host sees what it
+// saw when launches ran at once: a kernel's failure shows at its next synchronizing call. Every
+// stream is the one stream here (cudaStreamCreate gives the null stream).
+struct Held {
+  std::string name;
+  const Function *fn = nullptr;
+  dim3 g, b, cd;
+  size_t smem = 0;
+  bool explicit_cluster = false;
+  uint8_t *params = nullptr;  // the launch's parameter buffer (std::aligned_alloc)
+};
+// Each launch after the first was made with programmatic stream serialization. Never destroyed: it
+// is run at exit.
+std::vector<Held> &held() {
+  static auto *h = new std::vector<Held>;
+  return *h;
+}
+
+void runHeld() {
+  std::vector<Held> chain;
+  chain.swap(held());
+  if (chain.empty()) return;
+  Module &m = module();
+  std::vector<wsemu::GridSpec> grids;
+  for (const Held &h : chain)
+    grids.push_back({wsemu::Dim3(h.g.x, h.g.y, h.g.z), wsemu::Dim3(h.b.x, h.b.y, h.b.z), h.smem,
+                     [&m, &h] { wsemu::ptxe::runThread(m, *h.fn, h.params, h.fn->param_bytes); },
+                     wsemu::SrcLoc{h.name.c_str(), 0}, wsemu::Dim3(h.cd.x, h.cd.y, h.cd.z),
+                     h.explicit_cluster});
+  size_t failed = 0;
+  const wsemu::GridSpec &one = grids.front();
+  const wsemu::Verdict v = grids.size() == 1
+                               ? wsemu::launch(one.grid, one.block, one.dynamic_smem, one.kernel,
+                                               config(), one.loc, one.cluster, one.explicit_cluster)
+                               : wsemu::launchDependent(grids, config(), &failed);
+  for (Held &h : chain) std::free(h.params);
+  if (!v.pass()) launchFailed(v, chain[failed].name);
+}
+// A program that exits with launches held: they run then, as the GPU runs them before the process
+// ends (what a failure shows then: atExit).
+void runHeldAtExit(int, void *) { runHeld(); }
+
 // `cluster`: clusterAttribute's, for cudaLaunchKernelEx; 0 x 0 x 0 for a <<<>>> launch.
+// `dependent`: launched with programmatic stream serialization (cudaLaunchKernelEx).
 cudaError_t launchKernel(const void *stub, dim3 g, dim3 b, void **args, size_t smem,
-                         dim3 cluster = dim3(0, 0, 0)) {
+                         dim3 cluster = dim3(0, 0, 0), bool dependent = false) {
   auto kit = reg().kernels.find(stub);
   if (kit == reg().kernels.end())
     refuse("unsupported: a launch of a function no __cudaRegisterFunction registered");
@@ -297,6 +360,7 @@ cudaError_t launchKernel(const void *stub, dim3 g, dim3 b, void **args, size_t s
                  name.c_str(), smem);
     return lastError() = cudaErrorInvalidValue;
   }
+  if (!dependent) runHeld();
   if (pending().set) {  // queued behind a kernel that never finished (or faulted): never runs
     if (sticky()) lastError() = faultError();
     return cudaSuccess;
@@ -359,18 +423,9 @@ cudaError_t launchKernel(const void *stub, dim3 g, dim3 b, void **args, size_t s
     const auto &v = m.vars[fn->params[i]];
     std::memcpy(buf + v.param_offset, args[i], v.bytes);
   }
-  wsemu::Verdict v = wsemu::launch(
-      wsemu::Dim3(g.x, g.y, g.z), wsemu::Dim3(b.x, b.y, b.z), smem,
-      [&] { wsemu::ptxe::runThread(m, *fn, buf, fn->param_bytes); }, config(),
-      wsemu::SrcLoc{name.c_str(), 0}, wsemu::Dim3(cd.x, cd.y, cd.z), explicit_cluster);
-  std::free(buf);
-  if (!v.pass()) {
-    pending().set = true;
-    pending().v = v;
-    pending().kernel = name;
-    static const bool registered = (::on_exit(atExit, nullptr), true);
-    (void)registered;
-  }
+  static const bool run_at_exit = (::on_exit(runHeldAtExit, nullptr), true);
+  (void)run_at_exit;
+  held().push_back(Held{name, fn, g, b, cd, smem, explicit_cluster, buf});
   return cudaSuccess;
 }
 
@@ -435,9 +490,21 @@ cudaError_t cudaLaunchKernel(const void *func, dim3 g, dim3 b, void **args, size
   return launchKernel(func, g, b, args, smem);
 }
 
+// Programmatic dependent launch: cudaLaunchAttributeProgrammaticStreamSerialization lets the kernel
+// begin before the kernel launched before it has completed (held launches, above). A programmatic
+// event (cudaLaunchAttributeProgrammaticEvent) is not implemented and is refused by name.
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args) {
+  bool dependent = false;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    if (config->attrs[i].id == cudaLaunchAttributeProgrammaticStreamSerialization)
+      dependent = config->attrs[i].val.programmaticStreamSerializationAllowed != 0;
+    if (config->attrs[i].id == cudaLaunchAttributeProgrammaticEvent)
+      refuse(
+          "unsupported: cudaLaunchKernelEx with cudaLaunchAttributeProgrammaticEvent (an event "
+          "that griddepcontrol.launch_dependents triggers; the emulator does not implement it)");
+  }
   return launchKernel(func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes,
-                      clusterAttribute(*config));
+                      clusterAttribute(*config), dependent);
 }
 
 // What cudaGetErrorString and cudaGetErrorName say of each error; a code without a name here
@@ -534,6 +601,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
 cudaError_t cudaMemset(void *dst, int v, size_t bytes) {
   if (bytes == 0) return cudaSuccess;
   if (!wsemu::emuInAllocation(dst)) return lastError() = cudaErrorInvalidValue;
+  runHeld();  // ordered after the kernels launched before it
   wsemu::emuMemset(dst, v, bytes);
   return cudaSuccess;
 }
@@ -731,6 +799,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
   return cudaSuccess;
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+  runHeld();  // the kernels launched before it have run when it is recorded
   reinterpret_cast<EmuEvent *>(e)->ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
           .count();

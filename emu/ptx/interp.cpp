@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "emu/ptx/module.h"
+#include "emu/runtime/pdl.h"
 #include "emu/runtime/ptx.h"
 #include "emu/runtime/state.h"
 
@@ -107,6 +108,9 @@ struct Interp {
   int last_chain = -1;
   uint8_t *callbuf = nullptr;  // the body's `.param`s: this frame's calls' arguments
   std::vector<SrcLoc> frames;  // the calls that led to this function (caller first)
+  // The grid is one of a programmatic dependent launch: its global accesses are checked against
+  // the other grids' (pdl.cpp).
+  bool pdl = false;
 
   SrcLoc loc(const Ins &in) const { return m.srcLoc(in.loc); }
   // The SrcLoc of a runtime call, with the inlined-at chain as the thread's call frames: a parked
@@ -343,6 +347,12 @@ struct Interp {
         return reinterpret_cast<uint8_t *>(a);
     }
     return nullptr;
+  }
+
+  // A global access (a generic address outside every global allocation is not one), in a grid of a
+  // programmatic dependent launch.
+  void track(const Ins &in, const uint8_t *p, size_t n, Access a) const {
+    if (in.space == Space::Global || in.space == Space::Generic) pdlAccess(p, n, a, loc(in));
   }
 
   uint64_t loadElem(const uint8_t *p, Ty ty) const {
@@ -710,6 +720,7 @@ void Interp::atom(const Ins &in) {
   const size_t n = (size_t)tyBits(ty) / 8;
   preempt();
   uint8_t *p = mem(in.space, addr(ao), n, in, true);
+  if (pdl) track(in, p, n, Access::Atomic);
   uint64_t old = loadElem(p, ty), res = old;
   const int nb = tyBits(ty);
   if (tyFloat(ty)) {
@@ -909,6 +920,7 @@ void Interp::run() {
       case Op::Ld: {
         const size_t eb = (size_t)tyBits(in.ty) / 8, n = eb * in.vec;
         const uint8_t *p = mem(in.space, addr(in.o[1]), n, in, false);
+        if (pdl) track(in, p, n, Access::Read);
         if (in.vec == 1) {
           set(in.o[0], loadElem(p, in.ty));
         } else {
@@ -919,6 +931,7 @@ void Interp::run() {
       case Op::St: {
         const size_t eb = (size_t)tyBits(in.ty) / 8, n = eb * in.vec;
         uint8_t *p = mem(in.space, addr(in.o[0]), n, in, true);
+        if (pdl) track(in, p, n, Access::Write);
         if (in.vec == 1) {
           uint64_t v = val(in.o[1]);
           std::memcpy(p, &v, eb);
@@ -1025,7 +1038,8 @@ void Interp::run() {
       case Op::MbarCompleteTx: {
         const SrcLoc l = site(in);
         const uint32_t tx = (uint32_t)val(in.o[1]);
-        onCta(in, sharedAddr(in, 0), [&](uint32_t a) { ptx::mbarrier_complete_tx(a, tx, l); });
+        onCta(in, sharedAddr(in, 0),
+              [&](uint32_t a) { ptx::mbarrier_complete_tx(a, tx, l, t->dep_known); });
         break;
       }
       case Op::MbarTryWaitParity: {
@@ -1199,6 +1213,12 @@ void Interp::run() {
       case Op::TcFence:
         ptx::tcgen05_fence(in.o[0].imm == 1, site(in));
         break;
+      case Op::GridDepLaunch:
+        ptx::griddepcontrol_launch_dependents(site(in));
+        break;
+      case Op::GridDepWait:
+        ptx::griddepcontrol_wait(site(in));
+        break;
       case Op::Unsupported:
         // Refused before the launch (the host library scans every kernel it runs); reached only
         // if that scan was skipped.
@@ -1210,9 +1230,10 @@ void Interp::run() {
 }  // namespace
 
 namespace {
+// Never destroyed: a launch the host held may run, and print, at exit (emu/host/cudart.cpp).
 std::string &devicePrintf() {
-  static std::string out;
-  return out;
+  static auto *out = new std::string;
+  return *out;
 }
 
 // One frame: `fn` with its parameter buffer, its local memory and its calls' buffer on the
@@ -1242,6 +1263,7 @@ void runFunction(const Module &m, const Function &fn, const uint8_t *params, siz
   Interp it{m, fn, params, param_bytes, regs.data(), local, {}, &self(), -1, nullptr, {}};
   it.callbuf = callbuf;
   it.frames = std::move(frames);
+  it.pdl = cta().dep != nullptr;
   it.symaddr.assign(m.vars.size(), 0);
   for (uint32_t i : fn.syms) {
     const Var &v = m.vars[i];

@@ -208,6 +208,9 @@ enum class Op : uint8_t {
   TcLd,          // tcgen05.ld.sync.aligned.32x32b.xN.b32 {N regs}, [taddr]: rank = N
   TcWaitLd,      // tcgen05.wait::ld.sync.aligned
   TcFence,       // tcgen05.fence::before_thread_sync (o[0].imm 0) / ::after_thread_sync (1)
+  // Programmatic dependent launch (the runtime's pdl.cpp):
+  GridDepLaunch,  // griddepcontrol.launch_dependents (cudaTriggerProgrammaticLaunchCompletion)
+  GridDepWait,    // griddepcontrol.wait (cudaGridDependencySynchronize)
 };
 
 struct Ins {

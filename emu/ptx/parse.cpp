@@ -880,6 +880,18 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
     }
     return true;
   }
+  if (base == "griddepcontrol") {
+    if (q.size() != 1 || n != 0) return false;
+    if (q[0] == "launch_dependents") {
+      ins.op = Op::GridDepLaunch;
+      return true;
+    }
+    if (q[0] == "wait") {
+      ins.op = Op::GridDepWait;
+      return true;
+    }
+    return false;
+  }
   if (base == "setmaxnreg") {
     take({"sync", "aligned", "u32"});
     if (q.size() != 1 || n != 1 || (q[0] != "inc" && q[0] != "dec")) return false;

@@ -219,6 +219,23 @@ bool emuInAllocation(const void *p) {
   return u < it->first + std::max<size_t>(it->second.bytes, 1);
 }
 
+std::string describeGlobal(const void *p) {
+  auto u = reinterpret_cast<uintptr_t>(p);
+  auto it = allocs().upper_bound(u);
+  std::ostringstream o;
+  if (it != allocs().begin()) {
+    --it;
+    if (u < it->first + std::max<size_t>(it->second.bytes, 1)) {
+      o << "offset " << u - it->first << " of "
+        << (it->second.name.empty() ? "the allocation" : it->second.name) << " of "
+        << it->second.bytes << " bytes at " << reinterpret_cast<void *>(it->first);
+      return o.str();
+    }
+  }
+  o << p;
+  return o.str();
+}
+
 void emuMemcpy(void *dst, const void *src, size_t bytes) { std::memmove(dst, src, bytes); }
 void emuMemset(void *dst, int value, size_t bytes) { std::memset(dst, value, bytes); }
 size_t liveAllocations() { return allocs().size(); }

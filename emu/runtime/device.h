@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 #include "emu/runtime/core.h"
 
@@ -47,6 +49,8 @@ bool emuInAllocation(const void *p);                       // p is inside a live
 void emuMemcpy(void *dst, const void *src, size_t bytes);  // host<->device: both are host memory
 void emuMemset(void *dst, int value, size_t bytes);
 size_t liveAllocations();
+// Where p lies, for a report: "offset 12 of the allocation of 4096 bytes at 0x...".
+std::string describeGlobal(const void *p);
 bool redZonesIntact(std::string *which = nullptr);
 
 // ---- checks: out of bounds is UB, reported at `loc`, never a silent corruption ----
@@ -99,6 +103,23 @@ inline Verdict launch(Dim3 grid, Dim3 block, size_t dynamic_smem,
                       const std::function<void()> &kernel) {
   return launch(grid, block, dynamic_smem, kernel, defaultConfig());
 }
+// One grid of a launch, as launch() takes it.
+struct GridSpec {
+  Dim3 grid, block;
+  size_t dynamic_smem = 0;
+  std::function<void()> kernel;
+  SrcLoc loc;  // names the kernel (its file: the kernel's name on the PTX path)
+  Dim3 cluster;
+  bool explicit_cluster = false;
+};
+// Programmatic dependent launch: grids[0], and each grids[i + 1] launched after grids[i] in the
+// same stream with programmatic stream serialization (the launch attribute
+// cudaLaunchAttributeProgrammaticStreamSerialization), in one scheduler. Grid i + 1 begins once
+// every CTA of grid i has executed griddepcontrol.launch_dependents or exited (under
+// Policy::CompletionsLate: once grid i has completed), and runs before grid i's threads whenever it
+// can; its griddepcontrol.wait returns once the grids before it have completed. One verdict for the
+// chain; *failed_grid is the index of the grid it is about.
+Verdict launchDependent(const std::vector<GridSpec> &grids, const Config &cfg, size_t *failed_grid);
 // Configuration from the environment: WSEMU_POLICY=eager|reads-late|completions-late,
 // WSEMU_ORDER=rr|random, WSEMU_SEED=N, WSEMU_TRACE=1. Sets exit_on_failure.
 Config configFromEnv();

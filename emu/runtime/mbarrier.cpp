@@ -119,6 +119,8 @@ std::string state(const MBarrier &b) {
 void maybeComplete(MBarrier &b) {
   if (b.pending == 0 && b.tx == 0) {
     b.phase++;
+    if (b.dep_arrival && b.dep_phase == ~0ull) b.dep_phase = b.phase;
+    b.dep_arrival = false;
     b.pending = b.expected;
     b.delivered = 0;
     traceOp("mbarrier.phase", b.addr, b.phase);
@@ -147,6 +149,7 @@ void arrive(MBarrier &b, uint32_t count, SrcLoc loc, const char *op) {
              " arrive here together, more of them than the phase's pending count");
   b.pending -= count;
   if (b.pending == 0 && b.tx == 0) b.completer = me;
+  if (t.dep_known) b.dep_arrival = true;
   maybeComplete(b);
 }
 
@@ -193,6 +196,8 @@ void mbarrier_init(uint32_t addr, uint32_t count, SrcLoc loc) {
   b.phase = 0;
   b.completer = {};
   b.init_loc = loc;
+  b.dep_arrival = false;
+  b.dep_phase = ~0ull;
   traceOp("mbarrier.init", addr, count);
 }
 
@@ -239,7 +244,7 @@ void mbarrier_expect_tx(uint32_t addr, uint32_t tx, SrcLoc loc) {
   expectTx(b, tx, loc);
 }
 
-void mbarrier_complete_tx(uint32_t addr, uint32_t tx, SrcLoc loc) {
+void mbarrier_complete_tx(uint32_t addr, uint32_t tx, SrcLoc loc, bool dep_known) {
   // On a barrier no init set up, the bytes land and the word is left as it was (the H200 traps
   // nothing there: bench/probes/s16_uninit, modes bulk and bulkwait).
   if (auto it = cta().mbars.find(addr); it == cta().mbars.end() || it->second.uninit) {
@@ -257,10 +262,11 @@ void mbarrier_complete_tx(uint32_t addr, uint32_t tx, SrcLoc loc) {
   b.delivered += tx;
   traceOp("mbarrier.complete_tx", addr, tx);
   if (b.pending == 0 && b.tx == 0) b.completer = {};  // the bytes, not an arrival, complete it
+  if (dep_known) b.dep_arrival = true;
   maybeComplete(b);
 }
 
-uint64_t mbarrier_arrive_async(uint32_t addr, SrcLoc loc) {
+uint64_t mbarrier_arrive_async(uint32_t addr, SrcLoc loc, bool dep_known) {
   MBarrier &b = getBar(addr, loc, "tcgen05.commit's arrive", false);
   if (b.pending < 1)
     fail("ub/over-arrival", loc,
@@ -270,6 +276,7 @@ uint64_t mbarrier_arrive_async(uint32_t addr, SrcLoc loc) {
   traceOp("mbarrier.arrive.async", addr, 1);
   b.pending -= 1;
   if (b.pending == 0 && b.tx == 0) b.completer = {};
+  if (dep_known) b.dep_arrival = true;
   maybeComplete(b);
   return phase;
 }
@@ -283,6 +290,7 @@ bool testWait(uint32_t addr, SrcLoc loc, const char *op, bool done_now, uint32_t
   if (done_now) {
     uint64_t &seen = t.seen_phase[addr];
     seen = std::max(seen, b.phase);
+    if (b.dep_phase <= b.phase) t.dep_known = true;
     t.poll_addr = ~0u;
     countSite(loc);
     return true;

@@ -69,10 +69,13 @@ uint64_t mbarrier_arrive(uint32_t bar, SrcLoc loc, uint32_t count = 1);  // retu
 uint64_t mbarrier_arrive_expect_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc);
 uint64_t mbarrier_arrive_drop(uint32_t bar, SrcLoc loc, uint32_t count = 1);
 void mbarrier_expect_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc);
-void mbarrier_complete_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc);
+// `dep_known` (here and in mbarrier_arrive_async): what the operation's thread, or the thread that
+// issued the copy or the commit behind it, knew of the grids its grid depends on having completed
+// (a programmatic dependent launch, pdl.cpp): a wait that sees the phase complete knows it too.
+void mbarrier_complete_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc, bool dep_known = false);
 // An arrival of one by an asynchronous unit (tcgen05.commit's mbarrier::arrive::one), not a
 // thread: returns the phase it counted toward.
-uint64_t mbarrier_arrive_async(uint32_t bar, SrcLoc loc);
+uint64_t mbarrier_arrive_async(uint32_t bar, SrcLoc loc, bool dep_known = false);
 // try_wait: a test_wait that may suspend the thread for a while (PTX: up to a time limit, then
 // false). A failed poll returns false; a spin on it parks until the barrier changes.
 bool mbarrier_try_wait_parity(uint32_t bar, uint32_t parity, SrcLoc loc);
@@ -214,6 +217,14 @@ void tcgen05_ld_32x32b(int num, uint32_t taddr, uint64_t *const *dst, SrcLoc loc
 void tcgen05_wait_ld(SrcLoc loc);
 // tcgen05.fence::before_thread_sync (after = false) and ::after_thread_sync.
 void tcgen05_fence(bool after, SrcLoc loc);
+
+// ---- programmatic dependent launch (pdl.cpp) ----
+// griddepcontrol.launch_dependents (cudaTriggerProgrammaticLaunchCompletion): the CTA lets the
+// grid that depends on its grid begin, once every CTA has issued it or exited.
+void griddepcontrol_launch_dependents(SrcLoc loc);
+// griddepcontrol.wait (cudaGridDependencySynchronize): waits until the grids its grid depends on
+// have completed; at once in a grid that depends on none.
+void griddepcontrol_wait(SrcLoc loc);
 
 // ---- atomics (emulation is sequential: check, then read-modify-write) ----
 enum class Atom { Add, Min, Max, And, Or, Xor, Exch, Inc, Dec };

@@ -21,8 +21,9 @@ struct Thread;
 struct Cta;
 struct Cluster;
 struct Tmem;
+struct GridDep;
 
-enum class WaitKind { None, MBarrier, NamedBarrier, Collective, Async, ClusterBarrier };
+enum class WaitKind { None, MBarrier, NamedBarrier, Collective, Async, ClusterBarrier, GridDep };
 
 struct WaitInfo {
   WaitKind kind = WaitKind::None;
@@ -48,6 +49,12 @@ struct MBarrier {
   int init_thread = -1;             // the thread whose mbarrier.init set it up
   uint64_t init_epoch = 0;          // the CTA's barrier epoch at that init
   uint64_t init_cluster_epoch = 0;  // the cluster's barrier.cluster epoch at that init
+  // Programmatic dependent launch (pdl.cpp): an arrival of the current phase by a thread that knew
+  // the grids its grid depends on had completed (Thread::dep_known), and the first completed phase
+  // count with such an arrival (~0: none). A wait that sees that phase complete knows it too: the
+  // arrival happens before the phase completes, and the wait's return after.
+  bool dep_arrival = false;
+  uint64_t dep_phase = ~0ull;
   std::vector<Thread *> waiters;
   // The arrival that completed the last phase: its warp, site and how many arrivals its thread had
   // made there before (the lanes of one warp at one arrive instruction, converged, share these).
@@ -135,6 +142,10 @@ struct Thread {
   // mbarrier -> its completed phases this thread knows of: from a wait that returned true, or from
   // another thread at a CTA barrier both took part in (readBeforeLanded).
   std::unordered_map<uint32_t, uint64_t> seen_phase;
+  // Programmatic dependent launch (pdl.cpp): the thread is ordered after the completion of the
+  // grids its grid depends on: by its own griddepcontrol.wait, or through a barrier or an mbarrier
+  // phase from a thread that was. Before that its global accesses race with theirs.
+  bool dep_known = false;
   // tcgen05 (tcgen05.cpp). The completed mbarrier phases this thread's tcgen05 operations are
   // ordered after: seen_phase as it was at the thread's last tcgen05.fence::after_thread_sync.
   std::unordered_map<uint32_t, uint64_t> tc_seen;
@@ -227,6 +238,10 @@ struct Cta {
   std::unordered_map<float *, float> acc_overlay;
   // Tensor memory and its allocations (tcgen05.cpp); made at the CTA's first tcgen05.alloc.
   std::unique_ptr<Tmem> tmem;
+  // Its grid's part in a programmatic dependent launch (pdl.h), or null for a launch on its own;
+  // `dep_released`: the CTA executed griddepcontrol.launch_dependents or has exited.
+  GridDep *dep = nullptr;
+  bool dep_released = false;
   Verdict *verdict = nullptr;
   bool failed = false;
 };
@@ -330,6 +345,10 @@ void traceOp(const char *what, uint64_t a = 0, uint64_t b = 0);
 // and role do not carry.
 [[noreturn]] void fail(const std::string &detail, SrcLoc loc, const std::string &message,
                        const std::string &mark = "");
+// fail(), for a verdict that names another thread than the running one, in block `block` (a race
+// found at its second access, named by the access the rule is about).
+[[noreturn]] void failAs(const std::string &detail, const std::string &signature,
+                         const std::string &message, Dim3 block);
 void onThreadExit(Thread &t);   // barriers: a warp whose live threads all arrived counts
 void issueAsync(AsyncPtr op);   // policy: eager completes now, else pending
 void finishAsync(AsyncOp &op);  // read if needed, complete, drop from pending

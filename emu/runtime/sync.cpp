@@ -27,6 +27,15 @@ void countWarp(Cta &c, NamedBarrier &b, int w) {
 // dealloc must come after every warp's).
 template <class TookPart>
 void shareSeenPhases(Cta &c, TookPart took_part) {
+  // In a programmatic dependent launch: what one of them knows of the grids before its own having
+  // completed (a thread that executed griddepcontrol.wait), all of them know (pdl.cpp).
+  if (c.dep) {
+    bool dep_known = false;
+    for (auto &tp : c.threads) dep_known = dep_known || (took_part(*tp) && tp->dep_known);
+    if (dep_known)
+      for (auto &tp : c.threads)
+        if (took_part(*tp)) tp->dep_known = true;
+  }
   std::unordered_map<uint32_t, uint64_t> known;
   std::vector<uint64_t> reads;
   for (auto &tp : c.threads)
@@ -147,6 +156,13 @@ int clusterLive(const Cluster &cl) {
 void clusterTryComplete(Cluster &cl) {
   const int live = clusterLive(cl);
   if (cl.bar_arrived == 0 || cl.bar_arrived < live) return;
+  // It orders every thread of the cluster after the griddepcontrol.wait of any (pdl.cpp).
+  bool dep_known = false;
+  for (const Cta *c : cl.ctas)
+    for (auto &tp : c->threads) dep_known = dep_known || (c->dep && tp->dep_known);
+  if (dep_known)
+    for (Cta *c : cl.ctas)
+      for (auto &tp : c->threads) tp->dep_known = true;
   for (Cta *c : cl.ctas) {
     shareSeenPhases(*c, [](const Thread &) { return true; });  // each CTA's, as at bar.sync
     c->bar_epoch++;

@@ -316,8 +316,9 @@ std::pair<uint32_t, uint32_t> extent(uint64_t desc, bool mn_major, int e, int ro
 struct TcCommitOp : AsyncOp {
   uint32_t bar = 0;
   size_t idx = 0;
+  bool dep_known = false;  // its thread's Thread::dep_known at the commit (pdl.cpp)
   void complete() override {
-    const uint64_t phase = ptx::mbarrier_arrive_async(bar, loc);
+    const uint64_t phase = ptx::mbarrier_arrive_async(bar, loc, dep_known);
     Tmem::Commit &cm = tmemOf(cta()).commits[idx];
     cm.phase = phase;
     cm.arrived = true;
@@ -552,6 +553,7 @@ void tcgen05_commit(uint32_t bar, SrcLoc loc) {
   op->chain = 1024 + t.id;
   op->tensor = true;
   op->bar = bar;
+  op->dep_known = t.dep_known;
   op->idx = m.commits.size();
   m.commits.push_back({t.id, t.tc_issued, bar, 0, false});
   traceOp("tcgen05.commit", bar, t.tc_issued);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "emu/runtime/pdl.h"
 #include "emu/runtime/ptx.h"
 #include "emu/runtime/state.h"
 
@@ -158,6 +159,14 @@ void forRows(const TensorMap &m, const int32_t *coords, const Box &b, F f) {
   }
 }
 
+// In a programmatic dependent launch: the global bytes of the box a TMA load or store issued now
+// reads or writes (pdl.cpp), at its issue, where the issuing thread's order stands.
+void trackBox(const TensorMap &m, const int32_t *coords, const Box &b, Access a, SrcLoc loc) {
+  forRows(m, coords, b, [&](uint64_t, uint8_t *g, int64_t lo, int64_t hi) {
+    if (g) pdlAccess(g, (size_t)(hi - lo) * m.elem_bytes, a, loc);
+  });
+}
+
 // Box elements a bulk tensor copy clipped at the tensor's bounds: a load zero-fills them, a store
 // drops them, both silently, as the GPU does. A program that clipped any says so when it exits
 // ("WSEMU note tma-store-clipped=N"), and the oracle adds it to a wrong result's signature: a
@@ -192,6 +201,7 @@ struct TmaLoad : AsyncOp {
   Box box;
   std::vector<uint8_t> image;
   std::shared_ptr<std::vector<uint8_t>> before;
+  bool dep_known = false;  // its issuing thread's Thread::dep_known (pdl.cpp)
   void read() override {
     image.assign(box.bytes, 0);
     if (map.oob_fill == TM_OOB_FILL_NAN && map.elem_bytes >= 2) {
@@ -222,7 +232,7 @@ struct TmaLoad : AsyncOp {
       std::memcpy(smemPtr(a), &image[o], 16);
       proxyWrite(a, &image[o], 16);
     }
-    mbarrier_complete_tx(bar, (uint32_t)box.bytes, loc);
+    mbarrier_complete_tx(bar, (uint32_t)box.bytes, loc, dep_known);
   }
 };
 
@@ -266,6 +276,7 @@ struct BulkLoad : AsyncOp {
   const uint8_t *src;
   std::vector<uint8_t> image;
   std::shared_ptr<std::vector<uint8_t>> before;
+  bool dep_known = false;  // as TmaLoad's
   void read() override {
     checkGlobal(src, bytes, loc);
     image.assign(src, src + bytes);
@@ -275,7 +286,7 @@ struct BulkLoad : AsyncOp {
     keepBefore(before, dst, bytes);
     std::memcpy(smemPtr(dst), image.data(), bytes);
     proxyWrite(dst, image.data(), bytes);
-    mbarrier_complete_tx(bar, bytes, loc);
+    mbarrier_complete_tx(bar, bytes, loc, dep_known);
   }
 };
 
@@ -322,7 +333,9 @@ void issueTmaLoad(int rank, uint32_t dst, const TensorMap &m, const int32_t *coo
   op->dst = dst;
   op->bar = bar;
   op->box = boxOf(m);
+  op->dep_known = self().dep_known;
   checkShared(dst, op->box.bytes, loc);
+  if (pdlTracked()) trackBox(m, coords, op->box, Access::Read, loc);
   traceOp("tma.load", dst, bar);
   op->before = noteTxWrite(dst, op->box.bytes, bar);
   issueAsync(op);
@@ -333,6 +346,7 @@ void issueBulkLoad(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar, 
     fail("ub/misaligned", loc, "cp.async.bulk needs 16-byte aligned addresses and size");
   checkBar(bar, loc);
   checkShared(dst, bytes, loc);
+  if (pdlTracked()) pdlAccess(src, bytes, Access::Read, loc);
   auto op = std::make_shared<BulkLoad>();
   op->kind = "cp.async.bulk (load)";
   op->loc = loc;
@@ -340,6 +354,7 @@ void issueBulkLoad(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar, 
   op->bar = bar;
   op->bytes = bytes;
   op->src = static_cast<const uint8_t *>(src);
+  op->dep_known = self().dep_known;
   op->before = noteTxWrite(dst, bytes, bar);
   issueAsync(op);
 }
@@ -408,6 +423,7 @@ void tma_store(int rank, const TensorMap *mp, const int32_t *coords, uint32_t sr
   op->src = src;
   op->box = boxOf(m);
   checkShared(src, op->box.bytes, loc);
+  if (pdlTracked()) trackBox(m, coords, op->box, Access::Write, loc);
   if (!op->fenced()) {
     op->stale = true;
     ++g_proxy_unfenced;
@@ -427,6 +443,7 @@ void bulk_store(void *dst, uint32_t src, uint32_t bytes, SrcLoc loc) {
   if (src % 16 || bytes % 16 || reinterpret_cast<uintptr_t>(dst) % 16)
     fail("ub/misaligned", loc, "cp.async.bulk needs 16-byte aligned addresses and size");
   checkShared(src, bytes, loc);
+  if (pdlTracked()) pdlAccess(dst, bytes, Access::Write, loc);
   auto op = std::make_shared<BulkStore>();
   op->kind = "cp.async.bulk (store)";
   op->store = true;
