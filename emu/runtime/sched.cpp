@@ -151,22 +151,15 @@ void preempt() {
 [[noreturn]] void fail(const std::string &detail, SrcLoc loc, const std::string &message,
                        const std::string &mark) {
   Cta &c = cta();
-  if (!c.failed) {
-    c.failed = true;
-    Verdict &v = *c.verdict;
-    v.detail = detail;
-    v.symptom = detail.substr(0, detail.find('/'));
-    v.signature =
-        siteOf(loc) + "," +
-        (g_self ? "warpgroup" + std::to_string(g_self->warpgroup) : std::string("async")) + mark;
-    std::string who = g_self ? " by thread " + std::to_string(g_self->id) + " (warp " +
-                                   std::to_string(g_self->warp) + ", warpgroup " +
-                                   std::to_string(g_self->warpgroup) + ")"
-                             : std::string(" by an async operation");
-    v.message = detail + " at " + siteOf(loc) + who + ": " + message;
-    v.block_of_failure = c.block_idx;
-  }
-  unwindFailed();
+  if (c.failed) unwindFailed();
+  std::string signature =
+      siteOf(loc) + "," +
+      (g_self ? "warpgroup" + std::to_string(g_self->warpgroup) : std::string("async")) + mark;
+  std::string who = g_self ? " by thread " + std::to_string(g_self->id) + " (warp " +
+                                 std::to_string(g_self->warp) + ", warpgroup " +
+                                 std::to_string(g_self->warpgroup) + ")"
+                           : std::string(" by an async operation");
+  failAs(detail, signature, detail + " at " + siteOf(loc) + who + ": " + message, c.block_idx);
 }
 
 [[noreturn]] void failAs(const std::string &detail, const std::string &signature,
