@@ -231,6 +231,22 @@ unsigned long long startTime(long pid) {
     if (i == 22) return std::strtoull(f.c_str(), nullptr, 10);
   return 0;
 }
+
+const char *const kRunPrefix = "wsreduce-run.";
+
+// Removes the folders under `base` whose owner is dead (killed before it could remove its own).
+void sweepDeadRoots(const fs::path &base) {
+  std::error_code ec;
+  const std::string prefix = kRunPrefix;
+  for (auto &e : fs::directory_iterator(base, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    long pid = 0;
+    unsigned long long start = 0;
+    if (std::sscanf(name.c_str() + prefix.size(), "%ld.%llu", &pid, &start) != 2) continue;
+    if (pid > 0 && startTime(pid) != start) removeTree(e.path().string());
+  }
+}
 }  // namespace
 
 RunTempRoot::RunTempRoot() {
@@ -238,19 +254,12 @@ RunTempRoot::RunTempRoot() {
   had_tmpdir_ = t != nullptr;
   if (t) old_tmpdir_ = t;
   const fs::path base = t && *t ? t : "/tmp";
+  base_ = base.string();
+  sweepDeadRoots(base);
   std::error_code ec;
-  const std::string prefix = "wsreduce-run.";
-  for (auto &e : fs::directory_iterator(base, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    long pid = 0;
-    unsigned long long start = 0;
-    if (std::sscanf(name.c_str() + prefix.size(), "%ld.%llu", &pid, &start) != 2) continue;
-    if (pid > 0 && startTime(pid) != start) removeTree(e.path().string());  // its owner is dead
-  }
   const long self = (long)::getpid();
   const fs::path mine =
-      base / (prefix + std::to_string(self) + "." + std::to_string(startTime(self)));
+      base / (kRunPrefix + std::to_string(self) + "." + std::to_string(startTime(self)));
   if (!fs::create_directories(mine, ec) && !fs::is_directory(mine)) return;
   path_ = mine.string();
   ::setenv("TMPDIR", path_.c_str(), 1);
@@ -263,6 +272,9 @@ RunTempRoot::~RunTempRoot() {
   else
     ::unsetenv("TMPDIR");
   removeTree(path_);
+  // A killed run's children (a test script, nvcc) live on in their own process groups and may
+  // still have been writing into its folder when this run swept it at its start.
+  sweepDeadRoots(base_);
 }
 
 void removeTree(const std::string &path) {

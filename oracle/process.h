@@ -100,8 +100,8 @@ std::string makeTempDir(const std::string &prefix);
 // Every temporary file of a tool's run lives in one folder, <TMPDIR>/wsreduce-run.<pid>.<start>
 // (<start>: the process's start time, so that a reused pid is not taken for the owner). While it
 // lives, TMPDIR points there, for makeTempDir and for every child (nvcc's own temporary files
-// too). The folder goes when the object does; one a SIGKILL left behind goes at the start of the
-// next run of any tool, which removes the folders whose owner is dead.
+// too). The folder goes when the object does; one a SIGKILL left behind goes at the start and at
+// the end of the next run of any tool, which remove the folders whose owner is dead.
 class RunTempRoot {
  public:
   RunTempRoot();
@@ -111,7 +111,7 @@ class RunTempRoot {
   const std::string &path() const { return path_; }  // empty when it could not be made
 
  private:
-  std::string path_, old_tmpdir_;
+  std::string path_, old_tmpdir_, base_;
   bool had_tmpdir_ = false;
 };
 void removeTree(const std::string &path);
