@@ -850,10 +850,11 @@ int runCampaign(const CampaignOptions &o, const std::function<void(const std::st
 
   std::vector<MutantRow> todo;
   std::set<std::string> kernels_needed;
+  const bool emu = resolveBackend(o.oracle) == "emu";  // runs every mutant (judgeMutant)
   for (auto &m : mutants) {
     if (!inShard(m.hash, o.shard_i, o.shard_n) || store.hasVerdict(m.hash)) continue;
     todo.push_back(m);
-    if (m.runtime || resolveBackend(o.oracle) == "emu") kernels_needed.insert(m.kernel);
+    if (m.runtime || emu) kernels_needed.insert(m.kernel);
   }
   if (o.max_mutants > 0 && (long)todo.size() > o.max_mutants) todo.resize(o.max_mutants);
   log("wsfuzz: " + std::to_string(mutants.size()) + " mutants planned, " +

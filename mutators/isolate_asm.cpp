@@ -41,15 +41,23 @@ namespace {
 
 constexpr size_t kMaxAlone = 32;
 
+// An operand of the isolated statement: its constraint and either a local of the statement
+// (a register) or an immediate.
+struct IsolatedOperand {
+  std::string constraint;  // as a string literal
+  int local = -1;          // index into Isolated::locals, or -1 for an immediate
+  std::string immediate;
+};
+
 // One asm statement, rewritten to stand alone: its declarations of locals and the statement.
 struct Isolated {
   std::string key;                  // text, constraints and constants: what makes two the same
   std::vector<std::string> locals;  // "unsigned" per register operand, in order
   std::vector<std::string> inits;   // their initial values
   std::string asm_text;             // the string literal, escaped
-  std::vector<std::string> outputs, inputs;  // constraint + "(" operand ")" with @N for local N
-  std::vector<std::string> clobbers;
-  std::string origin;  // function it came from
+  std::vector<IsolatedOperand> outputs, inputs;
+  std::vector<std::string> clobbers;  // as string literals
+  std::string origin;                 // function it came from
 };
 
 std::string literal(const std::string &s) {
@@ -114,12 +122,12 @@ std::optional<Isolated> isolate(clang::GCCAsmStmt *a, clang::ASTContext &ctx,
     }
     s.locals.push_back(type);
     s.inits.push_back(init);
-    return "r" + std::to_string(s.locals.size() - 1);
+    return (int)s.locals.size() - 1;
   };
   for (unsigned i = 0; i < a->getNumOutputs(); ++i) {
     std::string c = a->getOutputConstraint(i), t = registerType(c);
     if (t.empty()) return std::nullopt;
-    s.outputs.push_back(literal(c) + "(" + local(t, nullptr) + ")");
+    s.outputs.push_back({literal(c), local(t, nullptr), ""});
     s.key += "|o" + c;
   }
   for (unsigned i = 0; i < a->getNumInputs(); ++i) {
@@ -129,7 +137,7 @@ std::optional<Isolated> isolate(clang::GCCAsmStmt *a, clang::ASTContext &ctx,
       clang::Expr::EvalResult r;
       if (e->isValueDependent() || !e->EvaluateAsInt(r, ctx)) return std::nullopt;
       std::string v = llvm::toString(r.Val.getInt(), 10);
-      s.inputs.push_back(literal(c) + "(" + v + ")");
+      s.inputs.push_back({literal(c), -1, v});
       s.key += "|i" + c + "=" + v;
       continue;
     }
@@ -142,8 +150,7 @@ std::optional<Isolated> isolate(clang::GCCAsmStmt *a, clang::ASTContext &ctx,
       t = registerType(c);
     }
     if (t.empty()) return std::nullopt;
-    std::string name = local(t, e);
-    s.inputs.push_back(literal(c) + "(" + name + ")");
+    s.inputs.push_back({literal(c), local(t, e), ""});
     s.key += "|i" + c + "=" + s.inits.back();
   }
   for (unsigned i = 0; i < a->getNumClobbers(); ++i) {
@@ -153,29 +160,27 @@ std::optional<Isolated> isolate(clang::GCCAsmStmt *a, clang::ASTContext &ctx,
   return s;
 }
 
-// The statements, in one kernel, with their locals renumbered.
+// The statements, in one kernel, each one's locals numbered after the statements before it.
 std::string program(const std::vector<const Isolated *> &stmts) {
   std::string decls, body;
   size_t next = 0;
   for (const Isolated *s : stmts) {
-    auto renamed = [&](std::string op) {
-      // Operands name their locals r0, r1, ... of this statement; shift them by `next`.
-      size_t open = op.rfind('(');
-      std::string arg = op.substr(open + 1, op.size() - open - 2);
-      if (arg.size() > 1 && arg[0] == 'r' && std::isdigit((unsigned char)arg[1]))
-        op = op.substr(0, open + 1) + "r" + std::to_string(next + std::stoul(arg.substr(1))) + ")";
-      return op;
-    };
-    std::string line = "  asm volatile(" + s->asm_text;
-    auto list = [&](const std::vector<std::string> &ops, bool rename) {
+    auto operands = [&](const std::vector<IsolatedOperand> &ops) {
       std::string l;
-      for (size_t i = 0; i < ops.size(); ++i) l += (i ? ", " : " ") + (rename ? renamed(ops[i]) : ops[i]);
+      for (size_t i = 0; i < ops.size(); ++i)
+        l += (i ? ", " : " ") + ops[i].constraint + "(" +
+             (ops[i].local < 0 ? ops[i].immediate : "r" + std::to_string(next + ops[i].local)) +
+             ")";
       return l;
     };
+    std::string line = "  asm volatile(" + s->asm_text;
     if (!s->outputs.empty() || !s->inputs.empty() || !s->clobbers.empty()) {
-      line += " :" + list(s->outputs, true);
-      if (!s->inputs.empty() || !s->clobbers.empty()) line += " :" + list(s->inputs, true);
-      if (!s->clobbers.empty()) line += " :" + list(s->clobbers, false);
+      line += " :" + operands(s->outputs);
+      if (!s->inputs.empty() || !s->clobbers.empty()) line += " :" + operands(s->inputs);
+      if (!s->clobbers.empty()) {
+        line += " :";
+        for (size_t i = 0; i < s->clobbers.size(); ++i) line += (i ? ", " : " ") + s->clobbers[i];
+      }
     }
     body += line + ");\n";
     for (size_t i = 0; i < s->locals.size(); ++i)
