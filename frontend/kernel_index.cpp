@@ -6,7 +6,8 @@
 // whose body is one asm statement (or one call to such a function) is a *wrapper* — the
 // reference kernels' mbar_init, tma_load_2d, wgmma_wait<N>..., or a user's own — and each
 // call to it is a use; PTX written straight into a kernel is a use where it stands. The asm
-// inside a wrapper is the wrapper's definition and never a site. `__syncthreads()` is known
+// inside a wrapper is the wrapper's definition and never a site. `__syncthreads()`, the CUDA
+// runtime's programmatic-dependent-launch calls and the cluster barrier's intrinsics are known
 // by name.
 #include "kernel_index.h"
 
@@ -66,9 +67,20 @@ std::string slice(const std::string &text, Range r) {
 struct Match {
   std::string prim;
   size_t pos = std::string::npos;  // where the instruction starts in the asm string
+  std::string opcode;              // the instruction's opcode and qualifiers, as written
 };
 
+// The opcode (with its qualifiers) of the instruction starting at `at`.
+std::string opcodeAt(std::string_view s, size_t at) {
+  size_t end = s.find_first_of(" \t\n;", at);
+  return std::string(s.substr(at, end == std::string_view::npos ? s.npos : end - at));
+}
+
 Match matchPtx(std::string_view s) {
+  // A whole cluster barrier in one asm statement: its arrive, then its wait.
+  if (size_t a = s.find("barrier.cluster.arrive"), w = s.find("barrier.cluster.wait");
+      a != std::string_view::npos && w != std::string_view::npos && a < w)
+    return {"barrier.cluster", a, opcodeAt(s, a)};
   struct P {
     const char *needle, *prim;
   };
@@ -101,11 +113,15 @@ Match matchPtx(std::string_view s) {
       {"setmaxnreg", "setmaxnreg"},
       {"barrier.sync", "bar"},
       {"bar.sync", "bar"},
+      {"barrier.cluster.arrive", "barrier.cluster.arrive"},
+      {"barrier.cluster.wait", "barrier.cluster.wait"},
+      {"griddepcontrol.wait", "griddepcontrol.wait"},
+      {"griddepcontrol.launch_dependents", "griddepcontrol.launch_dependents"},
   };
   for (auto &p : table) {
     size_t at = s.find(p.needle);
     if (at == std::string_view::npos) continue;
-    Match m{p.prim, at};
+    Match m{p.prim, at, opcodeAt(s, at)};
     if (m.prim == "tma") {
       size_t end = s.find(';', at);
       auto instr = s.substr(at, end == std::string_view::npos ? s.npos : end - at);
@@ -182,6 +198,7 @@ struct OpSpec {
 struct Wrapper {
   std::string prim;
   std::vector<OpSpec> ops;
+  std::string opcode;  // Occurrence::opcode
 };
 
 std::optional<Range> fileRange(const clang::ASTContext &ctx, clang::SourceRange r) {
@@ -306,13 +323,20 @@ std::map<const clang::FunctionDecl *, Wrapper> findWrappers(
     const clang::GCCAsmStmt *hit = nullptr;
     Match m;
     int n = 0;
+    std::string second;  // the prim of a second asm statement
     for (auto *a : f.asms) {
       auto mm = matchPtx(a->getAsmString());
       if (mm.prim.empty()) continue;
       if (++n == 1) hit = a, m = mm;
+      if (n == 2) second = mm.prim;
+    }
+    // A cluster barrier written as two asm statements (arrive, then wait) is one primitive.
+    if (n == 2 && m.prim == "barrier.cluster.arrive" && second == "barrier.cluster.wait") {
+      w[fn] = Wrapper{"barrier.cluster", {}, m.opcode};
+      continue;
     }
     if (n != 1) continue;
-    Wrapper wr{m.prim, {}};
+    Wrapper wr{m.prim, {}, m.opcode};
     for (auto &op : ptxOperands(hit->getAsmString(), m.pos)) {
       OpSpec s{op.text, op.in_braces};
       s.param = paramIndexOf(asmOperand(hit, percentIndex(op.text)), &s.tparam);
@@ -332,7 +356,7 @@ std::map<const clang::FunctionDecl *, Wrapper> findWrappers(
       for (auto *c : f.calls)
         if (auto *cf = calleeOf(c); cf && w.count(cf)) ++n, only = c;
       if (n != 1) continue;
-      Wrapper inner = w[calleeOf(only)], wr{inner.prim, {}};
+      Wrapper inner = w[calleeOf(only)], wr{inner.prim, {}, inner.opcode};
       for (auto s : inner.ops) {
         int tp = -1;
         int p = s.param >= 0 && (unsigned)s.param < only->getNumArgs()
@@ -510,9 +534,9 @@ struct UseCollector : clang::RecursiveASTVisitor<UseCollector> {
     if (w) {
       o.prim = w->prim;
       o.via = name;
-    } else if (name == "__syncthreads" || name == "__syncthreads_count" ||
-               name == "__syncthreads_and" || name == "__syncthreads_or") {
-      o.prim = "bar.cta";
+      o.opcode = w->opcode;
+    } else if (std::string p = knownByName(name); !p.empty()) {
+      o.prim = p;
       o.via = name;
     } else {
       return true;
@@ -555,6 +579,21 @@ struct UseCollector : clang::RecursiveASTVisitor<UseCollector> {
     return true;
   }
 
+  // The primitive a call performs that no wrapper of the file defines: the CUDA functions known by
+  // name ("" when none).
+  static std::string knownByName(const std::string &name) {
+    if (name == "__syncthreads" || name == "__syncthreads_count" || name == "__syncthreads_and" ||
+        name == "__syncthreads_or")
+      return "bar.cta";
+    if (name == "cudaGridDependencySynchronize") return "griddepcontrol.wait";
+    if (name == "cudaTriggerProgrammaticLaunchCompletion")
+      return "griddepcontrol.launch_dependents";
+    if (name == "__cluster_barrier_arrive" || name == "__cluster_barrier_arrive_relaxed")
+      return "barrier.cluster.arrive";
+    if (name == "__cluster_barrier_wait") return "barrier.cluster.wait";
+    return {};
+  }
+
   bool VisitGCCAsmStmt(clang::GCCAsmStmt *a) {
     if (!cur || inWrapper()) return true;
     std::string s = a->getAsmString();
@@ -563,6 +602,7 @@ struct UseCollector : clang::RecursiveASTVisitor<UseCollector> {
     Occurrence o;
     o.prim = m.prim;
     o.via = "asm";
+    o.opcode = m.opcode;
     auto r = fileRange(ctx, a->getSourceRange());
     if (!r) return true;
     o.expr = *r;

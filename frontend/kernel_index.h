@@ -40,8 +40,11 @@ struct Ctl {
 };
 
 struct Occurrence {
-  std::string prim;      // canonical PTX operation, see primitiveOf()
-  std::string via;       // the wrapper's name, or "asm" for PTX written in the function
+  std::string prim;  // canonical PTX operation, see primitiveOf()
+  std::string via;   // the wrapper's name, or "asm" for PTX written in the function
+  // The instruction's opcode and qualifiers as its asm writes them (the wrapper's, for a call):
+  // "mbarrier.arrive.release.cluster.shared::cluster.b64"; empty for a primitive known by name.
+  std::string opcode;
   std::string function;  // the function the use is in
   bool in_kernel = false;
   Range expr;      // the call (or the asm statement)
@@ -110,7 +113,11 @@ KernelIndex buildIndex(const ParsedSource &src);
 // "bulk.wait_group", "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "wgmma.mma",
 // "bar.cta" (bar.sync 0 / __syncthreads), "bar.named", "elect.sync", "setmaxnreg",
 // "tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish", "tcgen05.mma", "tcgen05.commit",
-// "tcgen05.fence.after", "tcgen05.fence.before", "tcgen05.ld", "tcgen05.wait.ld".
+// "tcgen05.fence.after", "tcgen05.fence.before", "tcgen05.ld", "tcgen05.wait.ld",
+// "barrier.cluster.arrive", "barrier.cluster.wait", "barrier.cluster" (both, in one use),
+// "griddepcontrol.wait" (also cudaGridDependencySynchronize()), "griddepcontrol.launch_dependents".
+// An mbarrier arrive on a peer CTA's barrier is "mbarrier.arrive" with a shared::cluster opcode
+// (Occurrence::opcode).
 std::string primitiveOf(std::string_view asm_text);
 
 }  // namespace wsr

@@ -233,6 +233,65 @@ TEST(EmuPtx, AClusterBarrierThatNeverCompletesIsAHangOverBothCtas) {
   EXPECT_TRUE(has(r.err, "cluster_hang.cu:28,cta1,warpgroup0,iter0")) << r.err;
 }
 
+// tests/fixtures/ptx/remote_arrive_scope.cu: each thread of a CTA stores into its peer's buffer
+// through distributed shared memory, then arrives on the peer's mbarrier. With .release.cluster
+// the stores reach the peer's waiters and it passes under every policy. With .cta scope the
+// arrive does not release them to the peer: ub/remote-arrive-cta-scope under every policy, named
+// at the arrive with the store's line. A .cta arrive that follows reads only (CUTLASS's consumer
+// release), or stores that a cluster barrier already released, is clean.
+TEST(EmuPtx, ARemoteArriveAfterDsmemStoresMustReleaseAtClusterScope) {
+  for (const std::string policy : {"eager", "reads-late", "completions-late"}) {
+    auto ok = wsemuPtx({fixture("remote_arrive_scope.cu")}, {{"WSEMU_POLICY", policy}});
+    EXPECT_EQ(ok.exit_code, 0) << policy << "\n" << ok.out << ok.err;
+    EXPECT_EQ(ok.out, "handoff: no error, 0 wrong\n") << policy << "\n" << ok.err;
+    auto bug =
+        wsemuPtx({fixture("remote_arrive_scope.cu"), "-DCTA_SCOPE"}, {{"WSEMU_POLICY", policy}});
+    EXPECT_EQ(bug.exit_code, 87) << policy << "\n" << bug.out << bug.err;
+    EXPECT_EQ(bug.out, "handoff: unspecified launch failure, -1 wrong\n") << policy << "\n"
+                                                                          << bug.err;
+    EXPECT_TRUE(has(bug.err, "WSEMU verdict=ub/remote-arrive-cta-scope symptom=ub"))
+        << policy << "\n"
+        << bug.err;
+    EXPECT_TRUE(has(bug.err, "signature=remote_arrive_scope.cu:61,warpgroup0")) << policy << "\n"
+                                                                                << bug.err;
+    EXPECT_TRUE(
+        has(bug.err, "the mbarrier.arrive at remote_arrive_scope.cu:61 on a barrier of CTA rank "))
+        << policy << "\n"
+        << bug.err;
+    EXPECT_TRUE(has(bug.err,
+                    " of the cluster at remote_arrive_scope.cu:54, which no release at "
+                    "cluster scope has covered since"))
+        << policy << "\n"
+        << bug.err;
+  }
+  for (const char *clean : {"-DREAD_ONLY", "-DCLUSTER_BARRIER"}) {
+    auto r = wsemuPtx({fixture("remote_arrive_scope.cu"), clean});
+    EXPECT_EQ(r.exit_code, 0) << clean << "\n" << r.out << r.err;
+    EXPECT_EQ(r.out, "handoff: no error, 0 wrong\n") << clean << "\n" << r.err;
+    EXPECT_FALSE(has(r.err, "WSEMU verdict=")) << clean << "\n" << r.err;
+  }
+}
+
+// kernels/ws_cluster_pdl_sm90.cu: a primary grid in clusters of two CTAs (a TMA ring per CTA, row
+// sums handed to the peer through distributed shared memory and a remote arrive, barrier.cluster
+// after the inits and before exit), then a dependent grid launched with programmatic stream
+// serialization that waits in griddepcontrol.wait before it reads the primary's output. Both
+// outputs match the host's reference under every policy, and no rule of the emulator fires.
+TEST(EmuPtx, TheClusterPdlReferenceKernelPassesUnderEveryPolicy) {
+  const std::string kernel = std::string(WSREDUCE_SOURCE_DIR) + "/kernels/ws_cluster_pdl_sm90.cu";
+  const std::string inc = std::string(WSREDUCE_SOURCE_DIR) + "/oracle/include";
+  for (const std::string policy : {"eager", "reads-late", "completions-late"}) {
+    auto r = wsemuPtx({kernel, "-I" + inc}, {{"WSEMU_POLICY", policy}});
+    EXPECT_EQ(r.exit_code, 0) << policy << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "WSCHECK name=Y rows=64 cols=128 bad=0 nan=0")) << policy << "\n"
+                                                                           << r.out;
+    EXPECT_TRUE(has(r.out, "WSCHECK name=Z rows=64 cols=128 bad=0 nan=0")) << policy << "\n"
+                                                                           << r.out;
+    EXPECT_FALSE(has(r.err, "WSEMU verdict=")) << policy << "\n" << r.err;
+    EXPECT_FALSE(has(r.err, "WSEMU note")) << policy << "\n" << r.err;
+  }
+}
+
 // A cluster instruction the emulator does not implement (a bulk copy into a peer CTA's shared
 // memory) is refused by name before the kernel runs.
 TEST(EmuPtx, AnUnimplementedClusterInstructionIsRefusedByName) {
@@ -735,6 +794,94 @@ TEST(EmuPtx, AnUnimplementedTcgen05FormIsRefusedByName) {
                   "unsupported: `tcgen05.st.sync.aligned.32x32b.x1.b32` at "
                   "tcgen05_unsupported.cu:20"))
       << st.err;
+}
+
+// ldmatrix and stmatrix, m8n8 .b16, x1/x2/x4, with and without .trans, shared and generic
+// addresses: every lane's fragment as the PTX ISA lays it out, checked by the program. Rows lie
+// scattered over a padded tile, so each comes from its own lane's address.
+TEST(EmuPtx, LdmatrixAndStmatrixMoveEachLanesFragment) {
+  auto r = wsemuPtx({fixture("ldmatrix.cu")});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "ldmatrix: 0 wrong\n") << r.err;
+}
+
+// -DPARTIAL: lanes 16-31 skip the ldmatrix and exit. The instruction is .sync.aligned: the 16 lanes
+// at it wait for the rest of the warp, which never comes, as at a shfl or vote of a diverged warp.
+TEST(EmuPtx, AnLdmatrixByPartOfAWarpIsUndefined) {
+  auto r = wsemuPtx({fixture("ldmatrix.cu"), "-DPARTIAL"});
+  EXPECT_EQ(r.exit_code, 87) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "WSEMU verdict=ub/partial-collective")) << r.err;
+  EXPECT_TRUE(has(r.err, "signature=ldmatrix.cu:35,warpgroup0")) << r.err;
+  EXPECT_TRUE(has(r.err, "ldmatrix.x2 rendezvous (16 of 32 threads arrived")) << r.err;
+}
+
+// TMA reductions (f32 and bf16 add, s32 max, through tensor maps, one box partly outside the
+// tensor) and bulk reductions (f32 add, u32 or, s32 min, f16 add.noftz, u64 add, u32 inc) from four
+// CTAs into the same places: every element as the host combines it, under every policy.
+TEST(EmuPtx, BulkReductionsCombineIntoGlobalMemoryUnderEveryPolicy) {
+  for (const std::string policy : {"eager", "reads-late", "completions-late"}) {
+    auto r = wsemuPtx({fixture("bulk_reduce.cu"), "-lcuda"}, {{"WSEMU_POLICY", policy}});
+    EXPECT_EQ(r.exit_code, 0) << policy << "\n" << r.out << r.err;
+    EXPECT_EQ(r.out, "bulk_reduce: 0 wrong\n") << policy << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, "tma-store-clipped=256")) << policy << "\n" << r.err;
+    EXPECT_FALSE(has(r.err, "WSEMU verdict=")) << policy << "\n" << r.err;
+  }
+}
+
+// -DNO_WAIT: the issuing thread commits its reductions and exits without a wait_group: they belong
+// to its bulk group as stores do, and leaving them in flight is undefined under every policy.
+TEST(EmuPtx, ABulkReductionNoWaitCoveredIsInFlightAtExit) {
+  auto r = wsemuPtx({fixture("bulk_reduce.cu"), "-lcuda", "-DNO_WAIT"});
+  EXPECT_EQ(r.exit_code, 87) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "WSEMU verdict=ub/exit-with-bulk-in-flight")) << r.err;
+  EXPECT_TRUE(has(r.err, "cp.reduce.async.bulk.tensor (reduce)")) << r.err;
+}
+
+// Ampere cp.async of 4, 8 and 16 bytes, src-size and ignore-src zero fill,
+// __pipeline_memcpy_async, commit groups with wait_group 1 and 0, and cp.async.mbarrier.arrive with
+// and without .noinc: the program checks every byte, under every policy and a random order.
+TEST(EmuPtx, CpAsyncCopiesLandByTheirGroupsAndMbarriers) {
+  for (const std::map<std::string, std::string> &env :
+       {std::map<std::string, std::string>{{"WSEMU_POLICY", "eager"}},
+        std::map<std::string, std::string>{{"WSEMU_POLICY", "reads-late"}},
+        std::map<std::string, std::string>{{"WSEMU_POLICY", "completions-late"}},
+        std::map<std::string, std::string>{{"WSEMU_POLICY", "completions-late"},
+                                           {"WSEMU_ORDER", "random"},
+                                           {"WSEMU_SEED", "3"}}}) {
+    auto r = wsemuPtx({fixture("cp_async.cu")}, env);
+    EXPECT_EQ(r.exit_code, 0) << env.at("WSEMU_POLICY") << "\n" << r.out << r.err;
+    EXPECT_EQ(r.out, "cp_async: 0 wrong\n") << env.at("WSEMU_POLICY") << "\n" << r.err;
+  }
+}
+
+// A thread's cp.asyncs are asynchronous to it. -DEARLY reads the second group's destinations before
+// cp.async.wait_group 0; -DNO_TRACK reads a neighbour's copy after an mbarrier phase that did not
+// track it (no cp.async.mbarrier.arrive). The eager policy lands each copy at issue and hides both;
+// with completions late, the reads see the old bytes: every word of the 3 x 16 bytes per thread,
+// and the neighbour's 16.
+TEST(EmuPtx, ACpAsyncDestinationReadBeforeItsWaitIsStaleWhenCompletionsAreLate) {
+  auto early = wsemuPtx({fixture("cp_async.cu"), "-DEARLY"}, {{"WSEMU_POLICY", "eager"}});
+  EXPECT_EQ(early.exit_code, 0) << early.out << early.err;
+  early = wsemuPtx({fixture("cp_async.cu"), "-DEARLY"}, {{"WSEMU_POLICY", "completions-late"}});
+  EXPECT_EQ(early.exit_code, 1) << early.out << early.err;
+  EXPECT_EQ(early.out, "cp_async: 768 wrong\n") << early.err;
+  auto untracked =
+      wsemuPtx({fixture("cp_async.cu"), "-DNO_TRACK"}, {{"WSEMU_POLICY", "completions-late"}});
+  EXPECT_EQ(untracked.exit_code, 1) << untracked.out << untracked.err;
+  EXPECT_EQ(untracked.out, "cp_async: 256 wrong\n") << untracked.err;
+}
+
+// L2 prefetches (tensor, with and without .tile, and plain) change nothing the kernel computes.
+// -DLOCAL_MAP: the map parameter is not __grid_constant__, so its address is the thread's local
+// copy; a tensor prefetch checks its map as a TMA load does: ub/tensor-map-space.
+TEST(EmuPtx, PrefetchesChangeNothingAndCheckTheirTensorMap) {
+  auto r = wsemuPtx({fixture("prefetch.cu"), "-lcuda"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "prefetch: 0 wrong\n") << r.err;
+  auto local = wsemuPtx({fixture("prefetch.cu"), "-lcuda", "-DLOCAL_MAP"});
+  EXPECT_EQ(local.exit_code, 87) << local.out << local.err;
+  EXPECT_TRUE(has(local.err, "WSEMU verdict=ub/tensor-map-space")) << local.err;
+  EXPECT_TRUE(has(local.err, "signature=prefetch.cu:21,warpgroup0")) << local.err;
 }
 
 TEST(EmuPtx, BadInputIsOneSentence) {

@@ -372,6 +372,49 @@ TEST(FuzzCampaign, TheBlackwellMutantsRunOnTheEmulatorAndGetTheirExpectedClass) 
         << inj;
 }
 
+// The cluster and PDL injectors' mutants of kernels/ws_cluster_pdl_sm90.cu on the emulator: the
+// missing griddepcontrol.wait is the dependent's named read (ub/pdl-read-before-wait), the .cta
+// remote arrive after DSMEM stores is ub/remote-arrive-cta-scope, and each of the four placements
+// of a cluster barrier in a role branch hangs. Every mutant gets a class its injector expects.
+TEST(FuzzCampaign, TheClusterAndPdlMutantsRunOnTheEmulatorAndGetTheirExpectedClass) {
+  if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed";
+  Dir d;
+  std::string db = d.path + "/c.sqlite";
+  std::string k = std::string(WSREDUCE_SOURCE_DIR) + "/kernels/ws_cluster_pdl_sm90.cu";
+  std::string out;
+  int rc = runWsfuzz({"--kernels", k, "--injectors",
+                      "missing-griddepcontrol-wait,cta-scope-remote-arrive,"
+                      "cluster-barrier-in-role-branch",
+                      "--repeat", "1", "-j", "2", "--backend", "emu", "--policy", "matrix", "--db",
+                      db, "--cache-dir", kCache, "--timeout", "60"},
+                     &out);
+  ASSERT_EQ(rc, 0) << out;
+  const std::string verdicts =
+      rows(db,
+           "SELECT m.injector || ' #' || m.site || ' ' || v.detail FROM verdicts v JOIN "
+           "mutants m USING(hash)");
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM mutants"), 6) << out;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM verdicts WHERE expected_match = 1"), 6) << out << "\n"
+                                                                                    << verdicts;
+  EXPECT_EQ(count(db,
+                  "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE "
+                  "m.injector = 'missing-griddepcontrol-wait' AND "
+                  "v.detail = 'crash/ub-pdl-read-before-wait'"),
+            1)
+      << verdicts;
+  EXPECT_EQ(count(db,
+                  "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE "
+                  "m.injector = 'cta-scope-remote-arrive' AND "
+                  "v.detail = 'crash/ub-remote-arrive-cta-scope'"),
+            1)
+      << verdicts;
+  EXPECT_EQ(count(db,
+                  "SELECT COUNT(*) FROM verdicts v JOIN mutants m USING(hash) WHERE "
+                  "m.injector = 'cluster-barrier-in-role-branch' AND v.symptom = 'hang'"),
+            4)
+      << verdicts;
+}
+
 TEST(FuzzCampaign, WrongArchHostProgramsBlackwellStaticCorpusAndReport) {
   if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed";
   Dir d;

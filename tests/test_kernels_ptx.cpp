@@ -199,3 +199,35 @@ TEST_F(Kernels, AttentionSm90BuildsForSm90aAtDefaultAndSingleTile) {
 TEST_F(Kernels, GemmSm100BuildsForSm100aAtDefaultAndSingleTile) {
   expectBuilds("ws_gemm_sm100", "sm_100a", {{}, {"GEMM_M=128", "GEMM_N=128", "GEMM_K=64"}});
 }
+
+TEST_F(Kernels, ClusterPdlSm90PtxHasTheClusterHandoffAndTheDependentLaunch) {
+  const std::string p = ptx("ws_cluster_pdl_sm90", "sm_90a");
+  expectLandmarks(
+      "ws_cluster_pdl_sm90", p,
+      {{"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+        "each CTA's producer loads its half-tiles by TMA on full[s]"},
+       {"mbarrier.try_wait.parity.shared::cta", "the ring's roles hand off through full/empty"},
+       {"fence.mbarrier_init.release.cluster",
+        "the barrier inits are published to the cluster before the cluster barrier"},
+       {"barrier.cluster.arrive.release",
+        "the cluster barrier orders the inits before any remote use, and the exit after it"},
+       {"barrier.cluster.wait.acquire", "and every CTA waits for it"},
+       {"mapa.shared::cluster.u32", "the peer's exchange buffer and barrier are mapped"},
+       {"st.shared::cluster.f32", "the half sums go to the peer through distributed shared memory"},
+       {"mbarrier.arrive.release.cluster.shared::cluster.b64",
+        "the remote arrive releases those stores at cluster scope (HANDOFF H3)"},
+       {"mbarrier.try_wait.parity.acquire.cluster.shared::cta",
+        "and the peer acquires them at cluster scope"},
+       {"griddepcontrol.launch_dependents", "the primary lets its dependent begin"},
+       {"griddepcontrol.wait", "the dependent reads Y only after the primary completed"},
+       {"elect.sync", "exactly one lane of the producer warp is the producer"}});
+  // The primary's cluster dimensions come from the launch, not from __cluster_dims__.
+  EXPECT_EQ(countOf(p, ".reqnctapercluster"), 0u);
+  EXPECT_EQ(countOf(p, "wgmma."), 0u) << "ws_cluster_pdl_sm90 computes on the CUDA cores";
+}
+
+TEST_F(Kernels, ClusterPdlSm90BuildsForSm90aAtDefaultSingleTileAndTwoClusters) {
+  expectBuilds(
+      "ws_cluster_pdl_sm90", "sm_90a",
+      {{}, {"NORM_ROWS=16", "DEP_ROWS=16"}, {"NORM_ROWS=96", "NORM_COLS=256", "NORM_CLUSTERS=2"}});
+}

@@ -111,6 +111,9 @@ struct Interp {
   // The grid is one of a programmatic dependent launch: its global accesses are checked against
   // the other grids' (pdl.cpp).
   bool pdl = false;
+  // The CTA is in a cluster of several: its stores into a peer's shared memory are recorded for the
+  // remote-arrive rule (dsmemWrite).
+  bool multi_cta = false;
 
   SrcLoc loc(const Ins &in) const { return m.srcLoc(in.loc); }
   // The SrcLoc of a runtime call, with the inlined-at chain as the thread's call frames: a parked
@@ -124,6 +127,41 @@ struct Interp {
         t->calls.insert(t->calls.begin() + (ptrdiff_t)base, m.srcLoc((uint32_t)p));
     }
     return loc(in);
+  }
+
+  // The outermost line of the instruction's inlining chain: the kernel's own line that a wrapper's
+  // asm was inlined at.
+  SrcLoc rootLoc(const Ins &in) const {
+    uint32_t l = in.loc;
+    while (m.locs[l].parent >= 0) l = (uint32_t)m.locs[l].parent;
+    return m.srcLoc(l);
+  }
+  // A release of the thread's earlier writes at cluster scope or wider covers its stores into the
+  // peers' shared memory.
+  void releases(const Ins &in) const {
+    if (in.release && in.scope >= kScopeCluster) ptx::cluster_release();
+  }
+  // A store, atom or red at `a` (the host address `p`) into a peer CTA's shared memory: a
+  // shared::cluster address naming another rank, or a generic pointer into a peer's arena.
+  void dsmemWrite(const Ins &in, uint64_t a, const uint8_t *p) const {
+    int rank = -1;
+    if (in.space == Space::SharedCluster) {
+      if (const uint32_t field = (uint32_t)a >> kClusterRankShift) rank = (int)field - 1;
+    } else if (in.space == Space::Generic && !isShared(p)) {
+      if (const Cta *x = clusterCtaOf(p)) rank = x->rank;
+    }
+    if (rank >= 0 && rank != t->home->rank) ptx::dsmem_write(rank, rootLoc(in));
+  }
+  // An arrive on the barrier at `a`: on a peer CTA's, the remote-arrive rule; a release at cluster
+  // scope covers the thread's earlier stores into the peers either way.
+  void arriveScope(const Ins &in, uint32_t a, SrcLoc l) {
+    const bool cluster_scope = in.release && in.scope >= kScopeCluster;
+    if (multi_cta && in.space != Space::Shared) {
+      uint32_t local;
+      const Cta &tc = clusterTarget(a, &local, loc(in));
+      if (&tc != t->home) return ptx::remote_arrive(tc.rank, cluster_scope, l, rootLoc(in));
+    }
+    if (cluster_scope) ptx::cluster_release();
   }
 
   uint64_t special(uint8_t s) const {
@@ -719,8 +757,10 @@ void Interp::atom(const Ins &in) {
   const Ty ty = in.ty;
   const size_t n = (size_t)tyBits(ty) / 8;
   preempt();
+  releases(in);
   uint8_t *p = mem(in.space, addr(ao), n, in, true);
   if (pdl) track(in, p, n, Access::Atomic);
+  if (multi_cta) dsmemWrite(in, addr(ao), p);
   uint64_t old = loadElem(p, ty), res = old;
   const int nb = tyBits(ty);
   if (tyFloat(ty)) {
@@ -912,6 +952,7 @@ void Interp::run() {
         break;
       }
       case Op::ClusterArrive:
+        releases(in);
         ptx::cluster_arrive(site(in));
         break;
       case Op::ClusterWait:
@@ -930,8 +971,10 @@ void Interp::run() {
       }
       case Op::St: {
         const size_t eb = (size_t)tyBits(in.ty) / 8, n = eb * in.vec;
+        releases(in);
         uint8_t *p = mem(in.space, addr(in.o[0]), n, in, true);
         if (pdl) track(in, p, n, Access::Write);
+        if (multi_cta) dsmemWrite(in, addr(in.o[0]), p);
         if (in.vec == 1) {
           uint64_t v = val(in.o[1]);
           std::memcpy(p, &v, eb);
@@ -1011,22 +1054,27 @@ void Interp::run() {
       case Op::MbarArrive: {
         uint32_t count = in.nops > 2 ? (uint32_t)val(in.o[2]) : 1;
         const SrcLoc l = site(in);
-        set(in.o[0], onCta(in, sharedAddr(in, 1),
-                           [&](uint32_t a) { return ptx::mbarrier_arrive(a, l, count); }));
+        const uint32_t bar = sharedAddr(in, 1);
+        arriveScope(in, bar, l);
+        set(in.o[0], onCta(in, bar, [&](uint32_t a) { return ptx::mbarrier_arrive(a, l, count); }));
         break;
       }
       case Op::MbarArriveExpectTx: {
         const SrcLoc l = site(in);
         const uint32_t tx = (uint32_t)val(in.o[2]);
-        set(in.o[0], onCta(in, sharedAddr(in, 1),
-                           [&](uint32_t a) { return ptx::mbarrier_arrive_expect_tx(a, tx, l); }));
+        const uint32_t bar = sharedAddr(in, 1);
+        arriveScope(in, bar, l);
+        set(in.o[0],
+            onCta(in, bar, [&](uint32_t a) { return ptx::mbarrier_arrive_expect_tx(a, tx, l); }));
         break;
       }
       case Op::MbarArriveDrop: {
         uint32_t count = in.nops > 2 ? (uint32_t)val(in.o[2]) : 1;
         const SrcLoc l = site(in);
-        set(in.o[0], onCta(in, sharedAddr(in, 1),
-                           [&](uint32_t a) { return ptx::mbarrier_arrive_drop(a, l, count); }));
+        const uint32_t bar = sharedAddr(in, 1);
+        arriveScope(in, bar, l);
+        set(in.o[0],
+            onCta(in, bar, [&](uint32_t a) { return ptx::mbarrier_arrive_drop(a, l, count); }));
         break;
       }
       case Op::MbarExpectTx: {
@@ -1075,6 +1123,7 @@ void Interp::run() {
         break;
       }
       case Op::Fence:
+        releases(in);
         if (in.o[0].imm == 1)
           ptx::fence_proxy_async(site(in));
         else if (in.o[0].imm == 2)
@@ -1219,6 +1268,94 @@ void Interp::run() {
       case Op::GridDepWait:
         ptx::griddepcontrol_wait(site(in));
         break;
+      case Op::Ldmatrix: {
+        // A warp collective (the runtime's rendezvous over all 32 lanes): a lane that is elsewhere
+        // or has exited leaves the others waiting, ub/partial-collective. Lanes 0..8N-1 give the
+        // rows' addresses, each the start of a 16-byte row.
+        const uint32_t a = sharedAddr(in, 1);
+        if (t->lane < 8 * in.rank && a % 16)
+          fail("ub/misaligned", loc(in), "ldmatrix row address is not 16-byte aligned");
+        uint32_t out[4] = {};
+        ptx::ldmatrix(in.rank, in.uni, a, out, site(in));
+        for (int i = 0; i < in.rank; ++i) set(vec[in.o[0].reg + i], out[i]);
+        break;
+      }
+      case Op::Stmatrix: {
+        const uint32_t a = sharedAddr(in, 0);
+        if (t->lane < 8 * in.rank && a % 16)
+          fail("ub/misaligned", loc(in), "stmatrix row address is not 16-byte aligned");
+        uint32_t v[4] = {};
+        for (int i = 0; i < in.rank; ++i) v[i] = (uint32_t)val(vec[in.o[1].reg + i]);
+        ptx::stmatrix(in.rank, in.uni, a, v, site(in));
+        break;
+      }
+      case Op::TmaReduce: {
+        int32_t c[5];
+        for (int i = 0; i < in.rank; ++i) c[i] = (int32_t)val(vec[in.o[1].reg + i]);
+        ptx::tma_reduce(in.rank, reinterpret_cast<const TensorMap *>(addr(in.o[0])), c,
+                        (uint32_t)addr(in.o[2]), (ptx::Atom)in.cmp, site(in));
+        break;
+      }
+      case Op::BulkReduce: {
+        ptx::RedType rt;
+        switch (in.ty) {
+          case Ty::S32:
+            rt = ptx::RedType::S32;
+            break;
+          case Ty::U64:
+          case Ty::B64:
+            rt = ptx::RedType::U64;
+            break;
+          case Ty::S64:
+            rt = ptx::RedType::S64;
+            break;
+          case Ty::F16:
+            rt = ptx::RedType::F16;
+            break;
+          case Ty::BF16:
+            rt = ptx::RedType::BF16;
+            break;
+          case Ty::F32:
+            rt = ptx::RedType::F32;
+            break;
+          case Ty::F64:
+            rt = ptx::RedType::F64;
+            break;
+          default:
+            rt = ptx::RedType::U32;
+        }
+        ptx::bulk_reduce(reinterpret_cast<void *>(addr(in.o[0])), (uint32_t)addr(in.o[1]),
+                         (uint32_t)val(in.o[2]), (ptx::Atom)in.cmp, rt, site(in));
+        break;
+      }
+      case Op::TmaPrefetch: {
+        int32_t c[5];
+        for (int i = 0; i < in.rank; ++i) c[i] = (int32_t)val(vec[in.o[1].reg + i]);
+        ptx::tma_prefetch(in.rank, reinterpret_cast<const TensorMap *>(addr(in.o[0])), c,
+                          site(in));
+        break;
+      }
+      case Op::CpAsync: {
+        const uint32_t size = (uint32_t)in.o[2].imm;
+        const uint32_t src_size = in.cmp == 1   ? (uint32_t)val(in.o[3])
+                                  : in.cmp == 2 ? ((val(in.o[3]) & 1) ? 0 : size)
+                                                : size;
+        ptx::cp_async((uint32_t)addr(in.o[0]), reinterpret_cast<const void *>(addr(in.o[1])), size,
+                      src_size, site(in));
+        break;
+      }
+      case Op::CpAsyncCommit:
+        ptx::cp_async_commit_group(site(in));
+        break;
+      case Op::CpAsyncWait:
+        if (in.uni)
+          ptx::cp_async_wait_all(site(in));
+        else
+          ptx::cp_async_wait_group((int)in.o[0].imm, site(in));
+        break;
+      case Op::CpAsyncMbarArrive:
+        ptx::cp_async_mbarrier_arrive(sharedAddr(in, 0), in.uni, site(in));
+        break;
       case Op::Unsupported:
         // Refused before the launch (the host library scans every kernel it runs); reached only
         // if that scan was skipped.
@@ -1264,6 +1401,7 @@ void runFunction(const Module &m, const Function &fn, const uint8_t *params, siz
   it.callbuf = callbuf;
   it.frames = std::move(frames);
   it.pdl = cta().dep != nullptr;
+  it.multi_cta = cta().cluster && cta().cluster->ctas.size() > 1;
   it.symaddr.assign(m.vars.size(), 0);
   for (uint32_t i : fn.syms) {
     const Var &v = m.vars[i];

@@ -211,6 +211,30 @@ enum class Op : uint8_t {
   // Programmatic dependent launch (the runtime's pdl.cpp):
   GridDepLaunch,  // griddepcontrol.launch_dependents (cudaTriggerProgrammaticLaunchCompletion)
   GridDepWait,    // griddepcontrol.wait (cudaGridDependencySynchronize)
+  // Warp-collective matrix loads and stores (the runtime's sync.cpp): m8n8 .b16, rank = 1/2/4
+  // matrices, uni = .trans.
+  Ldmatrix,  // ldmatrix.sync.aligned.m8n8.xN{.trans}{.shared{::cta}}.b16 {N regs}, [p]
+  Stmatrix,  // stmatrix.sync.aligned.m8n8.xN{.trans}{.shared{::cta}}.b16 [p], {N regs}
+  // Bulk reductions into global memory, bulk-group completion (the runtime's tma.cpp); cmp: the
+  // operation (ptx::Atom).
+  TmaReduce,   // cp.reduce.async.bulk.tensor.Nd.global.shared::cta.<op>{.tile}.bulk_group
+  BulkReduce,  // cp.reduce.async.bulk.global.shared::cta.bulk_group.<op>{.noftz}.<type>
+  // Prefetches to the L2: no effect on the program's values; the tensor form checks its map.
+  TmaPrefetch,  // cp.async.bulk.prefetch.tensor.Nd.L2.global{.tile} [map, {c..}]
+  // Ampere cp.async (the runtime's tma.cpp): o[3] is src-size (cmp 1) or ignore-src (cmp 2).
+  CpAsync,          // cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size}
+  CpAsyncCommit,    // cp.async.commit_group
+  CpAsyncWait,      // cp.async.wait_group N (o[0]); wait_all: uni
+  CpAsyncMbarArrive,  // cp.async.mbarrier.arrive{.noinc}.shared{::cta}.b64 [bar]: uni = .noinc
+};
+
+// The scopes of the PTX memory model, narrowest first (Ins::scope); None: not named.
+enum Scope : uint8_t {
+  kScopeNone = 0,
+  kScopeCta = 1,
+  kScopeCluster = 2,
+  kScopeGpu = 3,
+  kScopeSys = 4
 };
 
 struct Ins {
@@ -225,6 +249,12 @@ struct Ins {
   bool ftz = false, sat = false, uni = false, read_only = false;
   uint8_t rnd = 0;  // cvt: 0 none, 1 rn/rni, 2 rz/rzi, 3 rm/rmi, 4 rp/rpi; int rounding if `irnd`
   bool irnd = false;
+  // The memory-model scope the instruction names (Scope), and whether it releases the executing
+  // thread's earlier writes at that scope: an mbarrier arrive or barrier.cluster.arrive that is not
+  // .relaxed, a fence (not a proxy fence), st .release, atom/red .release or .acq_rel. An mbarrier
+  // arrive that names no scope is .cta (PTX ISA: `.release.cta` by default).
+  uint8_t scope = 0;
+  bool release = false;
   int rank = 0;  // cp.async.bulk.tensor: dimensions
   uint32_t guard = kNone;
   bool guard_neg = false;

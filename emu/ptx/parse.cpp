@@ -214,6 +214,7 @@ struct Parser {
   std::unordered_map<std::string, uint32_t> mod_syms;
   uint32_t cur_loc = 0;
   std::map<std::tuple<int, int, int>, int> loc_at;  // (file, line, col) -> latest loc index
+  std::set<uint32_t> pred_regs;  // the function's .pred registers (cp.async's ignore-src operand)
 
   explicit Parser(Module &mod) : m(mod) {
     m.locs.push_back(Loc{});  // loc 0: unknown
@@ -232,6 +233,7 @@ struct Parser {
     in >> ty;
     std::string names;
     std::getline(in, names);
+    const uint32_t first = fn->nregs;
     for (auto &n : splitOperands(names)) {
       size_t lt = n.find('<');
       if (lt != std::string::npos) {
@@ -242,6 +244,8 @@ struct Parser {
         reg_scopes.back()[n] = fn->nregs++;
       }
     }
+    if (ty == ".pred")
+      for (uint32_t r = first; r < fn->nregs; ++r) pred_regs.insert(r);
     return true;
   }
 
@@ -632,6 +636,12 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
   };
   auto done = [&]() { return q.empty(); };
   ins.ty = types.empty() ? Ty::None : types[0];
+  // The scope an instruction names (each opcode below takes the qualifier it allows out of q).
+  ins.scope = has("sys")       ? kScopeSys
+              : has("gpu")     ? kScopeGpu
+              : has("cluster") ? kScopeCluster
+              : has("cta")     ? kScopeCta
+                               : kScopeNone;
   const int n = ins.nops;
 
   // ---- moves, arithmetic ----
@@ -767,6 +777,7 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
   // ---- memory ----
   if (base == "ld" || base == "st") {
     if (types.size() != 1) return false;
+    ins.release = base == "st" && has("release");
     for (auto &x : q) {
       bool ok;
       Space s = spaceOf(x, &ok);
@@ -807,6 +818,7 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
       if (ok) ins.space = s;
       if (auto it = ops.find(x); it != ops.end()) ins.cmp = it->second;
     }
+    ins.release = has("release") || has("acq_rel");
     if (!ins.cmp || (ins.space != Space::Global && ins.space != Space::Shared &&
                      ins.space != Space::SharedCluster && ins.space != Space::Generic))
       return false;
@@ -845,6 +857,7 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
     if (q[0] == "arrive" &&
         (q.size() == 1 || (q.size() == 2 && (q[1] == "release" || q[1] == "relaxed")))) {
       ins.op = Op::ClusterArrive;
+      ins.release = q.size() == 1 || q[1] == "release";  // .release by default
       return true;
     }
     if (q[0] == "wait" && (q.size() == 1 || (q.size() == 2 && q[1] == "acquire"))) {
@@ -962,6 +975,13 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
       ins.o[0].imm = 1;
     else if (w == "mbarrier_init.release.cluster")
       ins.o[0].imm = 2;
+    // Every fence but the proxy fences and fence.mbarrier_init (which releases the barrier inits
+    // only) is .sc or .acq_rel: it releases the thread's earlier writes at its scope.
+    if (ins.o[0].imm == 0 && w.rfind("proxy.", 0) != 0) {
+      ins.release = true;
+      if (base == "membar")
+        ins.scope = w == "membar.cta" ? kScopeCta : w == "membar.gl" ? kScopeGpu : kScopeSys;
+    }
     ins.nops = 0;
     return true;
   }
@@ -972,6 +992,7 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
     // complete_tx may name a barrier of another CTA of the cluster; init and the waits may not.
     const bool remote = has("shared::cluster");
     if (remote) ins.space = Space::SharedCluster;
+    const bool relaxed = has("relaxed");
     take({"shared::cta", "shared::cluster", "shared", "b64", "release", "acquire", "cta", "cluster",
           "relaxed"});
     std::string what;
@@ -1000,6 +1021,11 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
       ins.op = Op::MbarTestWait;
     else
       return false;
+    // An arrive releases the thread's earlier writes unless it is .relaxed, at .cta scope unless
+    // it names another.
+    if (ins.op == Op::MbarArrive || ins.op == Op::MbarArriveExpectTx ||
+        ins.op == Op::MbarArriveDrop)
+      ins.release = !relaxed;
     if (remote && ins.op != Op::MbarExpectTx && ins.op != Op::MbarCompleteTx &&
         !((ins.op == Op::MbarArrive || ins.op == Op::MbarArriveExpectTx ||
            ins.op == Op::MbarArriveDrop) &&
@@ -1152,6 +1178,131 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
     }
     return false;
   }
+  // ---- ldmatrix / stmatrix (the runtime's sync.cpp): m8n8 .b16 only; the m16n16 and m16n8
+  // 8-bit shapes of sm_100 are not decoded ----
+  if (base == "ldmatrix" || base == "stmatrix") {
+    take({"sync", "aligned"});
+    ins.uni = has("trans");
+    if (has("shared") || has("shared::cta")) ins.space = Space::Shared;
+    take({"trans", "shared", "shared::cta"});
+    if (q.size() != 2 || q[0] != "m8n8" || types.size() != 1 || types[0] != Ty::B16) return false;
+    if (q[1] != "x1" && q[1] != "x2" && q[1] != "x4") return false;
+    ins.rank = q[1][1] - '0';
+    const bool ld = base == "ldmatrix";
+    const Operand &regs = ins.o[ld ? 0 : 1], &at = ins.o[ld ? 1 : 0];
+    if (n != 2 || at.k != Operand::Addr || regs.k != Operand::Vec || regs.imm != ins.rank)
+      return false;
+    for (int i = 0; i < ins.rank; ++i) {
+      const Operand &e = fn->vec[regs.reg + i];
+      if (e.k != Operand::Reg && (ld || e.k != Operand::Imm)) return false;
+    }
+    ins.op = ld ? Op::Ldmatrix : Op::Stmatrix;
+    return true;
+  }
+  // ---- cp.reduce.async.bulk: reductions into global memory, bulk-group completion ----
+  if (base == "cp" && !q.empty() && q[0] == "reduce") {
+    // .L2::cache_hint: a cache policy as the last operand, dropped (a hint to the L2).
+    if (has("L2::cache_hint")) {
+      take({"L2::cache_hint"});
+      ins.nops = (uint8_t)(n - 1);
+    }
+    const int k = ins.nops;
+    static const std::map<std::string, uint8_t> red = {{"add", 0}, {"min", 1}, {"max", 2},
+                                                       {"and", 3}, {"or", 4},  {"xor", 5},
+                                                       {"inc", 7}, {"dec", 8}};
+    int op = -1;
+    for (auto &x : q)
+      if (auto it = red.find(x); it != red.end()) op = it->second;
+    if (op < 0 || !has("async") || !has("bulk") || !has("global") || !has("shared::cta") ||
+        !has("bulk_group"))
+      return false;
+    ins.cmp = (uint8_t)op;
+    const bool tensor = has("tensor");
+    std::string dim;
+    for (auto &x : q)
+      if (x.size() == 2 && x[1] == 'd' && x[0] >= '1' && x[0] <= '5') dim = x;
+    const bool noftz = has("noftz");
+    take({"reduce", "async", "bulk", "global", "shared::cta", "bulk_group", "tensor", "tile",
+          "add", "min", "max", "and", "or", "xor", "inc", "dec", "noftz"});
+    if (!dim.empty()) take({dim.c_str()});
+    if (!done()) return false;  // im2col and the shared::cluster destination: not decoded
+    if (tensor) {
+      // The element type is the tensor map's, known when the reduction runs (tma.cpp).
+      if (dim.empty() || !types.empty() || noftz || k != 3 || ins.o[0].k != Operand::Addr ||
+          ins.o[1].k != Operand::Vec || ins.o[2].k != Operand::Addr)
+        return false;
+      ins.rank = dim[0] - '0';
+      if (ins.o[1].imm != ins.rank) return false;
+      ins.op = Op::TmaReduce;
+      return true;
+    }
+    if (!dim.empty() || types.size() != 1 || k != 3 || ins.o[0].k != Operand::Addr ||
+        ins.o[1].k != Operand::Addr)
+      return false;
+    const Ty t = types[0];
+    const bool fl = tyFloat(t), half = t == Ty::F16 || t == Ty::BF16;
+    // The PTX ISA's combinations: f16/bf16 add only with .noftz; no bitwise, inc or dec on
+    // floats; inc and dec on .u32 only.
+    if (t == Ty::F16x2 || t == Ty::BF16x2 || tyBits(t) < 16 || (tyBits(t) == 16 && !half))
+      return false;
+    if (half && op == 0 && !noftz) return false;
+    if (noftz && !(half && op == 0)) return false;
+    if (fl && op >= 3) return false;
+    if ((op == 7 || op == 8) && t != Ty::U32) return false;
+    ins.op = Op::BulkReduce;
+    return true;
+  }
+  // ---- Ampere cp.async: a thread's own asynchronous copy to shared memory ----
+  if (base == "cp" && q.size() >= 2 && q[0] == "async" && q[1] != "bulk") {
+    if (q.size() == 2 && q[1] == "commit_group" && n == 0 && types.empty()) {
+      ins.op = Op::CpAsyncCommit;
+      return true;
+    }
+    if (q.size() == 2 && q[1] == "wait_group" && n == 1 && ins.o[0].k == Operand::Imm &&
+        types.empty()) {
+      ins.op = Op::CpAsyncWait;
+      return true;
+    }
+    if (q.size() == 2 && q[1] == "wait_all" && n == 0 && types.empty()) {
+      ins.op = Op::CpAsyncWait;
+      ins.uni = true;
+      return true;
+    }
+    if (q[1] == "mbarrier") {
+      ins.uni = has("noinc");
+      ins.space = has("shared") || has("shared::cta") ? Space::Shared : Space::Generic;
+      take({"async", "mbarrier", "arrive", "noinc", "shared", "shared::cta"});
+      if (!done() || types.size() != 1 || types[0] != Ty::B64 || n != 1 ||
+          ins.o[0].k != Operand::Addr)
+        return false;
+      ins.op = Op::CpAsyncMbarArrive;
+      return true;
+    }
+    if (q[1] != "ca" && q[1] != "cg") return false;
+    const bool cg = q[1] == "cg", hinted = has("L2::cache_hint");
+    take({"async", "ca", "cg", "shared", "shared::cta", "global", "L2::cache_hint", "L2::64B",
+          "L2::128B", "L2::256B"});
+    if (!done() || !types.empty()) return false;
+    const int k = hinted ? n - 1 : n;  // the cache policy, last: dropped
+    if (k < 3 || k > 4 || ins.o[0].k != Operand::Addr || ins.o[1].k != Operand::Addr ||
+        ins.o[2].k != Operand::Imm)
+      return false;
+    const int64_t size = ins.o[2].imm;
+    if ((size != 4 && size != 8 && size != 16) || (cg && size != 16)) return false;
+    ins.space = Space::Shared;
+    ins.nops = (uint8_t)k;
+    if (k == 4) {
+      const Operand &x = ins.o[3];
+      if (x.k == Operand::Reg && pred_regs.count(x.reg))
+        ins.cmp = 2;  // ignore-src: a predicate
+      else if (x.k == Operand::Reg || x.k == Operand::Imm)
+        ins.cmp = 1;  // src-size
+      else
+        return false;
+    }
+    ins.op = Op::CpAsync;
+    return true;
+  }
   // ---- bulk copies ----
   if (base == "cp") {
     if (q.size() < 2 || q[0] != "async" || q[1] != "bulk") return false;
@@ -1174,6 +1325,25 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
     if (is({"commit_group"})) {
       ins.op = Op::BulkCommit;
       return n == 0;
+    }
+    // Prefetches to the L2 change nothing the program computes; the tensor form's map is checked
+    // as a TMA load's.
+    if (is({"prefetch", "L2", "global"})) {
+      ins.op = Op::Nop;
+      return n == 2 && ins.o[0].k == Operand::Addr;
+    }
+    if (r.size() >= 3 && r[0] == "prefetch" && r[1] == "tensor") {
+      if (r[2].size() != 2 || r[2][1] != 'd' || r[2][0] < '1' || r[2][0] > '5') return false;
+      ins.rank = r[2][0] - '0';
+      const std::vector<std::string> t(r.begin() + 3, r.end());
+      if (t != std::vector<std::string>{"L2", "global"} &&
+          t != std::vector<std::string>{"L2", "global", "tile"})
+        return false;
+      if (n != 2 || ins.o[0].k != Operand::Addr || ins.o[1].k != Operand::Vec ||
+          ins.o[1].imm != ins.rank)
+        return false;
+      ins.op = Op::TmaPrefetch;
+      return true;
     }
     if (is({"wait_group"}) || is({"wait_group", "read"})) {
       ins.op = Op::BulkWait;
@@ -1341,6 +1511,7 @@ bool parseModule(const std::string &text0, Module *mod, std::string *err) {
     p.fn_syms.clear();
     p.reg_scopes.clear();
     p.scope_ids.clear();
+    p.pred_regs.clear();
     // a function falls off its end: a return
     Ins ret;
     ret.op = Op::Ret;

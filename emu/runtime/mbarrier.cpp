@@ -266,11 +266,11 @@ void mbarrier_complete_tx(uint32_t addr, uint32_t tx, SrcLoc loc, bool dep_known
   maybeComplete(b);
 }
 
-uint64_t mbarrier_arrive_async(uint32_t addr, SrcLoc loc, bool dep_known) {
-  MBarrier &b = getBar(addr, loc, "tcgen05.commit's arrive", false);
+uint64_t mbarrier_arrive_async(uint32_t addr, SrcLoc loc, bool dep_known, const char *who) {
+  MBarrier &b = getBar(addr, loc, who, false);
   if (b.pending < 1)
     fail("ub/over-arrival", loc,
-         "tcgen05.commit's arrival on mbarrier " + state(b) +
+         std::string(who) + " on mbarrier " + state(b) +
              ": more arrivals than the phase's pending count");
   const uint64_t phase = b.phase;
   traceOp("mbarrier.arrive.async", addr, 1);
@@ -279,6 +279,12 @@ uint64_t mbarrier_arrive_async(uint32_t addr, SrcLoc loc, bool dep_known) {
   if (dep_known) b.dep_arrival = true;
   maybeComplete(b);
   return phase;
+}
+
+void mbarrier_pending_inc(uint32_t addr, SrcLoc loc, const char *op) {
+  MBarrier &b = getBar(addr, loc, op);
+  traceOp("mbarrier.pending_inc", addr, 1);
+  b.pending += 1;
 }
 
 namespace {
@@ -341,6 +347,34 @@ bool mbarrier_try_wait(uint32_t addr, uint64_t token, SrcLoc loc) {
   preempt();
   MBarrier &b = waitBar(addr, loc, "mbarrier.try_wait");
   return testWait(addr, loc, "mbarrier.try_wait", b.phase > token, (uint32_t)(token & 1));
+}
+
+void dsmem_write(int rank, SrcLoc loc) {
+  Thread &t = self();
+  if (t.dsmem_unreleased.size() <= (size_t)rank) t.dsmem_unreleased.resize((size_t)rank + 1);
+  if (t.dsmem_unreleased[(size_t)rank].line == 0) t.dsmem_unreleased[(size_t)rank] = loc;
+}
+
+void cluster_release() { self().dsmem_unreleased.clear(); }
+
+void remote_arrive(int rank, bool cluster_scope, SrcLoc loc, SrcLoc caller) {
+  Thread &t = self();
+  if (cluster_scope) {
+    t.dsmem_unreleased.clear();
+    return;
+  }
+  if ((size_t)rank >= t.dsmem_unreleased.size() || t.dsmem_unreleased[(size_t)rank].line == 0)
+    return;
+  const std::string peer = "CTA rank " + std::to_string(rank) + " of the cluster";
+  const std::string store = siteOf(t.dsmem_unreleased[(size_t)rank]);
+  fail("ub/remote-arrive-cta-scope", loc,
+       "the mbarrier.arrive at " + siteOf(caller) + " on a barrier of " + peer +
+           " releases at .cta scope (as an arrive that names no scope does), which orders this "
+           "thread's writes for its own CTA's threads only; its store into the shared memory of " +
+           peer + " at " + store +
+           ", which no release at cluster scope has covered since, is not ordered before what "
+           "the peer's threads read once they see the phase complete: the arrive needs "
+           ".release.cluster");
 }
 
 void fence(const char *which, SrcLoc loc) {

@@ -45,7 +45,8 @@ struct alignas(64) TensorMap {
   uint64_t strides[4];  // bytes between consecutive indices of dims 1..rank-1
   uint32_t box[5];
   uint8_t elem_strides[5];
-  uint8_t pad_[128 - 4 - 4 - 8 - 40 - 32 - 20 - 5];
+  uint8_t dtype;  // TmDtype: what a reduction (cp.reduce.async.bulk.tensor) combines
+  uint8_t pad_[128 - 4 - 4 - 8 - 40 - 32 - 20 - 5 - 1];
 };
 static_assert(sizeof(TensorMap) == 128, "a TensorMap stands in for a 128-byte CUtensorMap");
 constexpr uint32_t kTensorMapMagic = 0x7e45a9c1u;
@@ -75,7 +76,11 @@ void mbarrier_expect_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc);
 void mbarrier_complete_tx(uint32_t bar, uint32_t tx_bytes, SrcLoc loc, bool dep_known = false);
 // An arrival of one by an asynchronous unit (tcgen05.commit's mbarrier::arrive::one), not a
 // thread: returns the phase it counted toward.
-uint64_t mbarrier_arrive_async(uint32_t bar, SrcLoc loc, bool dep_known = false);
+uint64_t mbarrier_arrive_async(uint32_t bar, SrcLoc loc, bool dep_known = false,
+                               const char *who = "tcgen05.commit's arrival");
+// The current phase's pending count raised by one, for an arrive-on to come (a cp.async.mbarrier
+// .arrive without .noinc): the phase cannot complete before it.
+void mbarrier_pending_inc(uint32_t bar, SrcLoc loc, const char *op);
 // try_wait: a test_wait that may suspend the thread for a while (PTX: up to a time limit, then
 // false). A failed poll returns false; a spin on it parks until the barrier changes.
 bool mbarrier_try_wait_parity(uint32_t bar, uint32_t parity, SrcLoc loc);
@@ -84,6 +89,20 @@ bool mbarrier_try_wait(uint32_t bar, uint64_t state, SrcLoc loc);
 // thread until the barrier changes, so a spin on it is a deadlock the scheduler can see.
 bool mbarrier_test_wait_parity(uint32_t bar, uint32_t parity, SrcLoc loc);
 bool mbarrier_test_wait(uint32_t bar, uint64_t state, SrcLoc loc);
+
+// ---- distributed shared memory: what a remote arrive releases ----
+// A thread's store, atom or red into the shared memory of the peer CTA `rank` of its cluster, at
+// `loc`; a release of the thread's earlier writes at cluster scope or wider (a fence, an arrive,
+// barrier.cluster.arrive), which covers them all; and an mbarrier arrive on a barrier of the peer
+// CTA `rank` that releases at `cluster_scope` or only at .cta scope. The arrive is
+// ub/remote-arrive-cta-scope when it is .cta-scoped and the thread has an uncovered store into that
+// CTA: the peer's threads that acquire the phase are not ordered after it (PTX ISA, memory
+// consistency model: a release at .cta scope is not morally strong with a peer CTA's thread).
+// An arrive that only follows reads of the peer's data (CUTLASS's ClusterBarrier::arrive(cta_id)
+// in a consumer release) has nothing to release there and stays clean.
+void dsmem_write(int rank, SrcLoc loc);
+void cluster_release();
+void remote_arrive(int rank, bool cluster_scope, SrcLoc loc, SrcLoc caller);
 
 // ---- fences: no-ops in a sequentially consistent emulator, recorded ----
 // The program's notes, "WSEMU note ..." lines: mbarrier-init-unordered=N (mbarrier operations by a
@@ -233,6 +252,37 @@ int32_t atom_s32(Atom op, int32_t *p, int32_t v, SrcLoc loc);
 float atom_add_f32(float *p, float v, SrcLoc loc);
 uint32_t atom_cas_u32(uint32_t *p, uint32_t compare, uint32_t v, SrcLoc loc);
 uint64_t atom_add_u64(uint64_t *p, uint64_t v, SrcLoc loc);
+
+// ---- bulk reductions into global memory (tma.cpp): bulk stores that combine ----
+// Each element of the destination becomes dst <op> src in the element type (Exch is no reduction);
+// as relaxed atomics at .gpu scope (PTX ISA, cp.reduce.async.bulk). They join the thread's bulk
+// group as stores do (bulk_commit_group, bulk_wait_group) and read shared memory through the
+// async proxy's view.
+enum class RedType { U32, S32, U64, S64, F16, BF16, F32, F64 };
+// cp.reduce.async.bulk.tensor.Nd.global.shared::cta.<op>.tile.bulk_group [map, {c0..}], [src]:
+// the element type is the map's.
+void tma_reduce(int rank, const TensorMap *map, const int32_t *coords, uint32_t src, Atom op,
+                SrcLoc loc);
+// cp.reduce.async.bulk.global.shared::cta.bulk_group.<op>.<type> [dst], [src], bytes
+void bulk_reduce(void *dst, uint32_t src, uint32_t bytes, Atom op, RedType type, SrcLoc loc);
+// cp.async.bulk.prefetch.tensor.Nd.L2.global: nothing the program sees; its map is checked as a
+// TMA load's (space, validity, rank).
+void tma_prefetch(int rank, const TensorMap *map, const int32_t *coords, SrcLoc loc);
+
+// ---- Ampere cp.async (tma.cpp): a thread's own asynchronous copies into shared memory ----
+// cp.async.{ca,cg}.shared.global [dst], [src], cp_size, src_size: src_size bytes of src, then
+// zeros up to cp_size. It lands, by the policy, at issue or as late as the thread's
+// cp.async.wait_group / wait_all, or the mbarrier arrive that tracks it, lets it.
+void cp_async(uint32_t dst, const void *src, uint32_t cp_size, uint32_t src_size, SrcLoc loc);
+void cp_async_commit_group(SrcLoc loc);
+// Returns once at most `n` of the thread's most recent committed groups are pending.
+void cp_async_wait_group(int n, SrcLoc loc);
+// cp.async.wait_all: commit_group, then wait_group 0.
+void cp_async_wait_all(SrcLoc loc);
+// cp.async.mbarrier.arrive{.noinc}: an arrive-on the barrier once every cp.async the thread issued
+// before it has completed. Without .noinc the phase's pending count is raised by one at issue, so
+// the arrive-on leaves it as it was; with .noinc it counts as one of the phase's arrivals.
+void cp_async_mbarrier_arrive(uint32_t bar, bool noinc, SrcLoc loc);
 
 // ---- an instruction the emulator does not know: infra-error naming it, never a no-op ----
 [[noreturn]] void unknown_instruction(const char *instruction, SrcLoc loc);

@@ -470,9 +470,9 @@ Idle idleStep(Cluster &cl) {
       checkStoresWaited(c);
       tcgen05CtaExit(c);
       // Stores whose reads are done (their threads waited for them) land after the CTA exits, and
-      // so do tcgen05 operations still in flight (AsyncOp::tensor).
+      // so do tcgen05 operations and cp.asyncs still in flight (AsyncOp::tensor, thread_copy).
       for (const AsyncPtr &op : std::vector<AsyncPtr>(c.pending))
-        if ((op->store && op->read_done) || op->tensor) {
+        if ((op->store && op->read_done) || op->tensor || op->thread_copy) {
           tick(cl);
           finishAsync(*op);
         }

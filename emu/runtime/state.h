@@ -115,6 +115,9 @@ struct AsyncOp {
   // completes then (its tensor-memory writes and its barrier arrival reach no thread). Whether a
   // thread was wrong to leave it is judged where a thread reads what it writes (tcgen05.cpp).
   bool tensor = false;
+  // An Ampere cp.async or its mbarrier arrive: one still in flight when every thread of the CTA
+  // has exited completes then, with no verdict (no thread is left to read what it writes).
+  bool thread_copy = false;
   virtual ~AsyncOp() = default;
   virtual void read() {}        // snapshot the sources
   virtual void complete() = 0;  // write the destinations, signal
@@ -146,6 +149,10 @@ struct Thread {
   // grids its grid depends on: by its own griddepcontrol.wait, or through a barrier or an mbarrier
   // phase from a thread that was. Before that its global accesses race with theirs.
   bool dep_known = false;
+  // Distributed shared memory (mbarrier.cpp, the remote-arrive rule): per CTA rank of the cluster,
+  // this thread's first store, atom or red into that peer CTA's shared memory that no release of
+  // the thread at cluster scope (or wider) has covered since; line 0: none.
+  std::vector<SrcLoc> dsmem_unreleased;
   // tcgen05 (tcgen05.cpp). The completed mbarrier phases this thread's tcgen05 operations are
   // ordered after: seen_phase as it was at the thread's last tcgen05.fence::after_thread_sync.
   std::unordered_map<uint32_t, uint64_t> tc_seen;
@@ -169,6 +176,9 @@ struct Thread {
   std::deque<std::vector<AsyncPtr>> bulk_groups;
   std::vector<AsyncPtr> wg_open;
   std::deque<std::vector<AsyncPtr>> wg_groups;
+  // Ampere cp.async: the copies not committed yet, and the committed groups not yet waited for.
+  std::vector<AsyncPtr> cpa_open;
+  std::deque<std::vector<AsyncPtr>> cpa_groups;
   // A wgmma.fence since the thread's start, or since its last wgmma.wait_group that gave registers
   // back to it (after which it may read or write them): a wgmma without one is ub/wgmma-unfenced,
   // unless every accumulator register it names is still an in-flight wgmma's (a chain of wgmmas

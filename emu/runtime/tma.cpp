@@ -2,6 +2,7 @@
 // A load reads a box of the tensor (out-of-bounds elements zero-filled), writes it to shared
 // memory in the map's swizzle, and completes the box's full byte count on the mbarrier.
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -24,6 +25,7 @@ int encodeTiled(TensorMap *map, int dtype, uint32_t rank, void *base, const uint
   map->elem_bytes = (uint8_t)sizes[dtype];
   map->swizzle = (uint8_t)swizzle;
   map->oob_fill = (uint8_t)oob_fill;
+  map->dtype = (uint8_t)dtype;
   map->base = reinterpret_cast<uint64_t>(base);
   for (uint32_t d = 0; d < rank; ++d) {
     if (dims[d] == 0 || box[d] == 0 || box[d] > 256) return 1;
@@ -306,6 +308,190 @@ struct BulkStore : AsyncOp {
   }
 };
 
+// One element of a bulk reduction: *g = *g <op> *s in `type` (PTX ISA, cp.reduce.async.bulk).
+// Integer add wraps; inc and dec are atom's (inc: 0 once the old value reaches s; dec: s at 0 or
+// above s). Float add rounds once to nearest (an f16/bf16 sum is exact in double, an f32 one is the
+// float sum); min and max return an operand: a NaN loses to a number, -0 is below +0.
+bool firstWins(double x, double y, bool min) {
+  if (std::isnan(x)) return false;
+  if (std::isnan(y)) return true;
+  if (x == y) return std::signbit(x) == min;
+  return min ? x < y : x > y;
+}
+double minMax(double x, double y, bool min) { return firstWins(x, y, min) ? x : y; }
+void reduceElem(Atom op, RedType type, uint8_t *g, const uint8_t *s) {
+  if (type == RedType::F16 || type == RedType::BF16) {
+    uint16_t a, b;
+    std::memcpy(&a, g, 2);
+    std::memcpy(&b, s, 2);
+    const bool h = type == RedType::F16;
+    const double x = h ? f16ToFloat(a) : bf16ToFloat(a), y = h ? f16ToFloat(b) : bf16ToFloat(b);
+    uint16_t r;
+    if (op == Atom::Add)
+      r = h ? floatToF16((float)(x + y)) : floatToBf16((float)(x + y));
+    else
+      r = firstWins(x, y, op == Atom::Min) ? a : b;
+    std::memcpy(g, &r, 2);
+    return;
+  }
+  if (type == RedType::F32) {
+    float x, y;
+    std::memcpy(&x, g, 4);
+    std::memcpy(&y, s, 4);
+    const float r = op == Atom::Add ? x + y : (float)minMax(x, y, op == Atom::Min);
+    std::memcpy(g, &r, 4);
+    return;
+  }
+  if (type == RedType::F64) {
+    double x, y;
+    std::memcpy(&x, g, 8);
+    std::memcpy(&y, s, 8);
+    const double r = op == Atom::Add ? x + y : minMax(x, y, op == Atom::Min);
+    std::memcpy(g, &r, 8);
+    return;
+  }
+  const size_t n = type == RedType::U32 || type == RedType::S32 ? 4 : 8;
+  uint64_t a = 0, b = 0, r = 0;
+  std::memcpy(&a, g, n);
+  std::memcpy(&b, s, n);
+  const bool sg = type == RedType::S32 || type == RedType::S64;
+  const int64_t sa = n == 4 ? (int64_t)(int32_t)a : (int64_t)a,
+                sb = n == 4 ? (int64_t)(int32_t)b : (int64_t)b;
+  switch (op) {
+    case Atom::Add:
+      r = a + b;
+      break;
+    case Atom::Min:
+      r = sg ? (uint64_t)std::min(sa, sb) : std::min(a, b);
+      break;
+    case Atom::Max:
+      r = sg ? (uint64_t)std::max(sa, sb) : std::max(a, b);
+      break;
+    case Atom::And:
+      r = a & b;
+      break;
+    case Atom::Or:
+      r = a | b;
+      break;
+    case Atom::Xor:
+      r = a ^ b;
+      break;
+    case Atom::Inc:
+      r = a >= b ? 0 : a + 1;
+      break;
+    case Atom::Dec:
+      r = (a == 0 || a > b) ? b : a - 1;
+      break;
+    case Atom::Exch:
+      r = b;
+      break;
+  }
+  std::memcpy(g, &r, n);
+}
+
+int redBytes(RedType t) {
+  switch (t) {
+    case RedType::F16:
+    case RedType::BF16:
+      return 2;
+    case RedType::U32:
+    case RedType::S32:
+    case RedType::F32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+// A TMA store whose writes combine (cp.reduce.async.bulk.tensor): the box's rows inside the tensor
+// reduced element-wise into it.
+struct TmaReduce : TmaStore {
+  Atom op = Atom::Add;
+  RedType type = RedType::F32;
+  void complete() override {
+    uint64_t clipped = 0;
+    forRows(map, coords, box, [&](uint64_t r, uint8_t *g, int64_t lo, int64_t hi) {
+      clipped += clippedElements(map, lo, hi, g != nullptr);
+      if (!g) return;
+      const size_t n = (size_t)(hi - lo) * map.elem_bytes;
+      checkGlobal(g, n, loc);
+      const uint8_t *s = &image[r * box.row_bytes + lo * map.elem_bytes];
+      for (size_t i = 0; i < n; i += map.elem_bytes) reduceElem(op, type, g + i, s + i);
+    });
+    if (clipped) g_clipped_store += clipped;
+  }
+};
+
+struct BulkReduce : BulkStore {
+  Atom op = Atom::Add;
+  RedType type = RedType::F32;
+  void complete() override {
+    checkGlobal(dst, bytes, loc);
+    const size_t e = (size_t)redBytes(type);
+    for (size_t i = 0; i < bytes; i += e) reduceElem(op, type, dst + i, image.data() + i);
+  }
+};
+
+// An Ampere cp.async: a thread's copy of up to 16 bytes into shared memory, the bytes past
+// src_size zero. It is a generic-proxy write (the async proxy's view is not written).
+struct CpAsync : AsyncOp {
+  uint32_t dst = 0, cp_size = 0, src_size = 0;
+  const uint8_t *src = nullptr;
+  uint8_t image[16] = {};
+  void read() override {
+    std::memset(image, 0, sizeof image);
+    if (src_size) {
+      checkGlobal(src, src_size, loc);
+      std::memcpy(image, src, src_size);
+    }
+  }
+  void complete() override {
+    checkShared(dst, cp_size, loc);
+    std::memcpy(smemPtr(dst), image, cp_size);
+  }
+};
+
+// cp.async.mbarrier.arrive: its arrive-on, once the thread's cp.asyncs before it have completed.
+struct CpAsyncArrive : AsyncOp {
+  uint32_t bar = 0;
+  std::vector<AsyncPtr> prior;
+  bool dep_known = false;
+  void complete() override {
+    for (auto &p : prior) finishAsync(*p);
+    prior.clear();
+    mbarrier_arrive_async(bar, loc, dep_known, "cp.async.mbarrier.arrive");
+  }
+};
+
+// The checks and bookkeeping a TMA store and a TMA reduction share: the map's rank, the source's
+// alignment and bounds, the async proxy's view of it, the thread's open bulk group.
+void issueTmaStore(std::shared_ptr<TmaStore> op, int rank, const TensorMap &m,
+                   const int32_t *coords, uint32_t src, const char *opcode, const char *name,
+                   Access access, SrcLoc loc) {
+  if (rank != m.rank)
+    fail("ub/bad-tensor-map", loc,
+         std::string(opcode) + "." + std::to_string(rank) + "d with a map of rank " +
+             std::to_string(m.rank));
+  if (src % 128)
+    fail("ub/misaligned", loc,
+         std::string(name) + " source in shared memory is not 128-byte aligned");
+  op->store = true;
+  op->loc = loc;
+  op->map = m;
+  std::memcpy(op->coords, coords, sizeof(int32_t) * rank);
+  op->src = src;
+  op->box = boxOf(m);
+  checkShared(src, op->box.bytes, loc);
+  if (pdlTracked()) trackBox(m, coords, op->box, access, loc);
+  if (!op->fenced()) {
+    op->stale = true;
+    ++g_proxy_unfenced;
+  }
+  self().bulk_open.push_back(op);
+  traceOp("tma.store", src, 0);
+  issueAsync(op);
+}
+
 }  // namespace
 
 void kernelParam(const void *p, size_t bytes, const char *name, bool grid_constant) {
@@ -408,29 +594,9 @@ void bulk_load_multicast(uint32_t dst, const void *src, uint32_t bytes, uint32_t
 void tma_store(int rank, const TensorMap *mp, const int32_t *coords, uint32_t src, SrcLoc loc) {
   preempt();
   const TensorMap &m = checkMap(mp, loc);
-  if (rank != m.rank)
-    fail("ub/bad-tensor-map", loc,
-         "cp.async.bulk.tensor." + std::to_string(rank) + "d with a map of rank " +
-             std::to_string(m.rank));
-  if (src % 128)
-    fail("ub/misaligned", loc, "TMA store source in shared memory is not 128-byte aligned");
   auto op = std::make_shared<TmaStore>();
   op->kind = "cp.async.bulk.tensor (store)";
-  op->store = true;
-  op->loc = loc;
-  op->map = m;
-  std::memcpy(op->coords, coords, sizeof(int32_t) * rank);
-  op->src = src;
-  op->box = boxOf(m);
-  checkShared(src, op->box.bytes, loc);
-  if (pdlTracked()) trackBox(m, coords, op->box, Access::Write, loc);
-  if (!op->fenced()) {
-    op->stale = true;
-    ++g_proxy_unfenced;
-  }
-  self().bulk_open.push_back(op);
-  traceOp("tma.store", src, 0);
-  issueAsync(op);
+  issueTmaStore(op, rank, m, coords, src, "cp.async.bulk.tensor", "TMA store", Access::Write, loc);
 }
 
 void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar, SrcLoc loc) {
@@ -485,6 +651,174 @@ void bulk_wait_group(int n, bool read_only, SrcLoc loc) {
     if (!done) break;
     t.bulk_groups.pop_front();
   }
+}
+
+namespace {
+// The element type of a tensor map, as a reduction combines it; a type the PTX ISA gives no
+// reduction for (8- and 16-bit integers, tf32) is refused by name.
+RedType redTypeOf(const TensorMap &m, SrcLoc loc) {
+  switch (m.dtype) {
+    case TM_UINT32:
+      return RedType::U32;
+    case TM_INT32:
+      return RedType::S32;
+    case TM_UINT64:
+      return RedType::U64;
+    case TM_INT64:
+      return RedType::S64;
+    case TM_FLOAT16:
+      return RedType::F16;
+    case TM_BFLOAT16:
+      return RedType::BF16;
+    case TM_FLOAT32:
+    case TM_FLOAT32_FTZ:
+      return RedType::F32;
+    case TM_FLOAT64:
+      return RedType::F64;
+  }
+  unknown_instruction(("cp.reduce.async.bulk.tensor on a tensor map of data type " +
+                       std::to_string(m.dtype) + " (CUtensorMapDataType)")
+                          .c_str(),
+                      loc);
+}
+
+const char *atomName(Atom op) {
+  static const char *n[] = {"add", "min", "max", "and", "or", "xor", "exch", "inc", "dec"};
+  return n[(int)op];
+}
+
+bool redAllowed(Atom op, RedType t) {
+  const bool fl = t == RedType::F16 || t == RedType::BF16 || t == RedType::F32 || t == RedType::F64;
+  if (op == Atom::Exch) return false;
+  if (op == Atom::Inc || op == Atom::Dec) return t == RedType::U32;
+  if (op == Atom::And || op == Atom::Or || op == Atom::Xor) return !fl;
+  return true;
+}
+}  // namespace
+
+void tma_reduce(int rank, const TensorMap *mp, const int32_t *coords, uint32_t src, Atom op,
+                SrcLoc loc) {
+  preempt();
+  const TensorMap &m = checkMap(mp, loc);
+  const RedType type = redTypeOf(m, loc);
+  if (!redAllowed(op, type))
+    unknown_instruction((std::string("cp.reduce.async.bulk.tensor .") + atomName(op) +
+                         " on a tensor map of data type " + std::to_string(m.dtype))
+                            .c_str(),
+                        loc);
+  auto r = std::make_shared<TmaReduce>();
+  r->kind = "cp.reduce.async.bulk.tensor (reduce)";
+  r->op = op;
+  r->type = type;
+  issueTmaStore(r, rank, m, coords, src, "cp.reduce.async.bulk.tensor", "TMA reduction",
+                Access::Atomic, loc);
+}
+
+void bulk_reduce(void *dst, uint32_t src, uint32_t bytes, Atom op, RedType type, SrcLoc loc) {
+  preempt();
+  if (src % 16 || bytes % 16 || reinterpret_cast<uintptr_t>(dst) % 16)
+    fail("ub/misaligned", loc, "cp.reduce.async.bulk needs 16-byte aligned addresses and size");
+  checkShared(src, bytes, loc);
+  if (pdlTracked()) pdlAccess(dst, bytes, Access::Atomic, loc);
+  auto r = std::make_shared<BulkReduce>();
+  r->kind = "cp.reduce.async.bulk (reduce)";
+  r->store = true;
+  r->loc = loc;
+  r->dst = static_cast<uint8_t *>(dst);
+  r->src = src;
+  r->bytes = bytes;
+  r->op = op;
+  r->type = type;
+  if (!proxySees(src, bytes)) {
+    r->stale = true;
+    ++g_proxy_unfenced;
+  }
+  self().bulk_open.push_back(r);
+  issueAsync(r);
+}
+
+void tma_prefetch(int rank, const TensorMap *mp, const int32_t *coords, SrcLoc loc) {
+  preempt();
+  const TensorMap &m = checkMap(mp, loc);
+  if (rank != m.rank)
+    fail("ub/bad-tensor-map", loc,
+         "cp.async.bulk.prefetch.tensor." + std::to_string(rank) + "d with a map of rank " +
+             std::to_string(m.rank));
+  traceOp("tma.prefetch", coords[0], 0);
+}
+
+// ---- Ampere cp.async ----
+// A thread's copies are asynchronous to it alone: issueAsync lands them at issue (eager) or leaves
+// them pending (the late policies), and a wait_group or the tracking mbarrier arrive completes
+// them. A pending copy is also delivered when every thread is blocked.
+void cp_async(uint32_t dst, const void *src, uint32_t cp_size, uint32_t src_size, SrcLoc loc) {
+  preempt();
+  if (src_size > cp_size)
+    fail("ub/cp-async-src-size", loc,
+         "cp.async with src-size " + std::to_string(src_size) + " above its cp-size " +
+             std::to_string(cp_size));
+  if (dst % cp_size || reinterpret_cast<uintptr_t>(src) % cp_size)
+    fail("ub/misaligned", loc,
+         "cp.async of " + std::to_string(cp_size) + " bytes needs addresses aligned to " +
+             std::to_string(cp_size));
+  checkShared(dst, cp_size, loc);
+  if (src_size && pdlTracked()) pdlAccess(src, src_size, Access::Read, loc);
+  Thread &t = self();
+  // Copies a tracking mbarrier arrive completed leave the open group, which a program that only
+  // arrives (and never commits) would otherwise grow without end.
+  if (t.cpa_open.size() >= 64) std::erase_if(t.cpa_open, [](const AsyncPtr &p) { return p->done; });
+  auto op = std::make_shared<CpAsync>();
+  op->kind = "cp.async";
+  op->loc = loc;
+  op->thread_copy = true;
+  op->dst = dst;
+  op->src = static_cast<const uint8_t *>(src);
+  op->cp_size = cp_size;
+  op->src_size = src_size;
+  t.cpa_open.push_back(op);
+  traceOp("cp.async", dst, cp_size);
+  issueAsync(op);
+}
+
+void cp_async_commit_group(SrcLoc loc) {
+  preempt();
+  Thread &t = self();
+  t.cpa_groups.push_back(std::move(t.cpa_open));
+  t.cpa_open.clear();
+}
+
+void cp_async_wait_group(int n, SrcLoc loc) {
+  preempt();
+  Thread &t = self();
+  traceOp("cp.async.wait_group", n, t.cpa_groups.size());
+  while (t.cpa_groups.size() > (size_t)std::max(n, 0)) {
+    for (auto &op : t.cpa_groups.front()) finishAsync(*op);
+    t.cpa_groups.pop_front();
+  }
+}
+
+void cp_async_wait_all(SrcLoc loc) {
+  cp_async_commit_group(loc);
+  cp_async_wait_group(0, loc);
+}
+
+void cp_async_mbarrier_arrive(uint32_t bar, bool noinc, SrcLoc loc) {
+  preempt();
+  Thread &t = self();
+  if (!noinc) mbarrier_pending_inc(bar, loc, "cp.async.mbarrier.arrive");
+  auto op = std::make_shared<CpAsyncArrive>();
+  op->kind = "cp.async.mbarrier.arrive";
+  op->loc = loc;
+  op->thread_copy = true;
+  op->bar = bar;
+  op->dep_known = t.dep_known;
+  for (auto &p : t.cpa_open)
+    if (!p->done) op->prior.push_back(p);
+  for (auto &g : t.cpa_groups)
+    for (auto &p : g)
+      if (!p->done) op->prior.push_back(p);
+  traceOp("cp.async.mbarrier.arrive", bar, noinc);
+  issueAsync(op);
 }
 
 }  // namespace ptx
