@@ -283,6 +283,9 @@ WatchReport parseWatchRecords(const std::string &text) {
       si.role = f["role"];
       si.ran = num(f, "ran", 0) != 0;
       w.sites.push_back(si);
+    } else if (s.rfind("WSWATCH-END ", 0) == 0) {
+      w.ended = true;
+      w.end_status = (int)num(f, "status", 0);
     } else if (s.rfind("WSWATCH-BAR ", 0) == 0) {
       WatchInBar ib{(unsigned)num(f, "block", 0), (unsigned)num(f, "warp", 0),
                     (unsigned)num(f, "line", 0)};
@@ -377,6 +380,11 @@ std::string decodeWatchBuffer(const std::string &bytes) {
       out += buf;
     }
     out += "\n";
+  }
+  if (b->end_mode == WSWATCH_END_EXIT && b->taken) {
+    std::snprintf(buf, sizeof buf, "WSWATCH-END mode=exit status=%d file=%s source=watch-file\n",
+                  WSWATCH_END_STATUS, file.c_str());
+    out += buf;
   }
   for (unsigned i = 0; i < WSWATCH_MAX_BAR_SLOTS; ++i) {
     const wswatch_bar_t &e = b->in_bar[i];
@@ -879,9 +887,20 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
     for (auto &[wg, l] : bar_wg) in_cta_bar.insert(wg);
     return watchSignature(watch, "barrier", in_cta_bar);
   };
+  auto endEvidence = [&](Verdict &v) {  // how a run whose watchdog fired ended
+    if (r.ended_after_watchdog)
+      v.evidence.push_back(
+          "the program had not ended after the watchdog fired and its records were in: the oracle "
+          "ended it");
+    else if (watch.ended && r.exit_code == watch.end_status)
+      v.evidence.push_back("the watchdog ended the program itself (exit mode, status " +
+                           std::to_string(watch.end_status) +
+                           ") once its records were in: the parked warps left the kernel, no trap");
+  };
   if (!only_bar.empty() && !watch.records.empty()) {  // the watchdog fired: a hang, not a fault
     Verdict v = make("hang/barrier", barSignature());
     barEvidence(v);
+    endEvidence(v);
     for (auto &e : watchEvidence(watch)) v.evidence.push_back(e);
     coverage(v);
     return finish(v);
@@ -899,10 +918,7 @@ Verdict classifyRun(const RunRecord &r, const ClassifyOptions &opt) {
           "killed after the timeout (" + std::to_string((long)r.wall_ms) +
           " ms) although the watchdog recorded the warps below: the others sat in bar.sync / "
           "__syncthreads, which cannot be bounded");
-    if (r.ended_after_watchdog)
-      v.evidence.push_back(
-          "the program had not ended 1.5 s after the watchdog fired: the oracle ended it (its "
-          "records were in)");
+    endEvidence(v);
     for (auto &e : watchEvidence(watch)) v.evidence.push_back(e);
     double waited = 0;
     for (auto &rec : watch.records) waited = std::max(waited, rec.waited_ms);

@@ -84,6 +84,10 @@ struct WatchReport {
   double bound_ms = 0;
   unsigned dropped = 0;
   bool seen = false;  // any WSWATCH line at all
+  // WSWATCH-END: the watchdog's exit mode ended the program itself once the records were in
+  // (the parked warps left the kernel; no trap), with this exit status.
+  bool ended = false;
+  int end_status = 0;
 };
 WatchReport parseWatchRecords(const std::string &text);
 // The watch file's bytes (wswatch_buf_t) as WSWATCH lines; empty when they are not a buffer.

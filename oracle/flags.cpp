@@ -57,6 +57,12 @@ cl::opt<double> WatchdogMs(
     "watchdog-ms", cl::init(200),
     cl::desc("The watchdog's bound: ms without progress at one wait (default 200)"),
     cl::cat(oracleFlagCategory()));
+cl::opt<std::string> WatchdogEnd(
+    "watchdog-end", cl::init("trap"),
+    cl::desc("How a kernel the watchdog fired in ends: trap (default: the parked warps trap, "
+             "error 719) | exit (they leave the kernel and the program ends itself once the "
+             "records are in, without the trap's teardown)"),
+    cl::cat(oracleFlagCategory()));
 }  // namespace
 
 const std::string &backendFlag() { return Backend.getValue(); }
@@ -85,6 +91,7 @@ std::string applyOracleFlags(OracleOptions &o) {
 #endif
   if (Timeout <= 0) return "--timeout must be a positive number of seconds";
   if (WatchdogMs <= 0) return "--watchdog-ms must be a positive number of milliseconds";
+  if (WatchdogEnd != "trap" && WatchdogEnd != "exit") return "--watchdog-end must be trap or exit";
   std::string err;
   if (!parsePolicies(Policy, &o.policies, &err)) return err;
   o.backend = Backend;
@@ -100,6 +107,8 @@ std::string applyOracleFlags(OracleOptions &o) {
                                        : std::filesystem::absolute(CacheDir.getValue()).string();
   o.build.watchdog = !NoWatchdog;
   o.build.watchdog_ms = WatchdogMs;
+  // A run-time knob of the watchdog's runtime (wswatch_rt.cuh): one build serves both modes.
+  o.run.env_set["WSWATCH_END"] = WatchdogEnd;
   o.run.timeout_s = Timeout;
   if (!Nvcc.empty() && findNvcc(o.build.nvcc).empty())
     return "--nvcc " + Nvcc + " is not an executable";

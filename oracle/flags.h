@@ -17,9 +17,10 @@ namespace wsr {
 llvm::cl::OptionCategory &oracleFlagCategory();
 
 // The flags' values, checked, put into `o`: build (nvcc, flags, includes, defines, libs, cache
-// directory, the watchdog's switch and bound), run.timeout_s, backend, policies and, when the
-// tool has the emulator built in, its build stage. The arch and the watchdog's instrumenter are
-// the tool's to set (installWatchdog). Returns "" or one sentence naming the flag that is wrong.
+// directory, the watchdog's switch and bound), run.timeout_s, the watchdog's end mode (WSWATCH_END
+// in the runs' environment), backend, policies and, when the tool has the emulator built in, its
+// build stage. The arch and the watchdog's instrumenter are the tool's to set (installWatchdog).
+// Returns "" or one sentence naming the flag that is wrong.
 std::string applyOracleFlags(OracleOptions &o);
 
 // The program a tool was given, read: "" or the one sentence that says why it cannot be judged

@@ -49,22 +49,40 @@ double calibratedTimeout(double observed_ms, double k, double floor_s, double ca
 // RunOptions::over for an instrumented run: true a while after the watchdog's `fired` flag is set
 // in the watch file. By then every parked warp has recorded (the firing warp waits a grace period
 // for the others before it traps) and a program that ends normally after a trap has ended.
+// In exit mode (WSWATCH_END=exit) the program ends itself: the device sets `ended` (the records
+// are final), the host runtime prints them, sets `taken` and calls _exit, and the run comes back
+// at that end with nothing waited for here. One whose records are final but not taken
+// kAfterEndedS later has no host thread taking them (its sentinel warp traps after the drain) and
+// is ended then, without waiting out kAfterFireS.
 static constexpr double kAfterFireS = 1.5;
+static constexpr double kAfterEndedS = 0.3;
 static std::function<bool()> watchFired(const std::string &path) {
-  auto seen = std::make_shared<std::optional<std::chrono::steady_clock::time_point>>();
+  using Clock = std::chrono::steady_clock;
+  struct Seen {
+    std::optional<Clock::time_point> fired, ended;
+    bool taken = false;
+  };
+  auto seen = std::make_shared<Seen>();
   return [path, seen] {
-    if (!*seen) {
+    if (!seen->taken) {
       int fd = ::open(path.c_str(), O_RDONLY);
       if (fd < 0) return false;
-      uint32_t fired = 0;
-      bool got = ::pread(fd, &fired, sizeof fired, offsetof(wswatch_buf_t, fired)) ==
-                 (ssize_t)sizeof fired;
+      auto word = [fd](size_t at) {
+        uint32_t v = 0;
+        return ::pread(fd, &v, sizeof v, (off_t)at) == (ssize_t)sizeof v ? v : 0u;
+      };
+      const bool fired = word(offsetof(wswatch_buf_t, fired)) != 0;
+      const bool ended = word(offsetof(wswatch_buf_t, ended)) != 0;
+      seen->taken = word(offsetof(wswatch_buf_t, taken)) != 0;
       ::close(fd);
-      if (!got || !fired) return false;
-      *seen = std::chrono::steady_clock::now();
+      if (fired && !seen->fired) seen->fired = Clock::now();
+      if (ended && !seen->ended) seen->ended = Clock::now();
     }
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - **seen).count() >
-           kAfterFireS;
+    auto since = [](const std::optional<Clock::time_point> &t) {
+      return t ? std::chrono::duration<double>(Clock::now() - *t).count() : -1.0;
+    };
+    return since(seen->fired) > kAfterFireS ||
+           (!seen->taken && since(seen->ended) > kAfterEndedS);
   };
 }
 // One run, started now (gated when ro.gate_library is set: GatedRun) and finished by finish().

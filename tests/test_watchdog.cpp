@@ -691,6 +691,66 @@ TEST_F(Watchdog, CountedNamedBarriersAreBoundedTheOthersBracketed) {
   EXPECT_TRUE(b.ok && b.instrumented) << b.log;
 }
 
+// The end mode is the runtime's (WSWATCH_END at run time): one copy holds the trap and the exit,
+// and every fire path reaches both. In the PTX of the copies: the trap, the exit, the vote that
+// picks the sentinel warp, and the named barrier's fire function (not inlined) with all three; the
+// asm-loop form reads the first expiry's time to leave at the end of the grace.
+TEST_F(Watchdog, OneCopyHoldsBothEndModesAndCompilesForSm90a) {
+  const std::string nvcc = findNvcc("");
+  if (nvcc.empty()) GTEST_SKIP() << "nvcc is not installed on this machine";
+  auto ptxOf = [&](const std::string &name) {
+    const std::string path = kFix + "/" + name;
+    auto r = instrumentWatchdog(slurp(path), path, watchOptions());
+    EXPECT_TRUE(r.ok) << r.error;
+    const std::string copy = cache + "/" + name, ptx = copy + ".ptx";
+    EXPECT_TRUE(writeFileAtomic(copy, r.text));
+    RunOptions ro;
+    ro.timeout_s = 300;
+    auto run = runProcess({nvcc, "-std=c++17", "-O2", "-arch=sm_90a", "-ptx", "-I" + kInclude,
+                           "-I" + kFix, copy, "-o", ptx},
+                          ro);
+    EXPECT_EQ(run.exit_code, 0) << name << ":\n" << run.err;
+    return std::make_pair(r.text, readFile(ptx).value_or(""));
+  };
+  auto count = [](const std::string &t, const std::string &w) {
+    size_t n = 0;
+    for (size_t at = t.find(w); at != std::string::npos; at = t.find(w, at + 1)) ++n;
+    return n;
+  };
+  std::map<std::string, std::pair<std::string, std::string>> out;
+  for (auto name : {"forms.cu", "named.cu"}) {
+    out[name] = ptxOf(name);
+    const std::string &ptx = out[name].second;
+    ASSERT_FALSE(ptx.empty()) << name;
+    EXPECT_GE(count(ptx, "trap;"), 1u) << name;
+    EXPECT_GE(count(ptx, "exit;"), 1u) << name;
+    EXPECT_GE(count(ptx, "vote.sync.any.pred"), 1u) << name << ": the sentinel is picked";
+    EXPECT_NE(ptx.find(".global .align 4 .u32 __wsw_end_exit"), std::string::npos) << name;
+  }
+  const auto &[forms, forms_ptx] = out["forms.cu"];
+  EXPECT_NE(forms.find("\"l\"(__wsw_bound_ns), \"l\"(__wsw_end_watch()), \"l\"(__wsw_grace())"),
+            std::string::npos)
+      << "the asm-loop form gets the end watch";
+  EXPECT_NE(forms_ptx.find("ld.volatile.u64 __wsw_f"), std::string::npos);
+  // the named barrier's fire path is its own function: the trap, the exit and the vote are in it
+  const std::string &named_ptx = out["named.cu"].second;
+  size_t def = std::string::npos;  // the definition: ".func ... __wsw_nbar_fire...(" then "{"
+  for (size_t at = named_ptx.find(".func"); at != std::string::npos;
+       at = named_ptx.find(".func", at + 1)) {
+    size_t brace = named_ptx.find('{', at), semi = named_ptx.find(';', at);
+    size_t name_at = named_ptx.find("__wsw_nbar_fire", at);
+    if (name_at != std::string::npos && name_at < brace && brace < semi) {
+      def = brace;
+      break;
+    }
+  }
+  ASSERT_NE(def, std::string::npos) << "the named barrier's fire function is defined";
+  const std::string body = named_ptx.substr(def, named_ptx.find("\n}", def) - def);
+  EXPECT_GE(count(body, "trap;"), 1u) << body;
+  EXPECT_GE(count(body, "exit;"), 1u) << body;
+  EXPECT_GE(count(body, "vote.sync.any.pred"), 1u) << body;
+}
+
 // Every asm statement that changes an mbarrier (init, arrive, expect_tx, a bulk copy that
 // completes bytes on it) gets the same change in the shadow right before it; the copy defines
 // WSWATCH_SHADOW and zeroes the shadow at each kernel's entry.
@@ -946,6 +1006,221 @@ TEST(WatchRecords, TheWatchFileCarriesTheBarrierSlots) {
   EXPECT_EQ(w.in_bar[0].block, 2u);
   EXPECT_EQ(w.in_bar[0].warp, 0u);
   EXPECT_EQ(w.in_bar[0].line, 193u);
+}
+
+// ---- the exit mode (WSWATCH_END=exit) ---------------------------------------------------------
+
+namespace {
+
+// What a run in the trap mode printed, and the same records as the exit mode ends the program: no
+// CUDA error (the kernel ended without a trap), the WSWATCH-END line and WSWATCH_END_STATUS.
+RunRecord exitModeTwin(const RunRecord &trap) {
+  RunRecord x = trap;
+  x.exit_code = WSWATCH_END_STATUS;
+  x.signal = 0;
+  x.err.clear();
+  std::string file = "k.cu";
+  for (auto &l : linesOf(trap.err)) {
+    if (l.rfind("CUDA error", 0) == 0) continue;
+    x.err += l + "\n";
+    std::smatch m;
+    if (std::regex_search(l, m, std::regex("^WSWATCH-STATUS .* file=(\\S+)"))) file = m[1];
+  }
+  x.err += "WSWATCH-END mode=exit status=" + std::to_string(WSWATCH_END_STATUS) + " file=" + file +
+           "\n";
+  return x;
+}
+
+// The H200's stderr of tests/fixtures/gpu/mbarrier_hang.cu in the trap mode, as recorded in
+// bench/results/2026-11-29-h200-session2/watchdog.log (four warps parked on `bar`, mode poll).
+const char *kH200MbarrierHang =
+    "WSWATCH-INIT the file mapping could not be registered (code 1): polling instead\n"
+    "CUDA error: unspecified launch failure (719) at /tmp/wdvar/mbarrier_hang.cu:22\n"
+    "WSWATCH-STATUS mode=poll records=4 dropped=0 bound_ms=200.0 file=mbarrier_hang.cu\n"
+    "WSWATCH block=0,0,0 warp=0 lane=0 lanes=32 site=0 file=mbarrier_hang.cu line=12 wait_line=12 "
+    "role=\"\" bar=0x400 gbar=0x7f8500000400 name=bar idx=-1 parity=0 iter=0 waited_ms=200.0\n"
+    "WSWATCH block=0,0,0 warp=1 lane=0 lanes=32 site=0 file=mbarrier_hang.cu line=12 wait_line=12 "
+    "role=\"\" bar=0x400 gbar=0x7f8500000400 name=bar idx=-1 parity=0 iter=0 waited_ms=200.0\n"
+    "WSWATCH block=0,0,0 warp=2 lane=0 lanes=32 site=0 file=mbarrier_hang.cu line=12 wait_line=12 "
+    "role=\"\" bar=0x400 gbar=0x7f8500000400 name=bar idx=-1 parity=0 iter=0 waited_ms=200.0\n"
+    "WSWATCH block=0,0,0 warp=3 lane=0 lanes=32 site=0 file=mbarrier_hang.cu line=12 wait_line=12 "
+    "role=\"\" bar=0x400 gbar=0x7f8500000400 name=bar idx=-1 parity=0 iter=0 waited_ms=200.0\n"
+    "WSWATCH-SITE site=0 file=mbarrier_hang.cu line=12 wait_line=12 kind=loop ran=0 role=\"\"\n";
+
+}  // namespace
+
+// The same records give the same verdict and signature whichever way the program ended: the exit
+// mode changes how a fired kernel ends, never what the oracle calls it. The cases: the H200's
+// mbarrier hang, the GEMM's K loop one tile short (three warpgroups), a counted named barrier, a
+// role inside a CTA barrier (hang/barrier from the bracket's slots), and the shadow's counts.
+TEST(WatchEnd, AnExitModeRunIsJudgedAsTheTrapModeRunWithTheSameRecords) {
+  std::vector<std::pair<std::string, RunRecord>> cases;
+  auto add = [&](const std::string &name, const std::string &err, const std::string &watch) {
+    RunRecord r;
+    r.exit_code = 1;
+    r.err = err;
+    r.watch = watch;
+    cases.push_back({name, r});
+  };
+  add("h200 mbarrier_hang", kH200MbarrierHang, "");
+  add("gemm k loop short", kRecorded, "");
+  add("gemm k loop short, watch file", kRecorded, kRecorded);
+  add("named barrier",
+      "WSWATCH-STATUS mode=file records=1 dropped=0 bound_ms=200.0 file=k.cu\n"
+      "WSWATCH block=0,0,0 warp=4 lane=0 lanes=32 site=5 file=k.cu line=164 wait_line=93 "
+      "role=\"not warpgroup 0\" bar=0x0 gbar=0x0 name=named idx=1 parity=-1 iter=0 "
+      "waited_ms=200.4 nbar=1 count=160 arrived=128\n"
+      "CUDA error: unspecified launch failure (719) at k.cu:250\n",
+      "");
+  std::string consumers;
+  for (auto &l : linesOf(kRecorded))
+    if (l.find("role=\"producer") == std::string::npos) consumers += l + "\n";
+  add("cta barrier", consumers, "WSWATCH-BAR block=0 warp=0 line=335 file=ws_gemm_sm90.cu\n");
+  add("shadow",
+      "WSWATCH block=0,0,0 warp=4 lane=0 lanes=32 site=2 file=k.cu line=365 wait_line=128 "
+      "role=\"consumer\" bar=0x400 gbar=0x0 name=full idx=1 parity=1 iter=0 waited_ms=200.1 "
+      "sh=init sh_count=1 sh_arr=2 sh_copies=2 sh_tx=65552\n"
+      "CUDA error: unspecified launch failure (719) at k.cu:10\n",
+      "");
+  std::set<std::string> details;
+  BuildRecord b;
+  b.ok = true;
+  b.instrumented = true;
+  for (auto &[name, trap] : cases) {
+    RunRecord exit = exitModeTwin(trap);
+    ASSERT_EQ(exit.err.find("CUDA error"), std::string::npos) << name;
+    Verdict vt = classifyRun(trap, {}), vx = classifyRun(exit, {});
+    EXPECT_EQ(vt.symptom, "hang") << name;
+    EXPECT_EQ(vx.symptom, vt.symptom) << name;
+    EXPECT_EQ(vx.detail, vt.detail) << name;
+    EXPECT_EQ(vx.signature, vt.signature) << name;
+    details.insert(vt.detail);
+    // a judgment of several runs (--repeat): the same, and not flaky across the two modes
+    Verdict rt = classify(b, {trap, trap, trap}, {}), rx = classify(b, {exit, exit, exit}, {});
+    Verdict mixed = classify(b, {trap, exit, trap}, {});
+    EXPECT_EQ(rx.detail, rt.detail) << name;
+    EXPECT_EQ(rx.signature, rt.signature) << name;
+    EXPECT_EQ(mixed.detail, rt.detail) << name << ": one run in each mode is not flaky";
+    EXPECT_EQ(mixed.signature, rt.signature) << name;
+    // the evidence says how the program ended
+    auto said = [](const Verdict &v) {
+      for (auto &e : v.evidence)
+        if (e.find("the watchdog ended the program itself (exit mode, status " +
+                   std::to_string(WSWATCH_END_STATUS) + ")") != std::string::npos)
+          return true;
+      return false;
+    };
+    EXPECT_TRUE(said(vx)) << name;
+    EXPECT_FALSE(said(vt)) << name;
+    EXPECT_TRUE(parseWatchRecords(exit.err).ended);
+    EXPECT_EQ(parseWatchRecords(exit.err).end_status, WSWATCH_END_STATUS);
+    EXPECT_FALSE(parseWatchRecords(trap.err).ended);
+  }
+  EXPECT_EQ(details, (std::set<std::string>{"hang/mbarrier", "hang/barrier"}));
+}
+
+// The watch file says the exit mode ended the program only once the host runtime took the records
+// (`taken`): a sentinel that trapped because no host took them leaves a trap-mode file.
+TEST(WatchEnd, TheWatchFileSaysWhenTheHostTookTheRecords) {
+  auto b = watchBuffer(1);
+  b->fired = 1;
+  auto &x = b->recs[0];
+  x.site = 0;
+  x.warp = 4;
+  x.lanes = 32;
+  x.parity = 0;
+  x.iter = 0;
+  x.valid = WSWATCH_REC_VALID;
+  auto text = [&] {
+    return decodeWatchBuffer(std::string(reinterpret_cast<const char *>(b.get()), sizeof *b));
+  };
+  EXPECT_EQ(text().find("WSWATCH-END"), std::string::npos) << "the trap mode";
+  b->end_mode = WSWATCH_END_EXIT;
+  b->ended = 1;
+  EXPECT_EQ(text().find("WSWATCH-END"), std::string::npos) << "ended, not yet taken";
+  b->taken = 1;
+  auto w = parseWatchRecords(text());
+  EXPECT_TRUE(w.ended) << text();
+  EXPECT_EQ(w.end_status, WSWATCH_END_STATUS);
+  ASSERT_EQ(w.records.size(), 1u);
+  EXPECT_EQ(watchSignature(w), "hang:mbarrier:warpgroup1(first)");
+}
+
+namespace {
+
+// A program (a script standing in for an instrumented binary) that writes a watch file with the
+// given fields and then does what `then` says.
+struct FakeWatchedRun {
+  std::string dir, image;
+  BuildRecord b;
+  FakeWatchedRun(const wswatch_buf_t &buf, const std::string &then) {
+    dir = makeTempDir("wsr-watch-end.");
+    image = dir + "/image.bin";
+    EXPECT_TRUE(writeFileAtomic(
+        image, std::string(reinterpret_cast<const char *>(&buf), sizeof(wswatch_buf_t))));
+    const std::string prog = dir + "/prog.sh";
+    EXPECT_TRUE(writeFileAtomic(prog, "#!/bin/sh\ncp '" + image + "' \"$WSWATCH_FILE\"\n" + then +
+                                          "\n"));
+    ::chmod(prog.c_str(), 0755);
+    b.ok = true;
+    b.instrumented = true;
+    b.binary = prog;
+  }
+  ~FakeWatchedRun() { removeTree(dir); }
+};
+
+}  // namespace
+
+// The oracle's side of a run: a program the exit mode ended comes back at its own end (its
+// status, no kill, nothing waited for) with the verdict of the trap; one whose records are final
+// (`ended`) but that no host thread took (`taken`) is ended soon after, not kAfterFireS (1.5 s)
+// after the watchdog fired, as a trap-mode program still is.
+TEST(WatchEnd, TheOracleEndsAnExitModeRunAtItsOwnEnd) {
+  auto buf = watchBuffer(1);
+  buf->fired = 1;
+  buf->bound_ns = 200000000ull;
+  std::strcpy(buf->mode, "file");
+  auto &x = buf->recs[0];
+  x.warp = 4;
+  x.lanes = 32;
+  x.parity = 0;
+  x.iter = 0;
+  x.valid = WSWATCH_REC_VALID;
+  OracleOptions o;
+  o.run.timeout_s = 20;
+  o.confirm_plain = false;
+
+  // trap mode, the process lives on after the trap: ended 1.5 s after `fired`
+  FakeWatchedRun trap(*buf, "sleep 30");
+  Verdict vt = judgeBuilt(trap.b, o);
+  ASSERT_EQ(vt.runs.size(), 1u);
+  EXPECT_EQ(vt.detail, "hang/mbarrier");
+  EXPECT_GE(vt.runs[0].wall_ms, 1500);
+
+  // exit mode, the program ends itself: its own status, at once
+  buf->end_mode = WSWATCH_END_EXIT;
+  buf->ended = 1;
+  buf->taken = 1;
+  FakeWatchedRun self(*buf, "exit " + std::to_string(WSWATCH_END_STATUS));
+  Verdict vs = judgeBuilt(self.b, o);
+  ASSERT_EQ(vs.runs.size(), 1u);
+  EXPECT_EQ(vs.runs[0].exit_code, WSWATCH_END_STATUS);
+  EXPECT_LT(vs.runs[0].wall_ms, 1000);
+  EXPECT_EQ(vs.detail, vt.detail);
+  EXPECT_EQ(vs.signature, vt.signature);
+  bool said = false;
+  for (auto &e : vs.evidence) said |= e.find("ended the program itself") != std::string::npos;
+  EXPECT_TRUE(said);
+
+  // exit mode, records final, not taken, the process still there: ended well before 1.5 s
+  buf->taken = 0;
+  FakeWatchedRun held(*buf, "sleep 30");
+  Verdict vh = judgeBuilt(held.b, o);
+  ASSERT_EQ(vh.runs.size(), 1u);
+  EXPECT_LT(vh.runs[0].wall_ms, 1200);
+  EXPECT_GE(vh.runs[0].wall_ms, 300);
+  EXPECT_EQ(vh.detail, vt.detail);
+  EXPECT_EQ(vh.signature, vt.signature);
 }
 
 TEST(Timeouts, CalibratedIsClampedKTimesObserved) {

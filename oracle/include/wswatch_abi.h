@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #define WSWATCH_MAGIC 0x48435457u  // "WTCH"
-#define WSWATCH_VERSION 3u
+#define WSWATCH_VERSION 4u
 #define WSWATCH_MAX_SITES 256
 #define WSWATCH_MAX_RECS 2048
 #define WSWATCH_REC_VALID 0x52454344u  // "DCER": written last, after the record's fields
@@ -19,6 +19,12 @@
 #define WSWATCH_NBARS 16               // named barrier ids 0..15, as the hardware has
 #define WSWATCH_REC_MBARRIER 0u        // wswatch_rec_t.kind: parked on an mbarrier wait
 #define WSWATCH_REC_NAMED 1u           // parked in a counted named barrier (bar.sync id, count)
+// How a kernel whose watchdog fired ends (WSWATCH_END): every parked warp traps after the grace
+// (error 719, the context is lost), or leaves the kernel (exit) and the host runtime ends the
+// process with WSWATCH_END_STATUS once it has printed the records.
+#define WSWATCH_END_TRAP 0u
+#define WSWATCH_END_EXIT 1u
+#define WSWATCH_END_STATUS 85          // the exit status of a process the exit mode ended
 
 // One wait site of the instrumented program, filled in by the host before the first launch.
 typedef struct {
@@ -84,6 +90,13 @@ typedef struct {
   wswatch_site_t sites[WSWATCH_MAX_SITES];
   wswatch_rec_t recs[WSWATCH_MAX_RECS];
   wswatch_bar_t in_bar[WSWATCH_MAX_BAR_SLOTS];  // version 2
+  // Version 4: the end mode. `ended` (device -> host) is set once the grace after the first
+  // expiry is over and every parked warp but one has left: the records are final. `taken` (host ->
+  // device) is set once the host printed them and is ending the process: the last warp leaves.
+  uint32_t end_mode;       // WSWATCH_END_TRAP | WSWATCH_END_EXIT
+  uint32_t ended;
+  uint32_t taken;
+  uint32_t pad;
 } wswatch_buf_t;
 
 #endif  // WSWATCH_ABI_H

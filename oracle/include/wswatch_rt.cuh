@@ -6,7 +6,8 @@
 //                                has been parked for more than 1 ms;
 //   __wsw_fire(...)              on expiry: the leading lane of the parked (part of the) warp writes
 //                                one record into host-visible memory, waits a grace period so the
-//                                other parked warps record too, then __trap()s (error 719);
+//                                other parked warps record too, then ends (__wsw_grace_and_end:
+//                                __trap(), error 719, or in exit mode the warp leaves the kernel);
 //   __wsw_done(site, &iter)      after the wait completed: the per-thread iteration counter and
 //                                the site's "ran" flag (what the fuzzer reads: the site executed).
 // The host side (__wsw_ensure, called before the first kernel launch) maps the buffer:
@@ -17,7 +18,33 @@
 // At exit (atexit: also after the harness printed a CUDA error and called exit(1)) the records
 // are printed to stderr as WSWATCH lines. Knobs: WSWATCH_MS (env) or -DWSWATCH_DEFAULT_MS (the
 // bound, default 200 ms), WSWATCH_MODE=file|poll|pinned (env), WSWATCH_QUIET=1 (no stderr lines),
-// WSWATCH_GRACE_MS (how long the first expiring warp waits for the others before the trap).
+// WSWATCH_GRACE_MS (how long the first expiring warp waits for the others before the end),
+// WSWATCH_END=trap|exit (how a fired kernel ends; default trap).
+//
+// The exit mode. A trap costs a hang about 0.3 s more than the kernel's end (the exception and
+// the teardown of the lost context), and a trapped context can outlive its process's next steps
+// while other contexts share the GPU. In exit mode nothing traps while the host is there:
+//   - after the grace every parked warp leaves the kernel (PTX exit) except the first one that
+//     fired, the sentinel, which first publishes `ended` in the buffer (the records are final);
+//   - from the end of the grace on (__wsw_over), a warp that reaches any instrumented point (a
+//     fired wait, a CTA barrier's bracket, the first completion of a site) leaves at once without
+//     writing: the records, the warps inside CTA barriers and the sites that ran stay what a trap
+//     at that moment would have left. A warp released from __syncthreads because the parked warps
+//     exited (exited warps no longer count there) leaves at the bracket after it, its slot still
+//     marking it inside, as the trap would have found it;
+//   - a host thread (__wsw_watch) sees `ended`, prints the WSWATCH lines as the exit path does,
+//     sets `taken` and ends the process with _exit(WSWATCH_END_STATUS): the program never goes on
+//     computing on the hung kernel's output or launches more work. The sentinel leaves on
+//     `taken`; until then the kernel cannot end, so the program's own threads stay in their
+//     synchronisation while the records are printed;
+//   - no `taken` within the drain (max(bound / 2, 50 ms)) after `ended`: no host thread is taking
+//     the records (none was started, or it cannot run), and the sentinel traps as the trap mode
+//     does, which also ends any warp the exits could not reach;
+//   - what the exits cannot end (a warp in a user loop the copy does not bound, or in a hardware
+//     barrier that waits for one) dies with the process: the host runtime's _exit does not wait
+//     for the kernel, and the driver reclaims the context as for a process killed at a timeout;
+//     the oracle's fallback (RunOptions::over) ends a process that outlives its records.
+// Without a host buffer nothing can be recorded or taken, and the exit mode traps as well.
 #pragma once
 
 #include "wswatch_abi.h"
@@ -34,6 +61,7 @@ __device__ unsigned int __wsw_slot = 0;
 __device__ unsigned int __wsw_seen[WSWATCH_MAX_SITES];
 __device__ unsigned long long __wsw_fire_t = 0;
 __device__ unsigned long long __wsw_grace_ns = 0;  // 0: max(bound / 4, 20 ms); env WSWATCH_GRACE_MS
+__device__ unsigned int __wsw_end_exit = 0;        // 1: WSWATCH_END=exit (__wsw_grace_and_end)
 
 struct __wsw_state {
   unsigned int n;
@@ -78,7 +106,7 @@ __device__ __forceinline__ unsigned __wsw_smem(unsigned long long a, int shared)
 }
 // The record of the calling (part of a) warp, written by its leading lane: a free slot with the
 // fields every record has, or nullptr (no buffer, or every slot taken: counted as dropped).
-// __wsw_commit_rec publishes it and marks the buffer fired; then __wsw_grace_and_trap.
+// __wsw_commit_rec publishes it and marks the buffer fired; then __wsw_grace_and_end.
 __device__ __forceinline__ volatile wswatch_rec_t *__wsw_new_rec(unsigned site, unsigned iter, int idx,
                                                                 unsigned wait_line, unsigned long long waited,
                                                                 unsigned lane, unsigned mask) {
@@ -115,13 +143,53 @@ __device__ __forceinline__ void __wsw_commit_rec(volatile wswatch_rec_t *r) {
   ((volatile wswatch_buf_t *)b)->fired = 1;
   __threadfence_system();
 }
-// Grace: the other parked warps see __wsw_fire_t and record within about 1 ms; then the trap.
-__device__ __forceinline__ void __wsw_grace_and_trap() {
-  unsigned long long t0 = *(volatile unsigned long long *)&__wsw_fire_t;
+__device__ __forceinline__ unsigned long long __wsw_grace() {
   unsigned long long grace = __wsw_grace_ns ? __wsw_grace_ns : __wsw_bound_ns / 4;
   if (grace < 20000000ull) grace = 20000000ull;
+  return grace;
+}
+// Exit mode: true once the grace after the first expiry is over. What a warp would write from
+// then on, a trap at that moment would have prevented; the caller leaves instead (__wsw_leave).
+__device__ __forceinline__ bool __wsw_over() {
+  if (!__wsw_end_exit) return false;
+  unsigned long long t0 = *(volatile unsigned long long *)&__wsw_fire_t;
+  return t0 != 0 && __wsw_now() >= t0 + __wsw_grace();
+}
+// The calling thread leaves the kernel. Every lane of a warp that reaches an end point calls it:
+// the warp leaves whole, and a hardware barrier no longer waits for it.
+__device__ __forceinline__ void __wsw_leave() { asm volatile("exit;" ::: "memory"); }
+// For the asm-loop form: in exit mode the address of __wsw_fire_t, which the loop reads to leave
+// at the end of the grace; 0 in trap mode (the loop waits for its own bound, as it always did).
+__device__ __forceinline__ unsigned long long __wsw_end_watch() {
+  return __wsw_end_exit ? (unsigned long long)(const void *)&__wsw_fire_t : 0ull;
+}
+// Grace: the other parked warps see __wsw_fire_t and record within about 1 ms; then the end.
+// Trap mode: the trap. Exit mode (the file's header says why): every warp leaves but the first
+// that fired (`first` in any lane of `mask`), which publishes `ended`, waits for the host's
+// `taken` and leaves, or traps when no host took the records within the drain.
+__device__ __forceinline__ void __wsw_grace_and_end(unsigned mask, bool first) {
+  unsigned long long t0 = *(volatile unsigned long long *)&__wsw_fire_t;
+  unsigned long long grace = __wsw_grace();
   while (__wsw_now() - t0 < grace) __nanosleep(100000);
-  __trap();
+  if (!__wsw_end_exit) __trap();
+  wswatch_buf_t *b = *(wswatch_buf_t *volatile *)&__wsw_buf;
+  if (!b) __trap();  // nothing recorded, no host to end the process: only the trap ends it
+  if (!__any_sync(mask, first)) __wsw_leave();
+  volatile wswatch_buf_t *vb = b;
+  // A warp that fired just before the grace ended is still writing its record (microseconds).
+  unsigned long long t1 = __wsw_now();
+  while (__wsw_now() - t1 < 1000000ull) __nanosleep(100000);
+  __threadfence_system();
+  vb->ended = 1;
+  __threadfence_system();
+  unsigned long long drain = __wsw_bound_ns / 2;
+  if (drain < 50000000ull) drain = 50000000ull;
+  t1 = __wsw_now();
+  while (!vb->taken) {
+    if (__wsw_now() - t1 >= drain) __trap();
+    __nanosleep(20000);
+  }
+  __wsw_leave();
 }
 
 // Records the warp parked on an mbarrier wait and traps. `addr` is a shared-window address when
@@ -129,10 +197,11 @@ __device__ __forceinline__ void __wsw_grace_and_trap() {
 __device__ __forceinline__ void __wsw_fire(unsigned site, unsigned iter, int idx, unsigned long long addr,
                                         int addr_is_shared, unsigned parity, unsigned wait_line,
                                         unsigned long long waited) {
+  if (__wsw_over()) __wsw_leave();
   unsigned mask = __activemask();
   unsigned lane;
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
-  atomicCAS(&__wsw_fire_t, 0ull, __wsw_now());
+  bool first = atomicCAS(&__wsw_fire_t, 0ull, __wsw_now()) == 0ull;
   if (lane == (unsigned)(__ffs(mask) - 1)) {
     unsigned smem = addr ? __wsw_smem(addr, addr_is_shared) : 0;
     unsigned long long gen = addr;
@@ -147,12 +216,13 @@ __device__ __forceinline__ void __wsw_fire(unsigned site, unsigned iter, int idx
     }
     __wsw_commit_rec(r);
   }
-  __wsw_grace_and_trap();
+  __wsw_grace_and_end(mask, first);
 }
 
 __device__ __forceinline__ void __wsw_done(unsigned site, unsigned *it) {
   if (it) ++*it;
   if (site < WSWATCH_MAX_SITES && __wsw_seen[site] == 0) {
+    if (__wsw_over()) __wsw_leave();
     __wsw_seen[site] = 1;
     wswatch_buf_t *b = *(wswatch_buf_t *volatile *)&__wsw_buf;
     if (b) ((volatile unsigned *)b->ran)[site] = 1;
@@ -175,6 +245,7 @@ __device__ __forceinline__ volatile wswatch_bar_t *__wsw_bar_slot() {
   return &b->in_bar[(blk * wpb + tid / 32) % WSWATCH_MAX_BAR_SLOTS];
 }
 __device__ __forceinline__ void __wsw_bar_enter(unsigned line) {
+  if (__wsw_over()) __wsw_leave();
   if (volatile wswatch_bar_t *e = __wsw_bar_slot()) {
     e->block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
     e->warp = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 32;
@@ -182,6 +253,7 @@ __device__ __forceinline__ void __wsw_bar_enter(unsigned line) {
   }
 }
 __device__ __forceinline__ void __wsw_bar_leave() {
+  if (__wsw_over()) __wsw_leave();  // released by exited warps: still inside when the grace ended
   if (volatile wswatch_bar_t *e = __wsw_bar_slot()) e->line = 0;
 }
 
@@ -279,10 +351,11 @@ __device__ __forceinline__ void __wsw_kernel_init() {
 }
 __device__ __noinline__ void __wsw_nbar_fire(unsigned site, unsigned iter, unsigned id, unsigned count,
                                              unsigned arrived, unsigned wait_line, unsigned long long waited) {
+  if (__wsw_over()) __wsw_leave();
   unsigned mask = __activemask();
   unsigned lane;
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
-  atomicCAS(&__wsw_fire_t, 0ull, __wsw_now());
+  bool first = atomicCAS(&__wsw_fire_t, 0ull, __wsw_now()) == 0ull;
   if (lane == (unsigned)(__ffs(mask) - 1)) {
     volatile wswatch_rec_t *r = __wsw_new_rec(site, iter, (int)id, wait_line, waited, lane, mask);
     if (r) {
@@ -296,7 +369,7 @@ __device__ __noinline__ void __wsw_nbar_fire(unsigned site, unsigned iter, unsig
     }
     __wsw_commit_rec(r);
   }
-  __wsw_grace_and_trap();
+  __wsw_grace_and_end(mask, first);
 }
 // One arrival of the calling warp at named barrier `id` for `count` threads; with `wait`, the warp
 // then waits (bounded) until the phase it arrived in completes. `site` and `it` as for the waits.
@@ -390,8 +463,9 @@ struct __wsw_host_t {
   wswatch_buf_t *map = nullptr;  // the file mapping (poll mode copies h into it)
   size_t map_bytes = 0;
   std::atomic<bool> stop{false};
-  std::thread poller;
-  bool started = false, printed = false;
+  std::thread poller;  // poll mode: copies h into the file; exit mode: __wsw_watch
+  bool started = false, end_exit = false;
+  std::atomic<bool> printed{false};
 };
 static __wsw_host_t &__wsw_host() {
   static __wsw_host_t *g = new __wsw_host_t;  // never destroyed: used from atexit
@@ -415,8 +489,7 @@ static std::string __wsw_named_fields(const wswatch_rec_t &r) {
 
 static void __wsw_print() {
   __wsw_host_t &g = __wsw_host();
-  if (g.printed || !g.h) return;
-  g.printed = true;
+  if (!g.h || g.printed.exchange(true)) return;
   const wswatch_buf_t *b = g.h;
   if (!b->fired) return;
   if (const char *q = std::getenv("WSWATCH_QUIET"); q && *q == '1') return;
@@ -460,6 +533,48 @@ static void __wsw_flush() {
   if (g.map && g.h && g.map != g.h) std::memcpy((void *)g.map, (const void *)g.h, sizeof(wswatch_buf_t));
 }
 
+// Exit mode: the records are final (the device set `ended`): print them, release the sentinel
+// warp (`taken`) and end the process. The program's own threads are still waiting for the kernel
+// while the records are printed (the sentinel holds it). Between `taken` and _exit the kernel gets
+// 1 ms to end, so that the process ends with no kernel running and the driver reclaims an idle
+// context. The program may wake in that millisecond; if it then returns from main or calls exit,
+// the status stays this one (__wsw_atexit joins this thread first) and what it adds to stdout's
+// buffer is not written. What it printed before is written now, when no other thread holds stdout.
+static void __wsw_end_process() {
+  __wsw_host_t &g = __wsw_host();
+  volatile wswatch_buf_t *b = g.h;
+  __wsw_print();
+  const char *q = std::getenv("WSWATCH_QUIET");
+  if (!(q && *q == '1')) {
+    std::fprintf(stderr, "WSWATCH-END mode=exit status=%d file=%s\n", WSWATCH_END_STATUS, g.h->file);
+    std::fflush(stderr);
+  }
+  if (ftrylockfile(stdout) == 0) {
+    fflush_unlocked(stdout);
+    funlockfile(stdout);
+  }
+  b->taken = 1;
+  __wsw_flush();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ::_exit(WSWATCH_END_STATUS);
+}
+
+// The host thread: in poll mode it copies the buffer into the file every 10 ms; in exit mode it
+// looks for `ended` every millisecond (the sentinel warp waits for it: the drain).
+static void __wsw_watch() {
+  __wsw_host_t &g = __wsw_host();
+  const bool poll = g.map && g.h != g.map;
+  auto flushed = std::chrono::steady_clock::now();
+  while (!g.stop) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(g.end_exit ? 1 : 10));
+    if (g.end_exit && ((volatile wswatch_buf_t *)g.h)->ended) __wsw_end_process();
+    if (poll && std::chrono::steady_clock::now() - flushed >= std::chrono::milliseconds(10)) {
+      __wsw_flush();
+      flushed = std::chrono::steady_clock::now();
+    }
+  }
+}
+
 static void __wsw_atexit() {
   __wsw_host_t &g = __wsw_host();
   if (g.poller.joinable()) {
@@ -491,6 +606,8 @@ static void __wsw_ensure() {
   double ms = WSWATCH_DEFAULT_MS;
   if (const char *e = std::getenv("WSWATCH_MS"); e && *e) ms = std::atof(e);
   unsigned long long bound = (unsigned long long)(ms * 1e6);
+  const char *end_env = std::getenv("WSWATCH_END");
+  const bool end_exit = end_env && std::strcmp(end_env, "exit") == 0;
   const char *path = std::getenv("WSWATCH_FILE");
   const char *mode_env = std::getenv("WSWATCH_MODE");
   std::string mode = mode_env && *mode_env ? mode_env : (path && *path ? "file" : "pinned");
@@ -550,20 +667,20 @@ static void __wsw_ensure() {
     unsigned long long grace = (unsigned long long)(std::atof(g) * 1e6);
     e = cudaMemcpyToSymbol(__wsw_grace_ns, &grace, sizeof grace);
   }
+  if (e == cudaSuccess && end_exit) {
+    unsigned one = 1;
+    e = cudaMemcpyToSymbol(__wsw_end_exit, &one, sizeof one);
+    if (e == cudaSuccess) {
+      g.end_exit = true;
+      b->end_mode = WSWATCH_END_EXIT;
+    }
+  }
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     std::fprintf(stderr, "WSWATCH-INIT the device cannot see the buffer (code %d): nothing is recorded\n", (int)e);
   }
   __wsw_flush();
-  if (g.map && g.h != g.map) {
-    g.poller = std::thread([] {
-      __wsw_host_t &g = __wsw_host();
-      while (!g.stop) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        __wsw_flush();
-      }
-    });
-  }
+  if ((g.map && g.h != g.map) || g.end_exit) g.poller = std::thread(__wsw_watch);
   std::atexit(__wsw_atexit);
 }
 #else

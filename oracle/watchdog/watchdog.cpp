@@ -1551,19 +1551,33 @@ class Rewriter {
     auto c = ctxFor(pr.fn, a, "asm-loop", wl, bar, idx);
     if (!c) return;
     // The template: the backward branch checks %globaltimer; on expiry the asm leaves with E = 1.
-    const std::string E = "%" + std::to_string(nout), B = "%" + std::to_string(nout + 1 + nin);
+    // W is __wsw_end_watch() (in the watchdog's exit mode the address of __wsw_fire_t, the time
+    // of the first expiry; else 0) and G the grace: in exit mode the loop also leaves once the
+    // grace after another warp's expiry is over, and the fire path ends the warp (wswatch_rt.cuh)
+    // rather than its own bound, up to a whole bound later, keeping the kernel alive. The trap mode
+    // skips that check.
+    const std::string E = "%" + std::to_string(nout), B = "%" + std::to_string(nout + 1 + nin),
+                      W = "%" + std::to_string(nout + 2 + nin),
+                      G = "%" + std::to_string(nout + 3 + nin);
     std::string leave;  // a predicated branch back falls through when the wait succeeded
     if (!loop->pred.empty())
       leave = "@" + (loop->pred[0] == '!' ? loop->pred.substr(1) : "!" + loop->pred) +
               " bra __wsw_ok; ";
-    std::string body = renumber(t.substr(0, loop->begin), (int)nout) + leave +
-                       "mov.u64 __wsw_t, %%globaltimer; sub.u64 __wsw_t, __wsw_t, __wsw_t0; "
-                       "setp.lt.u64 __wsw_q, __wsw_t, " +
-                       B + "; @__wsw_q bra " + loop->label + "; mov.u32 " + E +
-                       ", 1; bra __wsw_out; __wsw_ok: " + renumber(t.substr(loop->end), (int)nout);
-    std::string tmpl =
-        "{ .reg .u64 __wsw_t0, __wsw_t; .reg .pred __wsw_q; .reg .u32 __wsw_d; mov.u32 " + E +
-        ", 0; mov.u64 __wsw_t0, %%globaltimer; " + body + " __wsw_out: mov.u32 __wsw_d, 0; }";
+    std::string body =
+        renumber(t.substr(0, loop->begin), (int)nout) + leave +
+        "mov.u64 __wsw_t, %%globaltimer; sub.u64 __wsw_t, __wsw_t, __wsw_t0; "
+        "setp.eq.u64 __wsw_q, " + W + ", 0; @__wsw_q bra __wsw_bnd; "
+        "ld.volatile.u64 __wsw_f, [" + W + "]; setp.eq.u64 __wsw_q, __wsw_f, 0; "
+        "@__wsw_q bra __wsw_bnd; add.u64 __wsw_f, __wsw_f, " + G + "; "
+        "add.u64 __wsw_n, __wsw_t0, __wsw_t; setp.ge.u64 __wsw_q, __wsw_n, __wsw_f; "
+        "@__wsw_q bra __wsw_exp; __wsw_bnd: "
+        "setp.lt.u64 __wsw_q, __wsw_t, " +
+        B + "; @__wsw_q bra " + loop->label + "; __wsw_exp: mov.u32 " + E +
+        ", 1; bra __wsw_out; __wsw_ok: " + renumber(t.substr(loop->end), (int)nout);
+    std::string tmpl = "{ .reg .u64 __wsw_t0, __wsw_t, __wsw_f, __wsw_n; .reg .pred __wsw_q; "
+                       ".reg .u32 __wsw_d; mov.u32 " +
+                       E + ", 0; mov.u64 __wsw_t0, %%globaltimer; " + body +
+                       " __wsw_out: mov.u32 __wsw_d, 0; }";
     auto operand = [&](bool out, unsigned i) {
       std::string name = out ? a->getOutputName(i).str() : a->getInputName(i).str();
       std::string con = out ? a->getOutputConstraint(i) : a->getInputConstraint(i);
@@ -1575,7 +1589,7 @@ class Rewriter {
     for (unsigned i = 0; i < nout; ++i) outs += operand(true, i) + ", ";
     outs += "\"=r\"(__wsw_e)";
     for (unsigned i = 0; i < nin; ++i) ins += operand(false, i) + ", ";
-    ins += "\"l\"(__wsw_bound_ns)";
+    ins += "\"l\"(__wsw_bound_ns), \"l\"(__wsw_end_watch()), \"l\"(__wsw_grace())";
     for (unsigned i = 0; i < a->getNumClobbers(); ++i)
       clob += (i ? ", " : "") + ("\"" + cEscape(a->getClobber(i)) + "\"");
     std::string stmt = std::string("asm ") + (a->isVolatile() ? "volatile" : "") + "(\"" +

@@ -1,15 +1,17 @@
 // The hang watchdog's instrumentation (docs/design.md "Oracle rules"): a Clang rewrite of a
 // COPY of the user's .cu in which every mbarrier wait is bounded by %globaltimer. On expiry the
 // parked warp writes a record (block, warp, lane, site, barrier, parity, iteration) into
-// host-visible memory and traps; oracle/include/wswatch_rt.cuh is the runtime the copy includes,
-// oracle/include/wswatch_abi.h the record layout the classifier decodes.
+// host-visible memory and traps, or leaves the kernel (the runtime's exit mode, WSWATCH_END=exit);
+// oracle/include/wswatch_rt.cuh is the runtime the copy includes, oracle/include/wswatch_abi.h
+// the record layout the classifier decodes.
 //
 // Wait forms bounded:
 //   loop        a C++ while/do/for loop around an asm statement holding mbarrier.try_wait or
 //               mbarrier.test_wait (a tick before each attempt, a completion hook after the loop)
 //   asm-loop    a wait written entirely inside one asm block with a label and a predicated
 //               backward branch: the branch is rewritten to check %globaltimer and leave the asm
-//               with an "expired" flag; C++ after the asm records and traps
+//               with an "expired" flag (in exit mode also at the end of another warp's
+//               grace); C++ after the asm records and ends the warp
 //   call-loop   a C++ loop around a single-shot try-wait call:
 //   cuda::ptx::mbarrier_try_wait(_parity),
 //               mbarrier_test_wait(_parity), or a user function whose body is one try_wait asm
