@@ -642,6 +642,11 @@ void judgeMutant(Ctx &c, const MutantRow &m) {
   } else {
     v = judgeText(c, m.text, m.kernel, oo, &vr.gpu, &b);
   }
+  // A judgment that ends after a stop request (Ctrl-C, the SIGTERM a batch system sends the whole
+  // job) says nothing about the mutant: its build or run was stopped by the tool, or killed by the
+  // same signal (an nvcc whose cicc died that way reports an error of its own). Nothing is
+  // recorded, and the same command judges the mutant again.
+  if (g_stop || v.detail == "infra-error/cancelled") return;
   vr.symptom = v.symptom;
   vr.detail = v.detail.empty() ? v.symptom : v.detail;
   vr.signature = v.signature;
