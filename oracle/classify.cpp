@@ -558,11 +558,17 @@ Verdict classifyBuild(const BuildRecord &b) {
   // The emulator's build (translation, then g++ against its runtime) failing says what the
   // emulator cannot run, not that the program does not compile: nvcc is the judge of that. The
   // one exception is the translation's own copy of a ptxas check (a static_assert whose message
-  // starts "ptxas: "), which fails there as ptxas would.
-  if (b.backend == "emu" && !b.timed_out && !contains(b.log, "ptxas: ")) {
+  // starts "ptxas: "), which fails there as ptxas would. The PTX path's build is nvcc's own:
+  // what fails there is the program's compile error, unless the link names a CUDA entry point the
+  // emulator's runtime lacks, or nvcc kept no PTX ("[wsemu-ptx] error: " lines).
+  const bool emu_refused = b.backend == "emu" && !b.timed_out &&
+                           (b.emu_by_nvcc ? contains(b.log, "[wsemu-ptx] error: ")
+                                          : !contains(b.log, "ptxas: "));
+  if (emu_refused) {
     Verdict v = make("infra-error/unsupported", "infra:unsupported");
-    std::string why = first([](const std::string &l) {
-      return contains(l, "error") || contains(l, "translation failed");
+    std::string why = first([&](const std::string &l) {
+      return b.emu_by_nvcc ? contains(l, "[wsemu-ptx] error: ")
+                           : contains(l, "error") || contains(l, "translation failed");
     });
     v.evidence.push_back("the CPU emulator cannot build this program (nvcc is the judge of "
                          "whether it compiles): " +

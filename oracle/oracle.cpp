@@ -159,10 +159,6 @@ BuildRecord buildFor(const std::string &source, const OracleOptions &opt) {
   // same diagnostics at the cost of one build.
   BuildOptions bo = opt.build;
   if (opt.build_only) bo.watchdog = false;
-  if (opt.emu_nvcc_first && resolveBackend(opt) == "emu" && !opt.build_only) {
-    BuildRecord n = buildProgram(source, bo);  // compile errors are nvcc's
-    if (!n.ok) return n;
-  }
   if (resolveBackend(opt) == "emu") {
     if (!opt.emu_build) {
       BuildRecord b;
@@ -173,6 +169,12 @@ BuildRecord buildFor(const std::string &source, const OracleOptions &opt) {
     }
     BuildRecord b = opt.emu_build(source, bo);
     b.backend = "emu";
+    // Compile errors are nvcc's: the PTX path's build is nvcc's own; after the translator's,
+    // nvcc builds the program too.
+    if (opt.emu_nvcc_first && !opt.build_only && !b.emu_by_nvcc && !b.cancelled) {
+      BuildRecord n = buildProgram(source, bo);
+      if (!n.ok) return n;
+    }
     return b;
   }
   return buildProgram(source, bo);

@@ -18,8 +18,8 @@ struct OracleOptions {
   RunOptions run;
   ClassifyOptions classify;
   int repeat = 1;
-  // Where candidates run: gpu (nvcc + the device), emu (the CPU emulator: emu/translate/translate.h
-  // builds a host program, the runs are the same fresh processes) or auto = gpu when this machine
+  // Where candidates run: gpu (nvcc + the device), emu (the CPU emulator: the program built
+  // against its runtime, emu/README.md; the runs are the same fresh processes) or auto = gpu when this machine
   // has an NVIDIA GPU, else emu when the tool has it built in (emu_build set), else gpu.
   std::string backend = "auto";
   // The emu backend's build stage (wsr::emu::emuBuilder()); the tools install it, which keeps
@@ -29,8 +29,8 @@ struct OracleOptions {
   // the policy matrix: each policy one run (the emulator is deterministic), the verdict is
   // matrixPick's (UB first), and Verdict::policies records what each one showed.
   std::vector<std::string> policies = {"eager"};
-  // emu: build with nvcc first and make its compile errors the verdict (the emulator compiles the
-  // program with g++ and never sees a ptxas error); the runs stay on the emulator.
+  // emu: make nvcc's compile errors the verdict. The PTX path's build is nvcc's already; after
+  // the source translator's (g++, which never sees a ptxas error) nvcc builds the program too.
   bool emu_nvcc_first = false;
   // emu: a launch that has run this many emulated operations without finishing stops with the
   // verdict hang/livelock (0: the emulator's own limit, 2e9). The reducer sets it from the
@@ -73,8 +73,8 @@ bool gpuPresent();
 // "gpu" or "emu": what `opt.backend` means on this machine.
 std::string resolveBackend(const OracleOptions &opt);
 
-// The build stage of the resolved backend (nvcc, or the emulator's translate + g++). With
-// emu_nvcc_first, a program nvcc rejects comes back as nvcc's failed record (backend "gpu").
+// The build stage of the resolved backend (nvcc, or the emulator's build). With emu_nvcc_first, a
+// program nvcc rejects comes back as a failed record that classifies as nvcc's compile error.
 BuildRecord buildFor(const std::string &source, const OracleOptions &opt);
 
 // The emulator's async timing policies, in matrix order.

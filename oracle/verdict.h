@@ -48,6 +48,9 @@ struct BuildRecord {
   double wall_ms = 0;
   bool instrumented = false;    // the hang watchdog's copy was built (BuildOptions::watchdog)
   std::string backend = "gpu";  // gpu (nvcc) | emu (translated C++ against the CPU emulator)
+  // The emulator's build was nvcc compiling the program as the user builds it (the PTX path):
+  // its errors are the program's compile errors, except the entry points the emulator lacks.
+  bool emu_by_nvcc = false;
 };
 
 struct Timings {

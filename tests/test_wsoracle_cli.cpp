@@ -111,26 +111,71 @@ TEST(WsoracleCli, AutoWithoutAGpuRunsOnTheEmulator) {
 
 // A file name is data: spaces, quotes, non-ASCII and a leading dash give the verdict and the
 // signature a plain name gets (the emulator's verdict line names source sites, file and line).
+// On both of the emulator's paths: nvcc, which the PTX path runs, names its kept files after the
+// source and passes them through a shell.
 TEST(WsoracleCli, AnOddFileNameGetsThePlainNamesVerdictAndSignature) {
-  std::string d = makeTempDir("wsr-cli.");
-  fs::copy_file(fixture("gpu/common.h"), d + "/common.h");
-  auto judge = [&](const std::string &name) {
-    fs::copy_file(fixture("gpu/mbarrier_hang.cu"), d + "/" + name);
-    auto r = wsoracle({d + "/" + name, "--backend", "emu", "--json"});
-    auto field = [&](const std::string &key) {
-      size_t at = r.out.find("\"" + key + "\": \"");
-      if (at == std::string::npos) return std::string("?");
-      at += key.size() + 5;
-      return r.out.substr(at, r.out.find('"', at) - at);
+  for (const char *frontend : {"source", "ptx"}) {
+    SCOPED_TRACE(frontend);
+    std::string d = makeTempDir("wsr-cli.");
+    fs::copy_file(fixture("gpu/common.h"), d + "/common.h");
+    auto judge = [&](const std::string &name) {
+      fs::copy_file(fixture("gpu/mbarrier_hang.cu"), d + "/" + name);
+      auto r = wsoracle({d + "/" + name, "--backend", "emu", "--json"},
+                        {{"WSEMU_FRONTEND", frontend}});
+      auto field = [&](const std::string &key) {
+        size_t at = r.out.find("\"" + key + "\": \"");
+        if (at == std::string::npos) return std::string("?");
+        at += key.size() + 5;
+        return r.out.substr(at, r.out.find('"', at) - at);
+      };
+      return std::make_pair(field("detail"), field("signature"));
     };
-    return std::make_pair(field("detail"), field("signature"));
-  };
-  const auto plain = judge("my_kernel.cu");
-  EXPECT_EQ(plain.first, "hang/mbarrier");
-  EXPECT_EQ(plain.second.find('?'), std::string::npos) << plain.second;
-  for (const char *odd : {"my kernel.cu", "it's \"k\".cu", "k\xc3\xa9rnel.cu", "-k.cu"})
-    EXPECT_EQ(judge(odd), plain) << odd;
+    const auto plain = judge("my_kernel.cu");
+    EXPECT_EQ(plain.first, "hang/mbarrier");
+    EXPECT_EQ(plain.second.find('?'), std::string::npos) << plain.second;
+    for (const char *odd : {"my kernel.cu", "it's \"k\".cu", "k\xc3\xa9rnel.cu", "-k.cu"})
+      EXPECT_EQ(judge(odd), plain) << odd;
+    removeTree(d);
+  }
+}
+
+// The PTX path's build is nvcc's own: what ptxas rejects for the program's target (tcgen05 on
+// sm_90a) is the program's compile error there, never "the emulator cannot run it".
+TEST(WsoracleCli, OnThePtxPathWhatPtxasRejectsIsTheProgramsCompileError) {
+  std::string d = makeTempDir("wsr-cli.");
+  writeFileAtomic(d + "/tc.cu",
+                  "__global__ void k() {\n"
+                  "  asm volatile(\"tcgen05.fence::before_thread_sync;\" ::: \"memory\");\n}\n"
+                  "int main() { k<<<1, 32>>>(); cudaDeviceSynchronize(); return 0; }\n");
+  auto r = wsoracle({d + "/tc.cu", "--backend", "emu", "--json"}, {{"WSEMU_FRONTEND", "ptx"}});
   removeTree(d);
+  EXPECT_NE(r.out.find("\"detail\": \"compile-error/ptxas\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tcgen05.fence"), std::string::npos) << r.out;
+}
+
+// On the PTX path the host code runs natively: its uninitialised locals get g++'s pattern (0xFE
+// bytes), as the translator gives them, so a candidate that reads one fails the same way every
+// time instead of by the stack's luck.
+TEST(WsoracleCli, OnThePtxPathTheHostsUninitialisedLocalsHoldThePattern) {
+  std::string d = makeTempDir("wsr-cli.");
+  writeFileAtomic(d + "/p.cu",
+                  "__global__ void k(int *p) { *p = 1; }\n"
+                  "int main() {\n  int *d;\n  cudaMalloc(&d, 4);\n  k<<<1, 1>>>(d);\n"
+                  "  cudaDeviceSynchronize();\n  cudaDeviceProp prop;\n"
+                  "  return prop.multiProcessorCount == (int)0xFEFEFEFE ? 0 : 5;\n}\n");
+  auto r = wsoracle({d + "/p.cu", "--backend", "emu", "--json"}, {{"WSEMU_FRONTEND", "ptx"}});
+  removeTree(d);
+  EXPECT_NE(r.out.find("\"symptom\": \"pass\""), std::string::npos) << r.out;
+}
+
+// On the PTX path the program's mbarrier.init instructions are counted from its PTX, so a use
+// before init still says whether an init exists that never ran (the corpus's init in a role
+// branch) or none does.
+TEST(WsoracleCli, OnThePtxPathAnInitThatNeverRanIsNamedAsSuch) {
+  auto r = wsoracle({std::string(WSREDUCE_SOURCE_DIR) + "/corpus/examples/pipeline_init_in_role.cu",
+                     "--backend", "emu", "--json"},
+                    {{"WSEMU_FRONTEND", "ptx"}});
+  EXPECT_NE(r.out.find("(init-unrun)"), std::string::npos) << r.out;
 }
 
 // A program the source translator cannot build (CUDA's make_float2, which its shim lacks) runs

@@ -1,7 +1,7 @@
 #include <cstdio>
 
 #define NUM_THREADS (128 + 1)
-#define TILE_BYTES (4 * 32 * 4)
+#define TILE_BYTES (1 * 1 * 4)
 
 #define SMEM_OUT_OFF (0 + 1 * TILE_BYTES)
 #define SMEM_BAR_OFF (SMEM_OUT_OFF + 1 * TILE_BYTES)
@@ -10,29 +10,38 @@
 
 __global__ void tma_pipeline_kernel() {
   extern __shared__ char smem_raw[];
+  unsigned long *full = reinterpret_cast<unsigned long *>(
+      reinterpret_cast<unsigned char *>(reinterpret_cast<unsigned long>(smem_raw)));
 
-  if (0)
+  if (threadIdx.x)
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(0), "r"(0) : "memory");
 
-  unsigned done;
+  unsigned done = 0;
 
-  asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-               : "=r"(done) : "r"(static_cast<unsigned>(__cvta_generic_to_shared(reinterpret_cast<long *>(reinterpret_cast<char *>(reinterpret_cast<long>(smem_raw)))))), "r"(0) : "memory");
+  asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n "
+               "selp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done)
+               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(full))), "r"(0)
+               : "memory");
 
-  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(reinterpret_cast<long *>(reinterpret_cast<char *>(reinterpret_cast<long>(smem_raw)))))), "r"(0) : "memory");
+  asm volatile(
+      "{\n .reg .b64 state;\n mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::
+          "r"(static_cast<unsigned>(__cvta_generic_to_shared(full))),
+      "r"(0)
+      : "memory");
 }
 
-#define CUDA_CHECK(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t err_ = (call);                                                                    \
-    if (err_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "CUDA error: %s (%d) at %s:%d\n", cudaGetErrorString(err_), (int)err_, \
-                   __FILE__, __LINE__);                                                           \
-    }                                                                                             \
+#define CUDA_CHECK(call)                                                                           \
+  do {                                                                                             \
+    cudaError_t err_ = (call);                                                                     \
+    if (err_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "CUDA error: %s (%d) at %s:%d\n", cudaGetErrorString(err_), (int)err_,  \
+                   __FILE__, __LINE__);                                                            \
+    }                                                                                              \
   } while (0)
 
 int main() {
-  tma_pipeline_kernel<<<1, NUM_THREADS, SMEM_BYTES>>>();
+  tma_pipeline_kernel<<<1, NUM_THREADS, SMEM_BYTES, 0>>>();
 
   CUDA_CHECK(cudaDeviceSynchronize());
 }

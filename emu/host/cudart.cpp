@@ -101,6 +101,12 @@ Module &module() {
   m = std::make_unique<Module>();
   std::string err;
   if (!wsemu::ptxe::parseModule(ss.str(), m.get(), &err)) refuse("unsupported: " + err);
+  // How many mbarrier.init instructions the program holds: a use before init then says whether
+  // the program has none (init-absent), has some its CTA never ran (init-unrun), or ran others'.
+  int inits = 0;
+  for (auto &f : m->funcs)
+    for (auto &in : f.code) inits += in.op == wsemu::ptxe::Op::MbarInit;
+  wsemu::ptx::declareInitSites(inits);
   // module-scope .global/.const variables: device memory, initialised as declared
   m->var_storage.assign(m->vars.size(), nullptr);
   for (size_t i = 0; i < m->vars.size(); ++i) {

@@ -12,6 +12,7 @@
 #include <regex>
 #include <set>
 
+#include "build.h"
 #include "cache.h"
 #include "process.h"
 
@@ -19,7 +20,15 @@ namespace fs = std::filesystem;
 
 namespace wsr::emu {
 
+// An install tree (scripts/device-pack.sh) keeps the libraries in <bin>/../lib/wsemu-ptx/; a build
+// tree's own directory comes second.
 std::string ptxEmuLibraryDir() {
+  if (std::string self = selfDir(); !self.empty()) {
+    std::error_code ec;
+    fs::path d = fs::path(self) / ".." / "lib" / "wsemu-ptx";
+    if (::access((d / "libwsemu_cudart.a").c_str(), R_OK) == 0)
+      return fs::weakly_canonical(d, ec).string();
+  }
 #ifdef WSEMU_PTX_LIBDIR
   if (::access(WSEMU_PTX_LIBDIR "/libwsemu_cudart.a", R_OK) == 0) return WSEMU_PTX_LIBDIR;
 #endif
@@ -29,6 +38,7 @@ std::string ptxEmuLibraryDir() {
 BuildRecord buildPtxEmu(const std::string &source_path, const BuildOptions &o) {
   BuildRecord b;
   b.backend = "emu";
+  b.emu_by_nvcc = true;
   auto t0 = std::chrono::steady_clock::now();
   auto done = [&]() -> BuildRecord & {
     b.wall_ms =
@@ -57,6 +67,11 @@ BuildRecord buildPtxEmu(const std::string &source_path, const BuildOptions &o) {
   std::vector<std::string> args = nvccArgs(o);
   // -lineinfo: every verdict's line comes from the PTX's .loc
   if (std::find(args.begin(), args.end(), "-lineinfo") == args.end()) args.push_back("-lineinfo");
+  // The host code's uninitialised locals get a pattern (0xFE bytes) instead of what the stack held,
+  // as the device's registers do (emu/ptx/interp.cpp): a candidate that reads one (a reduction
+  // that dropped `cudaGetDeviceProperties(&prop)` and launched prop.multiProcessorCount blocks)
+  // then fails the same way every time instead of by the stack's luck.
+  args.push_back("-Xcompiler=-ftrivial-auto-var-init=pattern");
 
   // The key: the source and the headers it reaches, the flags, nvcc and the libraries.
   std::string material =
@@ -87,10 +102,29 @@ BuildRecord buildPtxEmu(const std::string &source_path, const BuildOptions &o) {
   const std::string pid = std::to_string(::getpid());
   const fs::path keep = dir / (".keep-" + pid), tmp = dir / (".prog-" + pid);
   fs::create_directories(keep, ec);
+  // nvcc names its kept files after the source and passes them through a shell: a name with a
+  // quote or a leading dash breaks it. It compiles a copy named prog<ext> (the extension picks
+  // the language) whose #line gives the PTX's line table the program's own path, with the
+  // program's directory first among the -I directories for its quoted includes. The PTX's .file
+  // directive cannot hold a double quote or a backslash (cicc does not escape them): those two
+  // read as '_' in the verdict's lines.
+  const fs::path src_abs = fs::absolute(source_path);
+  const fs::path copy = keep / ("prog" + src_abs.extension().string());
+  std::string esc;
+  for (char c : src_abs.string()) esc += (c == '"' || c == '\\') ? '_' : c;
+  if (!writeFileAtomic(copy.string(), "#line 1 \"" + esc + "\"\n" + *text)) {
+    b.tool_missing = true;
+    b.tool_error = "cannot write the program's copy under " + keep.string();
+    fs::remove_all(keep, ec);
+    return done();
+  }
+  auto first_inc = std::find_if(args.begin(), args.end(),
+                                [](const std::string &a) { return a.rfind("-I", 0) == 0; });
+  args.insert(first_inc, "-I" + src_abs.parent_path().string());
   std::vector<std::string> cmd = {nvcc};
   cmd.insert(cmd.end(), args.begin(), args.end());
   cmd.insert(cmd.end(), {"-cudart", "none", "--keep", "--keep-dir", keep.string(), "-o",
-                         tmp.string(), fs::absolute(source_path).string(), "-L" + libdir});
+                         tmp.string(), copy.string(), "-L" + libdir});
   cmd.insert(cmd.end(), archives.begin(), archives.end());
   cmd.push_back("-lpthread");
   RunOptions ro;
@@ -131,6 +165,18 @@ BuildRecord buildPtxEmu(const std::string &source_path, const BuildOptions &o) {
   }
   b.log = refusals + log;
   b.ok = !r.timed_out && r.signal == 0 && r.exit_code == 0 && fs::exists(tmp) && !kept.empty();
+  // A failure that names one of the emulator's own libraries (one being rebuilt, truncated, of
+  // another format) is the judge's, never the program's compile error.
+  if (!b.ok && refusals.empty())
+    for (auto &a : archives)
+      if (size_t at = log.find(a); at != std::string::npos) {
+        size_t bol = log.rfind('\n', at), eol = log.find('\n', at);
+        bol = bol == std::string::npos ? 0 : bol + 1;
+        b.tool_missing = true;
+        b.tool_error = "the PTX emulator's library could not be linked: " +
+                       log.substr(bol, eol == std::string::npos ? std::string::npos : eol - bol);
+        break;
+      }
   if (b.ok) {
     fs::rename(kept, ptx, ec);
     fs::rename(tmp, bin, ec);
