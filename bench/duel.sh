@@ -20,7 +20,8 @@
 #                   wsoracle and wsreduce alike
 #
 # Environment: WSR (an install tree: $WSR/bin is searched first), CVISE_TIMEOUT (C-Vise's
-# --timeout per test, default 120).
+# --timeout per test, default 120), WSREDUCE_FLAGS (further flags for wsreduce alone, e.g.
+# "--runs-per-gpu 4": its search, not the judge both tools share).
 #
 # Examples:
 #   bash bench/duel.sh tests/fixtures/reduce/ptxas_error.cu --symptom compile-error -j 2 --budget 90
@@ -244,7 +245,7 @@ rev=$(git -C "$R" rev-parse --short HEAD 2>/dev/null)
   echo "date: $(date -u +%FT%TZ)"
   echo "machine: $(nproc) cores, ${gpu:-no GPU}, load $(cut -d' ' -f1-3 /proc/loadavg) at the start"
   echo "wsoracle: $WSORACLE"
-  echo "wsreduce: $WSREDUCE${rev:+ (checkout $rev)}"
+  echo "wsreduce: $WSREDUCE${rev:+ (checkout $rev)}${WSREDUCE_FLAGS:+, with $WSREDUCE_FLAGS}"
   [ -n "$CVISE" ] && echo "cvise: $CVISE ($("$CVISE" --version 2>&1 | head -1))"
   echo "only: ${ONLY:-both}"
   echo "original verdict: $vline"
@@ -267,7 +268,7 @@ t0=$(now)
 sampler $wtool "$DIR/wsreduce/$MIN" "$DIR/wsreduce/$NAME" "$t0" & SAMPLER=$!
 # A guard only: --budget ends the search and --finish-budget the finish long before it.
 (cd "$DIR/wsreduce" && exec env DUEL_COUNT="$DIR/wsreduce.tests" WSREDUCE_CACHE="$T/cache-wsreduce" \
-  timeout -s INT -k 60 $((BUDGET + 600)) "$WSREDUCE" "$NAME" "${WARGS[@]}" "${OFLAGS[@]}" -j"$J" --budget "$BUDGET") \
+  timeout -s INT -k 60 $((BUDGET + 600)) "$WSREDUCE" "$NAME" "${WARGS[@]}" "${OFLAGS[@]}" ${WSREDUCE_FLAGS:-} -j"$J" --budget "$BUDGET") \
   > "$DIR/wsreduce.log" 2>&1 &
 TOOLPID=$!
 wait $TOOLPID

@@ -7,6 +7,7 @@
 #   lib/libwsr_emu_runtime.a, lib/libboost_context.a, share/wsreduce/emu-root/emu/runtime/
 #                             the CPU emulator's runtime and headers (--backend emu there too;
 #                             the candidates are compiled by the GPU machine's own g++)
+#   lib/wsemu-ptx/            the PTX path's libraries (its CUDA runtime, interpreter, runtime)
 # Carry `.device/wsreduce.txz` with the working tree; scripts/device-run.sh unpacks it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ prefix="$PWD/.device/wsreduce"
 cmake -S . -B build-static -G Ninja -DWSREDUCE_STATIC=ON -DWSREDUCE_TESTS=OFF \
       -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
 tools="oracle/wsoracle reducer/wsreduce fuzzer/wsfuzz"
-ninja -C build-static $(for t in $tools; do basename $t; done) wsr_emu_runtime
+ninja -C build-static $(for t in $tools; do basename $t; done) wsr_emu_runtime wsemu_ptx_libdir
 rm -rf "$prefix"
 mkdir -p "$prefix/bin" "$prefix/share/wsreduce/include" "$prefix/lib/clang/22"
 for t in $tools; do cp build-static/$t "$prefix/bin/"; done
@@ -29,6 +30,8 @@ cp emu/runtime/*.h "$prefix/share/wsreduce/emu-root/emu/runtime/"
 cp emu/runtime/shim/* "$prefix/share/wsreduce/emu-root/emu/runtime/shim/"
 cp build-static/emu/libwsr_emu_runtime.a "$prefix/lib/"
 cp /usr/lib/x86_64-linux-gnu/libboost_context.a "$prefix/lib/"
+mkdir -p "$prefix/lib/wsemu-ptx"  # the PTX path links these (emu/ptx/ptx_build.cpp)
+cp build-static/emu/ptx-lib/*.a "$prefix/lib/wsemu-ptx/"
 tar -C .device -cJf .device/wsreduce.txz wsreduce
 # wsoracle alone, for calls that carry another large tree beside it (bench/jobs/h200_s15_cvise.sh)
 tar -C .device -cJf .device/wsoracle.txz --exclude=wsreduce/bin/wsreduce --exclude=wsreduce/bin/wsfuzz wsreduce
