@@ -193,6 +193,24 @@ TEST_F(Watchdog, EveryWaitFormIsFoundWithItsLineKindAndRole) {
   EXPECT_TRUE(parsed->ok()) << parsed->firstError();
 }
 
+// A launch whose result initialises a local (`cudaError_t e = cudaLaunchKernelEx(...)`, as
+// programs written elsewhere do) gets the hook before its declaration, as a launch statement does:
+// without it the watch buffer is never mapped and the hang is not named.
+TEST_F(Watchdog, ALaunchThatInitialisesALocalGetsTheHookBeforeIt) {
+  const std::string path = std::string(WSR_FIXTURES) + "/gpu/mbarrier_hang.cu";
+  std::string text = slurp(path);
+  const std::string launch = "  k<<<1, 128>>>(d);\n";
+  ASSERT_NE(text.find(launch), std::string::npos);
+  text.replace(text.find(launch), launch.size(),
+               "  cudaLaunchConfig_t cfg = {};\n  cfg.gridDim = dim3(1);\n"
+               "  cfg.blockDim = dim3(128);\n"
+               "  cudaError_t e = cudaLaunchKernelEx(&cfg, k, d);\n  CHECK(e);\n");
+  auto r = instrumentWatchdog(text, path, watchOptions());
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_NE(r.text.find("__wsw_ensure(); cudaError_t e = cudaLaunchKernelEx"), std::string::npos)
+      << r.text;
+}
+
 TEST_F(Watchdog, TheFixtureHangInstrumentsAtItsLoop) {
   const std::string path = std::string(WSR_FIXTURES) + "/gpu/mbarrier_hang.cu";
   auto r = instrumentWatchdog(slurp(path), path, watchOptions());

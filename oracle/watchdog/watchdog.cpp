@@ -1809,6 +1809,12 @@ class Rewriter {
             n = ps[0];
             continue;
           }
+          // A local's initializer (`cudaError_t e = cudaLaunchKernelEx(...)`): its declaration
+          // statement is the one the hook goes before.
+          if (ps[0].get<clang::VarDecl>()) {
+            n = ps[0];
+            continue;
+          }
           return true;  // a call in an initializer outside any block: left alone
         }
         clang::SourceLocation b = sm.getExpansionLoc(stmt->getBeginLoc());
