@@ -31,6 +31,12 @@ std::string defaultCacheDir() {
   return "/tmp/wsreduce-cache";
 }
 
+void putSourceDirFirst(std::vector<std::string> &args, const std::string &source_path) {
+  auto first_inc = std::find_if(args.begin(), args.end(),
+                                [](const std::string &a) { return a.rfind("-I", 0) == 0; });
+  args.insert(first_inc, "-I" + fs::absolute(source_path).parent_path().string());
+}
+
 std::string selfDir() {
   std::error_code ec;
   auto p = fs::read_symlink("/proc/self/exe", ec);
@@ -241,10 +247,7 @@ BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o) 
   // the original, the watchdog's flags and the runtime header instead.
   const bool watchdog = o.watchdog && o.instrument;
   if (watchdog) {
-    // the copy lives elsewhere: quoted includes must still find the user's directory first
-    auto first_inc = std::find_if(args.begin(), args.end(),
-                                  [](const std::string &a) { return a.rfind("-I", 0) == 0; });
-    args.insert(first_inc, "-I" + fs::absolute(source_path).parent_path().string());
+    putSourceDirFirst(args, source_path);  // the copy lives elsewhere
     char ms[64];
     std::snprintf(ms, sizeof ms, "%g", o.watchdog_ms);
     args.push_back(std::string("-DWSWATCH_DEFAULT_MS=") + ms);

@@ -46,6 +46,9 @@ std::string findNvcc(const std::string &hint);
 
 // The nvcc command line (without the source and -o), as the build runs it.
 std::vector<std::string> nvccArgs(const BuildOptions &o);
+// For a copy of the program compiled elsewhere: the program's own directory goes before the other
+// -I directories of `args`, so its quoted includes resolve as they do from the program itself.
+void putSourceDirFirst(std::vector<std::string> &args, const std::string &source_path);
 
 BuildRecord buildProgram(const std::string &source_path, const BuildOptions &o);
 

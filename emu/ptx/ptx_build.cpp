@@ -118,9 +118,7 @@ BuildRecord buildPtxEmu(const std::string &source_path, const BuildOptions &o) {
     fs::remove_all(keep, ec);
     return done();
   }
-  auto first_inc = std::find_if(args.begin(), args.end(),
-                                [](const std::string &a) { return a.rfind("-I", 0) == 0; });
-  args.insert(first_inc, "-I" + src_abs.parent_path().string());
+  putSourceDirFirst(args, source_path);
   std::vector<std::string> cmd = {nvcc};
   cmd.insert(cmd.end(), args.begin(), args.end());
   cmd.insert(cmd.end(), {"-cudart", "none", "--keep", "--keep-dir", keep.string(), "-o",

@@ -6,22 +6,11 @@
 // arguments.
 #include "inject.h"
 
-namespace wsr::inject {
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/ADT/StringRef.h>
 
-namespace {
-// The opcode's qualifiers, split on '.'.
-std::vector<std::string> quals(const std::string &opcode) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b <= opcode.size()) {
-    size_t e = opcode.find('.', b);
-    if (e == std::string::npos) e = opcode.size();
-    out.push_back(opcode.substr(b, e - b));
-    b = e + 1;
-  }
-  return out;
-}
-}  // namespace
+namespace wsr::inject {
 
 std::vector<InjectSite> ctaScopeRemoteArriveSites(const ParsedSource &src, const KernelIndex &idx) {
   std::vector<InjectSite> out;
@@ -29,15 +18,15 @@ std::vector<InjectSite> ctaScopeRemoteArriveSites(const ParsedSource &src, const
   for (auto &o : idx.occs) {
     if (!o.in_kernel || (o.prim != "mbarrier.arrive" && o.prim != "mbarrier.arrive.expect_tx"))
       continue;
-    auto q = quals(o.opcode);
+    llvm::SmallVector<llvm::StringRef, 8> q;  // the opcode's qualifiers
+    llvm::StringRef(o.opcode).split(q, '.');
     bool remote = false, cluster_scope = false;
     for (auto &x : q) {
       remote |= x == "shared::cluster";
       if (x == "cluster") x = "cta", cluster_scope = true;
     }
     if (!remote || !cluster_scope) continue;
-    std::string opcode;
-    for (auto &x : q) opcode += (opcode.empty() ? "" : ".") + x;
+    const std::string opcode = llvm::join(q, ".");
     const std::string where = o.via + " at line " + std::to_string(o.line);
     if (o.via == "asm") {
       std::string text = slice(t, o.expr);
