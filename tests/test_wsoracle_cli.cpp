@@ -139,6 +139,17 @@ TEST(WsoracleCli, AnOddFileNameGetsThePlainNamesVerdictAndSignature) {
   }
 }
 
+// A front end the emulator does not have is the judge's error, named, never a verdict about the
+// program.
+TEST(WsoracleCli, AnUnknownEmulatorFrontEndIsNamedAsTheJudgesError) {
+  auto r = wsoracle({fixture("gpu/pass.cu"), "--backend", "emu", "--json"},
+                    {{"WSEMU_FRONTEND", "llvm"}});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("\"symptom\": \"infra-error\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("WSEMU_FRONTEND must be ptx or source, not 'llvm'"), std::string::npos)
+      << r.out;
+}
+
 // The PTX path's build is nvcc's own: what ptxas rejects for the program's target (tcgen05 on
 // sm_90a) is the program's compile error there, never "the emulator cannot run it".
 TEST(WsoracleCli, OnThePtxPathWhatPtxasRejectsIsTheProgramsCompileError) {

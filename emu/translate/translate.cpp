@@ -1111,6 +1111,13 @@ TranslateResult translate(const std::string &text, const std::string &path,
 std::function<BuildRecord(const std::string &, const BuildOptions &)> emuBuilder() {
   return [](const std::string &path, const BuildOptions &o) {
     const char *only = std::getenv("WSEMU_FRONTEND");
+    if (only && *only && std::string(only) != "ptx" && std::string(only) != "source") {
+      BuildRecord bad;
+      bad.backend = "emu";
+      bad.tool_missing = true;
+      bad.tool_error = "WSEMU_FRONTEND must be ptx or source, not '" + std::string(only) + "'";
+      return bad;
+    }
 #ifdef WSEMU_HAVE_PTX
     if (only && std::string(only) == "ptx") return buildPtxEmu(path, o);
 #endif
