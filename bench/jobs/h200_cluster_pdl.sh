@@ -42,8 +42,13 @@ cp $K $W/kernels/
 wsfuzz --kernels $W/kernels \
   --injectors missing-griddepcontrol-wait,cta-scope-remote-arrive,cluster-barrier-in-role-branch \
   --repeat 3 -j 8 --db $OUT/cpdl.sqlite --corpus $OUT/corpus --timeout 20 2>&1 | tee $OUT/wsfuzz.log
-sqlite3 -separator ' | ' $OUT/cpdl.sqlite "SELECT m.kernel, m.injector, m.site, v.detail, \
-  v.expected_match, substr(v.signature, 1, 120) FROM verdicts v JOIN mutants m USING(hash) \
-  ORDER BY m.injector, m.site" 2>&1 | tee $OUT/verdicts.txt
+python3 - "$OUT/cpdl.sqlite" <<'PY' 2>&1 | tee $OUT/verdicts.txt
+import sqlite3, sys  # the GPU machine has Python but no sqlite3 command
+db = sqlite3.connect(sys.argv[1])
+for r in db.execute("SELECT m.kernel, m.injector, m.site, v.detail, v.expected_match, "
+                    "substr(v.signature, 1, 120) FROM verdicts v JOIN mutants m USING(hash) "
+                    "ORDER BY m.injector, m.site"):
+    print(" | ".join(str(x) for x in r))
+PY
 wsfuzz report $OUT/cpdl.sqlite -o $OUT/report --explain fuzzer/explanations.txt > /dev/null 2>&1
 echo "report exit=$?"
