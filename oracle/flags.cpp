@@ -58,10 +58,10 @@ cl::opt<double> WatchdogMs(
     cl::desc("The watchdog's bound: ms without progress at one wait (default 200)"),
     cl::cat(oracleFlagCategory()));
 cl::opt<std::string> WatchdogEnd(
-    "watchdog-end", cl::init("trap"),
-    cl::desc("How a kernel the watchdog fired in ends: trap (default: the parked warps trap, "
-             "error 719) | exit (they leave the kernel and the program ends itself once the "
-             "records are in, without the trap's teardown)"),
+    "watchdog-end", cl::init("exit"),
+    cl::desc("How a kernel the watchdog fired in ends: exit (default: the parked warps leave the "
+             "kernel and the program ends itself once the records are in, without a trap's "
+             "teardown) | trap (the parked warps trap, error 719)"),
     cl::cat(oracleFlagCategory()));
 }  // namespace
 

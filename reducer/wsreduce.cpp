@@ -77,9 +77,9 @@ static cl::opt<std::string> Gpus(
              "--gpu says otherwise)"),
     cl::cat(Cat));
 static cl::opt<int> RunsPerGpu(
-    "runs-per-gpu", cl::init(1),
-    cl::desc("GPU backend: at most N candidates run on one GPU at a time (builds are not limited; "
-             "0: no limit)"),
+    "runs-per-gpu", cl::init(4),
+    cl::desc("GPU backend: at most N candidates run on one GPU at a time (default 4; builds are "
+             "not limited; 0: no limit)"),
     cl::cat(Cat));
 static cl::opt<std::string> Confirm(
     "confirm",
