@@ -785,15 +785,107 @@ TEST(EmuPtx, AnUnimplementedTcgen05FormIsRefusedByName) {
   EXPECT_EQ(ld.exit_code, 88) << ld.out << ld.err;
   EXPECT_TRUE(has(ld.err,
                   "unsupported: `tcgen05.ld.sync.aligned.16x256b.x1.b32` at "
-                  "tcgen05_unsupported.cu:26"))
+                  "tcgen05_unsupported.cu:25"))
       << ld.err;
   EXPECT_TRUE(ld.out.empty()) << "the kernel never ran: " << ld.out;
-  auto st = wsemuPtx({fixture("tcgen05_unsupported.cu"), "-arch=sm_100a", "-DSTORE"});
-  EXPECT_EQ(st.exit_code, 88) << st.out << st.err;
-  EXPECT_TRUE(has(st.err,
-                  "unsupported: `tcgen05.st.sync.aligned.32x32b.x1.b32` at "
+  auto shift = wsemuPtx({fixture("tcgen05_unsupported.cu"), "-arch=sm_100a", "-DSHIFT"});
+  EXPECT_EQ(shift.exit_code, 88) << shift.out << shift.err;
+  EXPECT_TRUE(has(shift.err,
+                  "unsupported: `tcgen05.shift.cta_group::1.down` at "
                   "tcgen05_unsupported.cu:20"))
-      << st.err;
+      << shift.err;
+}
+
+// tcgen05.st of every data-movement shape (32x32b, 16x64b, 16x128b, 16x256b, 16x32bx2 with its
+// split offset, 32x32b.unpack::16b), the 16-lane shapes in either half of each warp's 32 lanes:
+// read back with tcgen05.ld.32x32b, every cell is where the PTX ISA's fragment layout puts it,
+// under every policy, and no read is unordered.
+TEST(EmuPtx, Tcgen05StPutsEachShapesFragmentWhereTheIsaSays) {
+  for (auto &p : kPolicies) {
+    auto r = wsemuPtx({fixture("tcgen05_st.cu"), "-arch=sm_100a"}, {{"WSEMU_POLICY", p}});
+    EXPECT_EQ(r.exit_code, 0) << p << "\n" << r.out << r.err;
+    EXPECT_EQ(r.out, "tcgen05_st: 0 wrong\n") << p << "\n" << r.err;
+    EXPECT_FALSE(has(r.err, "WSEMU note")) << p << "\n" << r.err;
+    EXPECT_FALSE(has(r.err, "WSEMU verdict=")) << p << "\n" << r.err;
+  }
+}
+
+// -DNO_WAIT_ST: no tcgen05.wait::st between the stores and the loads of the same cells. The
+// loads are not ordered after the stores: under the late policies the stores have not landed
+// and every one of the 4 x 640 cells they write reads as before (zero). The eager policy lands
+// them at issue (the race stays latent), and the note counts the unordered reads under every
+// policy.
+TEST(EmuPtx, ATcgen05LdWithoutTheWaitForItsStoresReadsTheOldCells) {
+  auto eager = wsemuPtx({fixture("tcgen05_st.cu"), "-arch=sm_100a", "-DNO_WAIT_ST"},
+                        {{"WSEMU_POLICY", "eager"}});
+  EXPECT_EQ(eager.exit_code, 0) << eager.out << eager.err;
+  EXPECT_TRUE(has(eager.err, "WSEMU note tmem-st-unwaited=2560")) << eager.err;
+  for (const std::string p : {"reads-late", "completions-late"}) {
+    auto r = wsemuPtx({fixture("tcgen05_st.cu"), "-arch=sm_100a", "-DNO_WAIT_ST"},
+                      {{"WSEMU_POLICY", p}});
+    EXPECT_EQ(r.exit_code, 1) << p << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "tcgen05_st: 2560 wrong")) << p << "\n" << r.out;
+    EXPECT_TRUE(has(r.err, "WSEMU note tmem-st-unwaited=2560")) << p << "\n" << r.err;
+  }
+}
+
+// tcgen05.cp of every shape (128x256b, 4x256b, 128x128b, 64x128b.warpx2::02_13 and ::01_23,
+// 32x128b.warpx4) from an unswizzled matrix, and 128x256b from a 128-byte-swizzled one, committed
+// to an mbarrier: after the wait and tcgen05.fence::after_thread_sync each lane holds the rows the
+// PTX ISA sends it, under every policy, and no read is unordered.
+TEST(EmuPtx, Tcgen05CpCopiesEachShapeIntoTheLanesItNames) {
+  for (auto &p : kPolicies) {
+    auto r = wsemuPtx({fixture("tcgen05_cp.cu"), "-arch=sm_100a"}, {{"WSEMU_POLICY", p}});
+    EXPECT_EQ(r.exit_code, 0) << p << "\n" << r.out << r.err;
+    EXPECT_EQ(r.out, "tcgen05_cp: 0 of 4128 wrong\n") << p << "\n" << r.err;
+    EXPECT_FALSE(has(r.err, "WSEMU note")) << p << "\n" << r.err;
+    EXPECT_FALSE(has(r.err, "WSEMU verdict=")) << p << "\n" << r.err;
+  }
+}
+
+// A copy is asynchronous, like an mma: its commit's barrier orders it. -DNO_WAIT reads tensor
+// memory with no wait on that barrier: with completions late the copies have not landed and all
+// 4128 cells read as never written; the eager policy lands them at issue, and the note counts the
+// reads that nothing ordered after the copies. -DNO_FENCE waits but has no
+// tcgen05.fence::after_thread_sync after the wait: under the late policies the loads read each
+// cell as it was before the copy, as for an mma's accumulator.
+TEST(EmuPtx, ATcgen05LdNotOrderedAfterTheCpsCommitReadsTheCellsBefore) {
+  auto eager = wsemuPtx({fixture("tcgen05_cp.cu"), "-arch=sm_100a", "-DNO_WAIT"},
+                        {{"WSEMU_POLICY", "eager"}});
+  EXPECT_EQ(eager.exit_code, 0) << eager.out << eager.err;
+  EXPECT_TRUE(has(eager.err, "WSEMU note tmem-read-unordered=4128")) << eager.err;
+  auto late = wsemuPtx({fixture("tcgen05_cp.cu"), "-arch=sm_100a", "-DNO_WAIT"},
+                       {{"WSEMU_POLICY", "completions-late"}});
+  EXPECT_EQ(late.exit_code, 1) << late.out << late.err;
+  EXPECT_TRUE(has(late.out, "tcgen05_cp: 4128 of 4128 wrong")) << late.out << late.err;
+  auto nofence = wsemuPtx({fixture("tcgen05_cp.cu"), "-arch=sm_100a", "-DNO_FENCE"},
+                          {{"WSEMU_POLICY", "eager"}});
+  EXPECT_EQ(nofence.exit_code, 0) << nofence.out << nofence.err;
+  EXPECT_TRUE(has(nofence.err, "WSEMU note tmem-read-unordered=4128")) << nofence.err;
+  for (const std::string p : {"reads-late", "completions-late"}) {
+    auto r = wsemuPtx({fixture("tcgen05_cp.cu"), "-arch=sm_100a", "-DNO_FENCE"},
+                      {{"WSEMU_POLICY", p}});
+    EXPECT_EQ(r.exit_code, 1) << p << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "tcgen05_cp: 4128 of 4128 wrong")) << p << "\n" << r.out;
+    EXPECT_TRUE(has(r.err, "WSEMU note tmem-read-unordered=4128")) << p << "\n" << r.err;
+  }
+}
+
+// createpolicy (fractional with every priority and a literal, register or no fraction; range)
+// and the .L2::cache_hint operand of ld, st, red, atom, the bulk copies and cp.async: a cache
+// policy changes nothing the program computes, under every policy. createpolicy.cvt is not
+// decoded: refused by name.
+TEST(EmuPtx, CachePoliciesAndCacheHintOperandsRun) {
+  for (auto &p : kPolicies) {
+    auto r = wsemuPtx({fixture("cache_hint.cu"), "-arch=sm_90a"}, {{"WSEMU_POLICY", p}});
+    EXPECT_EQ(r.exit_code, 0) << p << "\n" << r.out << r.err;
+    EXPECT_EQ(r.out, "cache_hint: 0 wrong\n") << p << "\n" << r.err;
+    EXPECT_FALSE(has(r.err, "WSEMU verdict=")) << p << "\n" << r.err;
+  }
+  auto cvt = wsemuPtx({fixture("cache_hint.cu"), "-arch=sm_90a", "-DCVT"});
+  EXPECT_EQ(cvt.exit_code, 88) << cvt.out << cvt.err;
+  EXPECT_TRUE(has(cvt.err, "unsupported: `createpolicy.cvt.L2.b64` at cache_hint.cu:33"))
+      << cvt.err;
 }
 
 // ldmatrix and stmatrix, m8n8 .b16, x1/x2/x4, with and without .trans, shared and generic

@@ -1259,6 +1259,23 @@ void Interp::run() {
       case Op::TcWaitLd:
         ptx::tcgen05_wait_ld(site(in));
         break;
+      case Op::TcSt: {
+        // The source registers are read at issue: the store carries their values.
+        const ptx::TcShape shape = (ptx::TcShape)in.cmp;
+        const bool x2 = shape == ptx::TcShape::S16x32bx2;
+        const Operand &regs = in.o[x2 ? 2 : 1];
+        uint32_t src[128];
+        for (int64_t i = 0; i < regs.imm; ++i) src[i] = (uint32_t)val(vec[regs.reg + i]);
+        ptx::tcgen05_st(shape, in.rank, in.uni, (uint32_t)addr(in.o[0]),
+                        x2 ? (uint32_t)in.o[1].imm : 0, src, site(in));
+        break;
+      }
+      case Op::TcWaitSt:
+        ptx::tcgen05_wait_st(site(in));
+        break;
+      case Op::TcCp:
+        ptx::tcgen05_cp((ptx::TcCpShape)in.cmp, (uint32_t)addr(in.o[0]), val(in.o[1]), site(in));
+        break;
       case Op::TcFence:
         ptx::tcgen05_fence(in.o[0].imm == 1, site(in));
         break;

@@ -207,6 +207,11 @@ enum class Op : uint8_t {
   TcCommit,      // tcgen05.commit.cta_group::1.mbarrier::arrive::one{.shared::cluster}.b64 [bar]
   TcLd,          // tcgen05.ld.sync.aligned.32x32b.xN.b32 {N regs}, [taddr]: rank = N
   TcWaitLd,      // tcgen05.wait::ld.sync.aligned
+  // tcgen05.st.sync.aligned.<shape>.xN{.unpack::16b}.b32 [taddr]{, split}, {regs}: cmp = the
+  // shape (ptx::TcShape), rank = N, uni = .unpack::16b; split (o[1]) for .16x32bx2 only.
+  TcSt,
+  TcWaitSt,  // tcgen05.wait::st.sync.aligned
+  TcCp,      // tcgen05.cp.cta_group::1.<shape>{.<multicast>} [taddr], s-desc: cmp = ptx::TcCpShape
   TcFence,       // tcgen05.fence::before_thread_sync (o[0].imm 0) / ::after_thread_sync (1)
   // Programmatic dependent launch (the runtime's pdl.cpp):
   GridDepLaunch,  // griddepcontrol.launch_dependents (cudaTriggerProgrammaticLaunchCompletion)

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "emu/ptx/module.h"
+#include "emu/runtime/ptx.h"
 
 namespace wsemu::ptxe {
 
@@ -546,6 +547,13 @@ struct Parser {
       }
       flat.push_back(o);
     }
+    // createpolicy's fraction may be a decimal literal (`1.0`), which the operand reader does not
+    // take: the policy the emulator returns is one value whatever the fraction, so it is dropped.
+    if (base == "createpolicy" && flat.size() == 2 && flat[1].find('.') != std::string::npos) {
+      char *end = nullptr;
+      const double f = std::strtod(flat[1].c_str(), &end);
+      if (end && *end == '\0' && f > 0 && f <= 1) flat.pop_back();
+    }
     if (flat.size() > 8) return unsupported(ins, opcode, stmt);
     for (size_t i = 0; i < flat.size(); ++i)
       if (!operand(flat[i], &ins.o[i])) {
@@ -799,7 +807,11 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
         continue;
       left.push_back(x);
     }
-    if (!left.empty() || n != 2) return false;
+    // .L2::cache_hint: a cache policy (createpolicy's) as the last operand, a hint to the L2 and
+    // nothing the access reads or writes: dropped.
+    const int k = has("L2::cache_hint") ? n - 1 : n;
+    if (!left.empty() || k != 2) return false;
+    ins.nops = (uint8_t)k;
     ins.op = base == "ld" ? Op::Ld : Op::St;
     return true;
   }
@@ -827,10 +839,44 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
       spaceOf(x, &ok);
       if (!ok && !ops.count(x) && x != "relaxed" && x != "acq_rel" && x != "acquire" &&
           x != "release" && x != "gpu" && x != "cta" && x != "cluster" && x != "sys" &&
-          x != "noftz")
+          x != "noftz" && x != "L2::cache_hint")
         return false;
     }
+    // .L2::cache_hint: the cache policy, last, is dropped (a hint to the L2).
+    if (has("L2::cache_hint")) {
+      if (n < 3) return false;
+      ins.nops = (uint8_t)(n - 1);
+    }
     ins.op = base == "atom" ? Op::Atom : Op::Red;
+    return true;
+  }
+  // ---- createpolicy: an opaque L2 cache policy for the .L2::cache_hint operands, which the
+  // emulator drops. It returns one fixed value per primary priority (CUTLASS's CacheHintSm90
+  // constants), whatever the fraction or range. The .cvt form (from a host access property) is
+  // not decoded.
+  if (base == "createpolicy") {
+    if (types.size() != 1 || types[0] != Ty::B64 || q.empty() || ins.o[0].k != Operand::Reg)
+      return false;
+    const bool fractional = q[0] == "fractional", range = q[0] == "range";
+    if (fractional ? (n != 1 && n != 2) : range ? n != 4 : true) return false;
+    if (fractional && n == 2 && ins.o[1].k != Operand::Reg && ins.o[1].k != Operand::Imm)
+      return false;
+    q.erase(q.begin());
+    if (range && !q.empty() && q[0] == "global") q.erase(q.begin());
+    static const std::map<std::string, uint64_t> prio = {
+        {"L2::evict_normal", 0x1000000000000000ull},
+        {"L2::evict_first", 0x12F0000000000000ull},
+        {"L2::evict_last", 0x14F0000000000000ull},
+        {"L2::evict_unchanged", 0x1000000000000000ull}};
+    // primary{.secondary}: the secondary is evict_first or evict_unchanged
+    if (q.empty() || q.size() > 2 || !prio.count(q[0])) return false;
+    if (q.size() == 2 && q[1] != "L2::evict_first" && q[1] != "L2::evict_unchanged") return false;
+    ins.op = Op::Mov;
+    ins.ty = Ty::B64;
+    ins.o[1] = Operand{};
+    ins.o[1].k = Operand::Imm;
+    ins.o[1].imm = (int64_t)prio.at(q[0]);
+    ins.nops = 2;
     return true;
   }
   // ---- control ----
@@ -1081,9 +1127,10 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
     return true;
   }
   // ---- tcgen05 (the runtime's tcgen05.cpp): cta_group::1, tensor memory of the executing CTA.
-  // Every form not listed here (cta_group::2, tcgen05.st/cp/shift, the other ld shapes,
-  // .pack::16b, mma with A in tensor memory, disable-output-lane or scale-input-d, the .ws, .sp
-  // and block-scaled mmas, other kinds, a multicast commit) is not decoded: refused by name.
+  // Every form not listed here (cta_group::2, tcgen05.shift, the decompressing cp, the ld shapes
+  // other than 32x32b, .pack::16b, mma with A in tensor memory, disable-output-lane or
+  // scale-input-d, the .ws, .sp and block-scaled mmas, other kinds, a multicast commit) is not
+  // decoded: refused by name.
   if (base == "tcgen05") {
     if (q.empty()) return false;
     const std::string what = q[0];
@@ -1095,10 +1142,38 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
       ins.o[0].imm = what == "fence::after_thread_sync";
       return true;
     }
-    if (what == "wait::ld") {
+    if (what == "wait::ld" || what == "wait::st") {
       take({"sync", "aligned"});
       if (!done() || n != 0 || !types.empty()) return false;
-      ins.op = Op::TcWaitLd;
+      ins.op = what == "wait::ld" ? Op::TcWaitLd : Op::TcWaitSt;
+      return true;
+    }
+    if (what == "st") {
+      // [taddr]{, split}, {regs}: split is the .16x32bx2 shape's immediate half offset.
+      take({"sync", "aligned"});
+      ins.uni = has("unpack::16b");
+      take({"unpack::16b"});
+      static const std::map<std::string, ptx::TcShape> shapes = {
+          {"32x32b", ptx::TcShape::S32x32b},   {"16x64b", ptx::TcShape::S16x64b},
+          {"16x128b", ptx::TcShape::S16x128b}, {"16x256b", ptx::TcShape::S16x256b},
+          {"16x32bx2", ptx::TcShape::S16x32bx2}};
+      if (q.size() != 2 || !shapes.count(q[0]) || q[1].size() < 2 || q[1][0] != 'x') return false;
+      const ptx::TcShape shape = shapes.at(q[0]);
+      const int num = std::atoi(q[1].c_str() + 1);
+      const int nregs = ptx::tcgen05_st_regs(shape, num);
+      const bool x2 = shape == ptx::TcShape::S16x32bx2;
+      const Operand &regs = ins.o[x2 ? 2 : 1];
+      if (!nregs || types.size() != 1 || types[0] != Ty::B32 || n != (x2 ? 3 : 2) ||
+          ins.o[0].k != Operand::Addr || regs.k != Operand::Vec || regs.imm != nregs ||
+          (x2 && ins.o[1].k != Operand::Imm))
+        return false;
+      for (int i = 0; i < nregs; ++i) {
+        const Operand &e = fn->vec[regs.reg + i];
+        if (e.k != Operand::Reg && e.k != Operand::Imm) return false;
+      }
+      ins.cmp = (uint8_t)shape;
+      ins.rank = num;
+      ins.op = Op::TcSt;
       return true;
     }
     auto one = [&] {  // cta_group::1 is the only group decoded
@@ -1147,6 +1222,31 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
       for (int i = 1; i < 5; ++i)
         if (ins.o[i].k != Operand::Reg && ins.o[i].k != Operand::Imm) return false;
       ins.op = Op::TcMma;
+      return true;
+    }
+    if (what == "cp") {
+      // [taddr], s-desc. The decompressing forms (.b8x16.b6x16_p32, .b8x16.b4x16_p64) are not
+      // decoded.
+      if (!one() || !types.empty() || n != 2 || ins.o[0].k != Operand::Addr ||
+          (ins.o[1].k != Operand::Reg && ins.o[1].k != Operand::Imm))
+        return false;
+      ptx::TcCpShape shape;
+      if (q == std::vector<std::string>{"128x256b"})
+        shape = ptx::TcCpShape::S128x256b;
+      else if (q == std::vector<std::string>{"4x256b"})
+        shape = ptx::TcCpShape::S4x256b;
+      else if (q == std::vector<std::string>{"128x128b"})
+        shape = ptx::TcCpShape::S128x128b;
+      else if (q == std::vector<std::string>{"64x128b", "warpx2::02_13"})
+        shape = ptx::TcCpShape::S64x128b_02_13;
+      else if (q == std::vector<std::string>{"64x128b", "warpx2::01_23"})
+        shape = ptx::TcCpShape::S64x128b_01_23;
+      else if (q == std::vector<std::string>{"32x128b", "warpx4"})
+        shape = ptx::TcCpShape::S32x128b_x4;
+      else
+        return false;
+      ins.cmp = (uint8_t)shape;
+      ins.op = Op::TcCp;
       return true;
     }
     if (what == "commit") {

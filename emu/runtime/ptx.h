@@ -226,14 +226,36 @@ void tcgen05_relinquish_alloc_permit(SrcLoc loc);
 enum class TcKind { F16, TF32 };
 void tcgen05_mma(TcKind kind, uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
                  bool enable_input_d, SrcLoc loc);
-// One arrival on the mbarrier at `bar` (of the executing CTA) once every tcgen05.mma the thread
-// issued before it has completed.
+// One arrival on the mbarrier at `bar` (of the executing CTA) once every tcgen05.mma and
+// tcgen05.cp the thread issued before it has completed.
 void tcgen05_commit(uint32_t bar, SrcLoc loc);
 // tcgen05.ld.sync.aligned.32x32b.x<num>.b32: lane t of the warp reads tensor-memory lane
 // (taddr's lane + t), columns taddr's column .. + num - 1, into *dst[0..num-1] (64-bit register
 // slots, zero-extended), at the latest by tcgen05_wait_ld.
 void tcgen05_ld_32x32b(int num, uint32_t taddr, uint64_t *const *dst, SrcLoc loc);
 void tcgen05_wait_ld(SrcLoc loc);
+// tcgen05.st.sync.aligned.<shape>.x<num>{.unpack::16b}.b32 [taddr]{, split}, {regs}: the warp's
+// registers into tensor memory (the fragment layouts of the PTX ISA's data-movement shapes; lane
+// t's src[0..n-1], n = tcgen05_st_regs). `split`: the .16x32bx2 shape's second half's column
+// offset. The writes are asynchronous to the thread: tcgen05_wait_st orders them.
+enum class TcShape : uint8_t { S32x32b, S16x64b, S16x128b, S16x256b, S16x32bx2 };
+int tcgen05_st_regs(TcShape shape, int num);  // registers per thread; 0: not a valid .num
+void tcgen05_st(TcShape shape, int num, bool unpack, uint32_t taddr, uint32_t split,
+                const uint32_t *src, SrcLoc loc);
+void tcgen05_wait_st(SrcLoc loc);
+// tcgen05.cp.cta_group::1.<shape>{.<multicast>} [taddr], s_desc: one thread's asynchronous copy
+// of a shared-memory matrix (a tcgen05 shared-memory descriptor, K-major rows of 32-bit words)
+// into tensor memory. Ordered as an mma is: it completes in issue order with the thread's mmas,
+// and tcgen05_commit tracks it.
+enum class TcCpShape : uint8_t {
+  S128x256b,
+  S4x256b,
+  S128x128b,
+  S64x128b_02_13,  // .64x128b.warpx2::02_13
+  S64x128b_01_23,  // .64x128b.warpx2::01_23
+  S32x128b_x4      // .32x128b.warpx4
+};
+void tcgen05_cp(TcCpShape shape, uint32_t taddr, uint64_t s_desc, SrcLoc loc);
 // tcgen05.fence::before_thread_sync (after = false) and ::after_thread_sync.
 void tcgen05_fence(bool after, SrcLoc loc);
 

@@ -156,7 +156,7 @@ struct Thread {
   // tcgen05 (tcgen05.cpp). The completed mbarrier phases this thread's tcgen05 operations are
   // ordered after: seen_phase as it was at the thread's last tcgen05.fence::after_thread_sync.
   std::unordered_map<uint32_t, uint64_t> tc_seen;
-  uint64_t tc_issued = 0;  // tcgen05.mmas this thread issued (a commit tracks those before it)
+  uint64_t tc_issued = 0;  // tcgen05.mmas and cps this thread issued (a commit tracks them)
   // Per warp of the CTA: how many of that warp's tcgen05.lds this thread knows happened before
   // it (its own warp's from the ld's rendezvous, the others' through CTA barriers).
   std::vector<uint64_t> tmem_reads_seen;
@@ -170,6 +170,16 @@ struct Thread {
     SrcLoc loc;
   };
   std::vector<TcLd> tc_lds;
+  // tcgen05.st: the warp's source registers while its rendezvous is open (the completing lane
+  // reads every lane's), and the cells this thread's stores wrote that no tcgen05.wait::st of it
+  // has covered yet: (cell index, value), `landed` once the value is in tensor memory (at issue
+  // under the eager policy, at the wait under the late ones).
+  std::vector<uint32_t> tc_st_src;
+  struct TcSt {
+    uint32_t cell = 0, value = 0;
+    bool landed = false;
+  };
+  std::vector<TcSt> tc_sts;
   Fiber fiber;
   // cp.async.bulk groups and wgmma groups, per thread
   std::vector<AsyncPtr> bulk_open;
@@ -278,7 +288,10 @@ struct Tmem {
     int issuer = 0;
     uint64_t n = 0;  // the issuer's tc_issued count with it
   };
-  std::vector<Mma> mmas;  // index 0 unused
+  std::vector<Mma> mmas;  // tcgen05.mma and tcgen05.cp, each thread's in issue order; 0 unused
+  // Per cell: 1 + the id of the thread whose tcgen05.st wrote it and that has not waited for the
+  // store (tcgen05.wait::st) yet; 0: none.
+  std::vector<uint32_t> st_pending;
   // A tcgen05.commit: the issuer's mmas up to `upto` are complete once its arrival, which counted
   // toward `phase` of the barrier at `bar`, is done.
   struct Commit {

@@ -5,6 +5,9 @@
 //     the descriptors (the layouts of wgmma.cpp), D (f32) in tensor memory, lane m = row m;
 //   - tcgen05.commit arrives once on an mbarrier when the thread's earlier mmas have completed;
 //   - tcgen05.ld (32x32b) copies tensor memory into registers by tcgen05.wait::ld;
+//   - tcgen05.st copies registers into tensor memory by tcgen05.wait::st;
+//   - tcgen05.cp is one thread's asynchronous copy of a shared-memory matrix into tensor memory,
+//     ordered with its mmas and tracked by its commits as they are;
 //   - tcgen05.fence::after_thread_sync orders the thread's later tcgen05 operations after what its
 //     thread synchronisation (mbarrier waits, barriers) made it know.
 // The timing policies decide when an mma reads its operands and writes D, and when an ld reads, as
@@ -35,6 +38,17 @@ struct TmemNote {
   }
 } g_tmem_note;
 
+// Reads (tcgen05.ld) of cells whose tcgen05.st its thread had not waited for (tcgen05.wait::st)
+// when the read came: the exit notes say tmem-st-unwaited=N, under every policy. Under the late
+// policies such a store has not landed yet, and the read sees the cell as it was before.
+std::atomic<uint64_t> g_tmem_st_unwaited{0};
+struct TmemStNote {
+  ~TmemStNote() {
+    if (uint64_t n = g_tmem_st_unwaited.load())
+      std::fprintf(stderr, "WSEMU note tmem-st-unwaited=%llu\n", (unsigned long long)n);
+  }
+} g_tmem_st_note;
+
 bool late() { return cta().cfg.policy != Policy::Eager; }
 
 Tmem &tmemOf(Cta &c) {
@@ -46,6 +60,7 @@ Tmem &tmemOf(Cta &c) {
     uninit(m.cur.data(), cells * sizeof(uint32_t));  // never written: as an uninitialised local
     m.prev = m.cur;
     m.writer.assign(cells, 0);
+    m.st_pending.assign(cells, 0);
     m.mmas.resize(1);
     m.last_read.assign((size_t)c.nwarps * kTmemCols, 0);
     m.reads.assign((size_t)c.nwarps, 0);
@@ -176,6 +191,7 @@ struct CellReader {
   std::vector<std::pair<uint32_t, bool>> known;  // mma id -> mmaKnown, per read
   uint32_t operator()(uint32_t lane, uint32_t col) {
     const size_t i = (size_t)lane * kTmemCols + col;
+    if (m.st_pending[i]) ++g_tmem_st_unwaited;
     const uint32_t w = m.writer[i];
     if (!w) return m.cur[i];
     bool k = false, found = false;
@@ -198,18 +214,14 @@ struct Region {  // a TMA load's bytes that the mma's thread does not know lande
   std::shared_ptr<std::vector<uint8_t>> before;
 };
 
-struct TcMmaOp : AsyncOp {
-  int m = 128, n = 0, k = 16;
-  ptx::WgType ta = ptx::WgType::BF16, tb = ptx::WgType::BF16;
-  bool neg_a = false, neg_b = false, acc = true, mn_a = false, mn_b = false;
-  uint64_t da = 0, db = 0;  // in wgmma's descriptor form
-  uint32_t col = 0, id = 0;
+// The shared-memory bytes an asynchronous tcgen05 operation (mma, cp) reads: through the async
+// proxy's view, and, under the late policies, a TMA load's bytes that its thread's tcgen05
+// operations are not ordered after as they were before the load landed.
+struct SmemSource {
   bool stale_ok = false;
   std::vector<Region> unordered;
-  std::vector<float> A, B;  // m x k, n x k
 
-  float elem(uint32_t addr, ptx::WgType t, bool &proxy_stale) {
-    const size_t e = t == ptx::WgType::TF32 ? 4 : 2;
+  const uint8_t *at(uint32_t addr, size_t e, bool &proxy_stale, SrcLoc loc) const {
     checkShared(addr, e, loc);
     const uint8_t *p = static_cast<const uint8_t *>(smemPtr(addr));
     bool before = false;
@@ -223,6 +235,33 @@ struct TcMmaOp : AsyncOp {
       p = asyncView(addr);
       proxy_stale = true;
     }
+    return p;
+  }
+
+  // The TMA-loaded bytes of [lo, hi) whose barrier phase `t`'s tcgen05 operations are not ordered
+  // after (counted as smem-read-unwaited / smem-read-before-tx, under every policy).
+  void note(Cta &c, Thread &t, uint32_t lo, uint32_t hi) {
+    readBeforeLandedKnowing(t.tc_seen, lo, hi);
+    for (auto &w : c.tx_writes) {
+      if (w.end <= lo || hi <= w.begin) continue;
+      auto it = t.tc_seen.find(w.bar);
+      if ((it == t.tc_seen.end() || it->second <= w.phase) && w.before)
+        unordered.push_back({w.begin, w.end, w.before});
+    }
+  }
+};
+
+struct TcMmaOp : AsyncOp, SmemSource {
+  int m = 128, n = 0, k = 16;
+  ptx::WgType ta = ptx::WgType::BF16, tb = ptx::WgType::BF16;
+  bool neg_a = false, neg_b = false, acc = true, mn_a = false, mn_b = false;
+  uint64_t da = 0, db = 0;  // in wgmma's descriptor form
+  uint32_t col = 0, id = 0;
+  std::vector<float> A, B;  // m x k, n x k
+
+  float elem(uint32_t addr, ptx::WgType t, bool &proxy_stale) {
+    const size_t e = t == ptx::WgType::TF32 ? 4 : 2;
+    const uint8_t *p = at(addr, e, proxy_stale, loc);
     if (t == ptx::WgType::TF32) {
       uint32_t u;
       std::memcpy(&u, p, 4);
@@ -282,21 +321,25 @@ bool operandType(ptx::TcKind kind, uint32_t fmt, ptx::WgType *t) {
 // A Blackwell shared-memory descriptor (CUTLASS's UMMA::SmemDescriptor: start, LBO and SBO >> 4 at
 // bits 0, 16, 32; version 1 at 46; base offset at 49; LBO mode at 52; layout at 61-63) as the
 // Hopper descriptor wgmma_desc_addr reads: the canonical layouts are the same.
-uint64_t hopperDesc(uint64_t d, const char *which, SrcLoc loc) {
+uint64_t hopperDesc(uint64_t d, const char *which, SrcLoc loc, const char *op = "tcgen05.mma") {
   const uint32_t version = (uint32_t)(d >> 46) & 3, base = (uint32_t)(d >> 49) & 7,
                  lbo_mode = (uint32_t)(d >> 52) & 1, layout = (uint32_t)(d >> 61) & 7;
   if (version != 1)
     fail("ub/tcgen05-descriptor", loc,
-         std::string("tcgen05.mma's ") + which + " descriptor has version " +
-             std::to_string(version) + " in bits 46-47 (a tcgen05 shared-memory descriptor has 1)");
+         std::string(op) + "'s " + which + "descriptor has version " + std::to_string(version) +
+             " in bits 46-47 (a tcgen05 shared-memory descriptor has 1)");
   if (layout == 3 || layout == 5 || layout == 7)
     fail("ub/tcgen05-descriptor", loc,
-         std::string("tcgen05.mma's ") + which + " descriptor has layout type " +
+         std::string(op) + "'s " + which + "descriptor has layout type " +
              std::to_string(layout) + ", which no swizzling mode has");
-  if (layout == 1) ptx::unknown_instruction("tcgen05.mma with a SWIZZLE_128B_BASE32B operand", loc);
+  if (layout == 1)
+    ptx::unknown_instruction((std::string(op) + " with a SWIZZLE_128B_BASE32B operand").c_str(),
+                             loc);
   if (base || lbo_mode)
     ptx::unknown_instruction(
-        "tcgen05.mma with a descriptor's matrix base offset or LBO mode other than 0", loc);
+        (std::string(op) + " with a descriptor's matrix base offset or LBO mode other than 0")
+            .c_str(),
+        loc);
   static const uint64_t mode[] = {0, 0, 1, 0, 2, 0, 3, 0};  // none, 128B, 64B, 32B
   return (d & 0x3FFF3FFF3FFFull) | (mode[layout] << 62);
 }
@@ -337,11 +380,131 @@ void writeRegs(const Thread::TcLd &ld) {
   for (size_t j = 0; j < ld.dst.size(); ++j) *ld.dst[j] = ld.values[j];
 }
 
+// ---- tcgen05.st ----
+
+const char *shapeName(ptx::TcShape s) {
+  static const char *names[] = {"32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2"};
+  return names[(int)s];
+}
+
+// Where register j of lane l of a tcgen05.st (or ld) of `shape` lies (PTX ISA, "Matrix fragments"
+// of the data-movement shapes; CUTLASS's SM100_TMEM_{LOAD,STORE} traits agree): the lane within
+// the instruction's 32 or 16 lanes, and its column as a 32-bit register image, `half` counting
+// the .16x32bx2 shape's second half (at the split offset). Each further .num repetition of a
+// shape lies to the right of the one before.
+struct Frag {
+  uint32_t row, col, half;
+};
+Frag fragOf(ptx::TcShape s, uint32_t l, uint32_t j) {
+  switch (s) {
+    case ptx::TcShape::S32x32b:
+      return {l, j, 0};
+    case ptx::TcShape::S16x64b:
+      return {l / 4 + 8 * (l % 2), (l / 2) % 2 + 2 * j, 0};
+    case ptx::TcShape::S16x128b:
+      return {l / 4 + 8 * (j % 2), l % 4 + 4 * (j / 2), 0};
+    case ptx::TcShape::S16x256b:
+      return {l / 4 + 8 * ((j / 2) % 2), j % 2 + 2 * (l % 4) + 8 * (j / 4), 0};
+    case ptx::TcShape::S16x32bx2:
+      return {l % 16, j, l / 16};
+  }
+  return {0, 0, 0};
+}
+
+// A thread's stores land: their cells take the values, and the thread has waited for them.
+void landStores(Thread &t) {
+  if (t.tc_sts.empty()) return;
+  Tmem &m = tmemOf(cta());
+  for (auto &st : t.tc_sts) {
+    if (!st.landed) {
+      m.prev[st.cell] = m.cur[st.cell];
+      m.cur[st.cell] = st.value;
+      m.writer[st.cell] = 0;
+    }
+    if (m.st_pending[st.cell] == (uint32_t)t.id + 1) m.st_pending[st.cell] = 0;
+  }
+  t.tc_sts.clear();
+}
+
+// ---- tcgen05.cp ----
+
+struct CpShape {
+  int rows, words;  // of the shared-memory matrix: rows of 32-bit words
+};
+CpShape cpShape(ptx::TcCpShape s) {
+  switch (s) {
+    case ptx::TcCpShape::S128x256b:
+      return {128, 8};
+    case ptx::TcCpShape::S4x256b:
+      return {4, 8};
+    case ptx::TcCpShape::S128x128b:
+      return {128, 4};
+    case ptx::TcCpShape::S64x128b_02_13:
+    case ptx::TcCpShape::S64x128b_01_23:
+      return {64, 4};
+    case ptx::TcCpShape::S32x128b_x4:
+      return {32, 4};
+  }
+  return {0, 0};
+}
+
+// The tensor-memory lanes (from the address's lane) that row r of the matrix goes to: the
+// 4x256b shape puts its rows 32 lanes apart, the warpx2 and warpx4 forms copy a row to the
+// sub-partitions they name (02_13: rows 0-31 to warps 0 and 2, 32-63 to warps 1 and 3; 01_23:
+// rows 0-31 to warps 0 and 1, 32-63 to warps 2 and 3; warpx4: to all four).
+std::vector<uint32_t> cpLanes(ptx::TcCpShape s, uint32_t r) {
+  switch (s) {
+    case ptx::TcCpShape::S128x256b:
+    case ptx::TcCpShape::S128x128b:
+      return {r};
+    case ptx::TcCpShape::S4x256b:
+      return {32 * r};
+    case ptx::TcCpShape::S64x128b_02_13:
+      return {r, r + 64};
+    case ptx::TcCpShape::S64x128b_01_23:
+      return {64 * (r / 32) + r % 32, 64 * (r / 32) + r % 32 + 32};
+    case ptx::TcCpShape::S32x128b_x4:
+      return {r, r + 32, r + 64, r + 96};
+  }
+  return {};
+}
+
+struct TcCpOp : AsyncOp, SmemSource {
+  ptx::TcCpShape shape = ptx::TcCpShape::S128x256b;
+  int rows = 0, words = 0;
+  uint64_t desc = 0;  // in wgmma's descriptor form
+  uint32_t lane0 = 0, col = 0, id = 0;
+  std::vector<uint32_t> data;  // rows x words
+
+  void read() override {
+    data.assign((size_t)rows * words, 0);
+    bool proxy_stale = false;
+    for (int r = 0; r < rows; ++r)
+      for (int w = 0; w < words; ++w)
+        std::memcpy(&data[(size_t)r * words + w],
+                    at(ptx::wgmma_desc_addr(desc, false, 4, r, w), 4, proxy_stale, loc), 4);
+    if (proxy_stale) ++ptx::g_proxy_unfenced;
+  }
+
+  void complete() override {
+    Tmem &t = tmemOf(cta());
+    for (int r = 0; r < rows; ++r)
+      for (uint32_t lane : cpLanes(shape, (uint32_t)r))
+        for (int w = 0; w < words; ++w) {
+          const size_t i = (size_t)(lane0 + lane) * kTmemCols + col + (size_t)w;
+          t.prev[i] = t.cur[i];
+          t.cur[i] = data[(size_t)r * words + w];
+          t.writer[i] = id;
+        }
+  }
+};
+
 }  // namespace
 
 void tcgen05ThreadExit(Thread &t) {
   Cta &c = cta();
   t.tc_lds.clear();  // registers nothing reads any more
+  landStores(t);     // its stores still complete
   if (auto k = openTcgen05(c, t.warp); k && !k->present[(size_t)t.lane])
     fail("ub/tcgen05-diverged", k->loc,
          k->kind + " waits with " + lanesWaiting(*k) + " of warp " + std::to_string(t.warp) +
@@ -391,8 +554,10 @@ void tcgen05_alloc(uint32_t dst, uint32_t ncols, SrcLoc loc) {
         std::erase_if(m.freed, [&](const Tmem::Alloc &f) {
           return f.col < at + ncols && at < f.col + f.ncols;
         });
-        for (uint32_t lane = 0; lane < kTmemLanes; ++lane)
+        for (uint32_t lane = 0; lane < kTmemLanes; ++lane) {
           std::fill_n(m.writer.begin() + (ptrdiff_t)(lane * kTmemCols + at), ncols, 0u);
+          std::fill_n(m.st_pending.begin() + (ptrdiff_t)(lane * kTmemCols + at), ncols, 0u);
+        }
         std::memcpy(smemPtr(dst), &at, 4);  // lane 0, column `at`
         traceOp("tcgen05.alloc", at, ncols);
         return;
@@ -519,8 +684,8 @@ void tcgen05_mma(TcKind kind, uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc,
   op->k = kind == TcKind::TF32 ? 8 : 16;
   op->acc = enable_input_d;
   op->col = col;
-  op->da = hopperDesc(a_desc, "A", loc);
-  op->db = hopperDesc(b_desc, "B", loc);
+  op->da = hopperDesc(a_desc, "A ", loc);
+  op->db = hopperDesc(b_desc, "B ", loc);
   op->id = (uint32_t)m.mmas.size();
   m.mmas.push_back({t.id, ++t.tc_issued});
   op->stale_ok = late();
@@ -528,15 +693,8 @@ void tcgen05_mma(TcKind kind, uint32_t d_tmem, uint64_t a_desc, uint64_t b_desc,
   // ordered after (counted as smem-read-unwaited / smem-read-before-tx, under every policy).
   const int ea = op->ta == WgType::TF32 ? 4 : 2, eb = op->tb == WgType::TF32 ? 4 : 2;
   for (auto [lo, hi] :
-       {extent(op->da, op->mn_a, ea, mm, op->k), extent(op->db, op->mn_b, eb, n, op->k)}) {
-    readBeforeLandedKnowing(t.tc_seen, lo, hi);
-    for (auto &w : c.tx_writes) {
-      if (w.end <= lo || hi <= w.begin) continue;
-      auto it = t.tc_seen.find(w.bar);
-      if ((it == t.tc_seen.end() || it->second <= w.phase) && w.before)
-        op->unordered.push_back({w.begin, w.end, w.before});
-    }
-  }
+       {extent(op->da, op->mn_a, ea, mm, op->k), extent(op->db, op->mn_b, eb, n, op->k)})
+    op->note(c, t, lo, hi);
   traceOp("tcgen05.mma", (uint64_t)n, col);
   issueAsync(op);
 }
@@ -625,6 +783,128 @@ void tcgen05_wait_ld(SrcLoc loc) {
     writeRegs(ld);
   }
   t.tc_lds.clear();
+}
+
+int tcgen05_st_regs(TcShape shape, int num) {
+  if (num < 1 || num > 128 || (num & (num - 1))) return 0;
+  const int per = shape == TcShape::S16x128b ? 2 : shape == TcShape::S16x256b ? 4 : 1;
+  return num * per <= 128 ? num * per : 0;
+}
+
+void tcgen05_st(TcShape shape, int num, bool unpack, uint32_t taddr, uint32_t split,
+                const uint32_t *src, SrcLoc loc) {
+  preempt();
+  const int nregs = tcgen05_st_regs(shape, num);
+  const std::string name = std::string("tcgen05.st.") + shapeName(shape) + ".x" +
+                           std::to_string(num) + (unpack ? ".unpack::16b" : "");
+  Thread &me = self();
+  me.tc_st_src.assign(src, src + nregs);
+  const bool eager = cta().cfg.policy == Policy::Eager;
+  warpCollective(collectiveKind(name.c_str(), loc), loc, taddr, split, [=](Collective &k) {
+    checkUniform(k, "tcgen05.st", loc);
+    Cta &c = cta();
+    Tmem &m = tmemOf(c);
+    const int w = k.scope;
+    const uint32_t lane = taddr >> 16, col = taddr & 0xffff, window = 32u * (uint32_t)(w % 4);
+    const uint32_t rows = shape == TcShape::S32x32b ? 32 : 16;
+    // A warp reaches the 32 lanes of its sub-partition only; a 16-lane shape either half of them.
+    if (!(lane == window || (rows == 16 && lane == window + 16)))
+      fail("ub/tmem-lane-access", loc,
+           name + " by warp " + std::to_string(w) + " at address " + hex(taddr) + ": warp " +
+               std::to_string(w) + " reaches tensor-memory lanes " + std::to_string(window) + "-" +
+               std::to_string(window + 31) + " only" +
+               (rows == 16 ? ", and a 16-lane shape starts at the first or the 17th of them" : ""));
+    // With .unpack::16b each register's two 16-bit halves go to two adjacent cells, the low half
+    // first, each in the cell's low 16 bits; the PTX ISA leaves the cells' high halves unsaid,
+    // so they read as never-written memory does (the uninitialised pattern).
+    uint16_t high;
+    uninit(&high, sizeof high);
+    const uint32_t width = unpack ? 2 : 1;
+    std::vector<bool> used(kTmemCols + 1, false);
+    for (int l = 0; l < 32; ++l) {
+      if (!k.present[l]) continue;
+      Thread &r = *c.threads[(size_t)(k.base + l)];
+      r.tc_sts.reserve(r.tc_sts.size() + (size_t)nregs * width);
+      for (int j = 0; j < nregs; ++j) {
+        const Frag f = fragOf(shape, (uint32_t)l, (uint32_t)j);
+        const uint32_t v = j < (int)r.tc_st_src.size() ? r.tc_st_src[(size_t)j] : 0;
+        for (uint32_t h = 0; h < width; ++h) {
+          const uint32_t x = col + f.half * split + f.col * width + h;
+          if (x >= kTmemCols) checkAllocated(m, col, x + 1, name, loc);  // fails: past the end
+          used[x] = true;
+          const uint32_t value =
+              unpack ? ((v >> (16 * h)) & 0xffffu) | ((uint32_t)high << 16) : v;
+          r.tc_sts.push_back({(uint32_t)((lane + f.row) * kTmemCols + x), value, false});
+        }
+      }
+      r.tc_st_src.clear();
+    }
+    for (uint32_t x = 0; x < kTmemCols;) {  // each run of columns written lies in an allocation
+      if (!used[x]) {
+        ++x;
+        continue;
+      }
+      uint32_t end = x;
+      while (end < kTmemCols && used[end]) ++end;
+      checkAllocated(m, x, end, name, loc);
+      x = end;
+    }
+    for (int l = 0; l < 32; ++l) {
+      if (!k.present[l]) continue;
+      Thread &r = *c.threads[(size_t)(k.base + l)];
+      for (auto &st : r.tc_sts) {
+        if (st.landed) continue;
+        m.st_pending[st.cell] = (uint32_t)r.id + 1;
+        if (eager) {  // the eager policy lands the store at issue
+          m.prev[st.cell] = m.cur[st.cell];
+          m.cur[st.cell] = st.value;
+          m.writer[st.cell] = 0;
+          st.landed = true;
+        }
+      }
+    }
+    traceOp("tcgen05.st", (uint64_t)nregs, taddr);
+  });
+}
+
+void tcgen05_wait_st(SrcLoc loc) {
+  preempt();
+  warpCollective(collectiveKind("tcgen05.wait::st", loc), loc, 0, 0, [](Collective &) {});
+  landStores(self());
+}
+
+void tcgen05_cp(TcCpShape shape, uint32_t taddr, uint64_t s_desc, SrcLoc loc) {
+  preempt();
+  Cta &c = cta();
+  Thread &t = self();
+  Tmem &m = tmemOf(c);
+  auto op = std::make_shared<TcCpOp>();
+  const CpShape sh = cpShape(shape);
+  op->shape = shape;
+  op->rows = sh.rows;
+  op->words = sh.words;
+  op->lane0 = taddr >> 16;
+  op->col = taddr & 0xffff;
+  uint32_t top = 0;
+  for (int r = 0; r < sh.rows; ++r)
+    for (uint32_t lane : cpLanes(shape, (uint32_t)r)) top = std::max(top, lane);
+  if (op->lane0 + top >= kTmemLanes)
+    fail("ub/tmem-address", loc,
+         "tcgen05.cp to address " + hex(taddr) + " writes tensor-memory lanes up to " +
+             std::to_string(op->lane0 + top) + " (a CTA has lanes 0-127)");
+  checkAllocated(m, op->col, op->col + (uint32_t)sh.words, "tcgen05.cp", loc);
+  op->kind = "tcgen05.cp";
+  op->loc = loc;
+  op->chain = 1024 + t.id;  // in issue order with the thread's mmas (the PTX ISA pipelines them)
+  op->tensor = true;
+  op->desc = hopperDesc(s_desc, "", loc, "tcgen05.cp");
+  op->id = (uint32_t)m.mmas.size();
+  m.mmas.push_back({t.id, ++t.tc_issued});
+  op->stale_ok = late();
+  auto [lo, hi] = extent(op->desc, false, 4, sh.rows, sh.words);
+  op->note(c, t, lo, hi);
+  traceOp("tcgen05.cp", (uint64_t)sh.rows, taddr);
+  issueAsync(op);
 }
 
 void tcgen05_fence(bool after, SrcLoc loc) {
