@@ -180,11 +180,12 @@ TEST(EmuPtx, TheUnseenExpectTxGemmPassesAndItsBugHangsWithBytesMissing) {
   EXPECT_TRUE(has(bug.err, "pending 0 of 1, tx 128")) << bug.err;
 }
 
+// activemask (which lanes execute together, which the emulator does not model) is refused.
 TEST(EmuPtx, AnUnsupportedInstructionIsRefusedWithItsNameAndLine) {
-  auto r = wsemuPtx({fixture("unsupported.cu")});
+  auto r = wsemuPtx({fixture("alu_ops.cu"), "-arch=sm_90a", "-DACTIVEMASK"});
   EXPECT_EQ(r.exit_code, 88) << r.out << r.err;
   EXPECT_TRUE(has(r.err, "WSEMU verdict=infra-error/unsupported")) << r.err;
-  EXPECT_TRUE(has(r.err, "unsupported: `prmt.b32` at unsupported.cu:8")) << r.err;
+  EXPECT_TRUE(has(r.err, "unsupported: `activemask.b32` at ")) << r.err;
   EXPECT_TRUE(r.out.empty()) << "the kernel never ran: " << r.out;
 }
 
@@ -980,4 +981,15 @@ TEST(EmuPtx, BadInputIsOneSentence) {
   auto r = wsemuPtx({"/no/such/program.cu"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "wsemu-ptx: /no/such/program.cu cannot be read.\n");
+}
+
+// prmt (every mode), shf, dp4a/dp2a, mul24/mad24, copysign, testp, slct, isspacep, nanosleep in a
+// spin between two warps, redux.sync and match.sync (full warp and even lanes), over edge values;
+// the host checks each result against the PTX ISA's definition.
+TEST(EmuPtx, AluOpsComputeWhatThePtxIsaDefines) {
+  for (auto &p : kPolicies) {
+    auto r = wsemuPtx({fixture("alu_ops.cu"), "-arch=sm_90a"}, {{"WSEMU_POLICY", p}});
+    EXPECT_EQ(r.exit_code, 0) << p << "\n" << r.out << r.err;
+    EXPECT_EQ(r.out, "alu_ops: 0 wrong\n") << p << "\n" << r.err;
+  }
 }

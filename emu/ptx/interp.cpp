@@ -1042,6 +1042,172 @@ void Interp::run() {
         set(in.o[0], v);
         break;
       }
+      case Op::Prmt: {
+        const uint64_t tmp = (val(in.o[2]) & 0xffffffffu) << 32 | (val(in.o[1]) & 0xffffffffu);
+        const uint32_t c = (uint32_t)val(in.o[3]);
+        // The byte of tmp each byte of d takes in the modes (PTX ISA, prmt): [mode-1][c&3][byte]
+        static const uint8_t sel[6][4][4] = {
+            {{0, 1, 2, 3}, {1, 2, 3, 4}, {2, 3, 4, 5}, {3, 4, 5, 6}},  // f4e
+            {{0, 7, 6, 5}, {1, 0, 7, 6}, {2, 1, 0, 7}, {3, 2, 1, 0}},  // b4e
+            {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}},  // rc8
+            {{0, 1, 2, 3}, {1, 1, 2, 3}, {2, 2, 2, 3}, {3, 3, 3, 3}},  // ecl
+            {{0, 0, 0, 0}, {0, 1, 1, 1}, {0, 1, 2, 2}, {0, 1, 2, 3}},  // ecr
+            {{0, 1, 0, 1}, {2, 3, 2, 3}, {0, 1, 0, 1}, {2, 3, 2, 3}}};  // rc16
+        uint32_t d = 0;
+        for (int i = 0; i < 4; ++i) {
+          uint32_t byte;
+          if (in.cmp == 0) {  // generic: a nibble per byte; its msb replicates the byte's sign
+            const uint32_t ctl = (c >> (4 * i)) & 0xf;
+            byte = (uint32_t)(tmp >> (8 * (ctl & 7))) & 0xff;
+            if (ctl & 8) byte = (byte & 0x80) ? 0xff : 0;
+          } else {
+            byte = (uint32_t)(tmp >> (8 * sel[in.cmp - 1][c & 3][i])) & 0xff;
+          }
+          d |= byte << (8 * i);
+        }
+        set(in.o[0], d);
+        break;
+      }
+      case Op::Shf: {  // funnel shift of the 64 bits b:a; .wrap takes c mod 32, .clamp min(c, 32)
+        const uint64_t ab = (val(in.o[2]) & 0xffffffffu) << 32 | (val(in.o[1]) & 0xffffffffu);
+        const uint32_t c = (uint32_t)val(in.o[3]);
+        const uint32_t k = (in.cmp & 2) ? std::min<uint32_t>(c, 32) : (c & 31);
+        const uint32_t d = (in.cmp & 1) ? (uint32_t)(ab >> k) : (uint32_t)((ab << k) >> 32);
+        set(in.o[0], d);
+        break;
+      }
+      case Op::Dp4a:
+      case Op::Dp2a: {
+        // Bytes of b (and of a, or a's halves for dp2a) widened by their own type's sign; the sum
+        // in 32 bits, c's type signed unless both are unsigned.
+        const uint32_t a = (uint32_t)val(in.o[1]), b = (uint32_t)val(in.o[2]);
+        const bool sa = in.ty == Ty::S32, sb = in.ty2 == Ty::S32;
+        auto part = [](uint32_t x, int bits, int i, bool sg) -> int64_t {
+          const uint32_t v = (x >> (bits * i)) & ((1u << bits) - 1);
+          return sg ? sext(v, bits) : (int64_t)v;
+        };
+        int64_t sum = 0;
+        if (in.op == Op::Dp4a) {
+          for (int i = 0; i < 4; ++i) sum += part(a, 8, i, sa) * part(b, 8, i, sb);
+        } else {
+          const int k = in.uni ? 2 : 0;
+          for (int i = 0; i < 2; ++i) sum += part(a, 16, i, sa) * part(b, 8, k + i, sb);
+        }
+        set(in.o[0], (uint32_t)((uint32_t)val(in.o[3]) + (uint32_t)sum));
+        break;
+      }
+      case Op::Mul24:
+      case Op::Mad24: {  // the 48-bit product of the low 24 bits; .lo its bits 0-31, .hi 16-47
+        const uint32_t a = (uint32_t)val(in.o[1]), b = (uint32_t)val(in.o[2]);
+        const bool sg = in.ty == Ty::S32;
+        const int64_t x = sg ? sext(a & 0xffffff, 24) : (int64_t)(a & 0xffffff),
+                      y = sg ? sext(b & 0xffffff, 24) : (int64_t)(b & 0xffffff);
+        const uint64_t p = (uint64_t)(x * y);
+        uint32_t d = in.uni ? (uint32_t)(p >> 16) : (uint32_t)p;
+        if (in.op == Op::Mad24) d += (uint32_t)val(in.o[3]);
+        set(in.o[0], d);
+        break;
+      }
+      case Op::Copysign: {  // b with the sign bit of a
+        const int nb = tyBits(in.ty);
+        const uint64_t sign = 1ull << (nb - 1);
+        set(in.o[0], (val(in.o[2]) & (sign - 1)) | (val(in.o[1]) & sign));
+        break;
+      }
+      case Op::Testp: {
+        const uint64_t a = val(in.o[1]);
+        const bool f32 = in.ty == Ty::F32;
+        const uint64_t mant = f32 ? (a & 0x7fffff) : (a & 0xfffffffffffffull);
+        const uint64_t ex = f32 ? (a >> 23) & 0xff : (a >> 52) & 0x7ff, ex_max = f32 ? 0xff : 0x7ff;
+        const bool inf = ex == ex_max && mant == 0, nan = ex == ex_max && mant != 0;
+        bool p = false;
+        switch (in.cmp) {
+          case 0:  // finite
+            p = ex != ex_max;
+            break;
+          case 1:  // infinite
+            p = inf;
+            break;
+          case 2:  // number
+            p = !nan;
+            break;
+          case 3:  // notanumber
+            p = nan;
+            break;
+          case 4:  // normal: not zero, subnormal, infinite or NaN
+            p = ex != 0 && ex != ex_max;
+            break;
+          case 5:  // subnormal
+            p = ex == 0 && mant != 0;
+            break;
+        }
+        set(in.o[0], p);
+        break;
+      }
+      case Op::Slct: {  // c >= 0 selects a; -0 is >= 0, a NaN selects b
+        const uint64_t c = val(in.o[3]);
+        bool ge;
+        if (in.ty2 == Ty::S32) {
+          ge = (int32_t)(uint32_t)c >= 0;
+        } else {
+          float f = f32(c);
+          if (in.ftz) f = flush(f);
+          ge = f >= 0.0f;
+        }
+        set(in.o[0], (ge ? val(in.o[1]) : val(in.o[2])) & maskOf(tyBits(in.ty)));
+        break;
+      }
+      case Op::Isspacep: {
+        const void *p = reinterpret_cast<const void *>(val(in.o[1]));
+        bool yes = false;
+        switch (in.space) {
+          case Space::Global:  // the kernel's parameters lie in the global window (PTX ISA)
+            yes = emuInAllocation(p) || inParams(val(in.o[1]), 1);
+            break;
+          case Space::Shared:
+            yes = isShared(p);
+            break;
+          case Space::SharedCluster:
+            yes = isShared(p) || clusterCtaOf(p) != nullptr;
+            break;
+          case Space::Local:
+            yes = t->fiber.onStack(p);
+            break;
+          case Space::Param:
+            yes = inParams(val(in.o[1]), 1);
+            break;
+          case Space::Const:
+            for (size_t i = 0; i < m.vars.size() && i < m.var_storage.size(); ++i) {
+              const auto b = reinterpret_cast<uintptr_t>(m.var_storage[i]);
+              if (m.vars[i].space == Space::Const && b && val(in.o[1]) >= b &&
+                  val(in.o[1]) < b + m.vars[i].bytes)
+                yes = true;
+            }
+            break;
+          default:
+            break;
+        }
+        set(in.o[0], yes);
+        break;
+      }
+      case Op::Nanosleep:
+        ptx::nanosleep((uint32_t)val(in.o[0]), site(in));
+        break;
+      case Op::Redux: {
+        static const ptx::Redux ops[] = {ptx::Redux::Add, ptx::Redux::Min, ptx::Redux::Max,
+                                         ptx::Redux::And, ptx::Redux::Or,  ptx::Redux::Xor};
+        set(in.o[0], ptx::redux_sync(ops[in.cmp], in.ty == Ty::S32, (uint32_t)val(in.o[1]),
+                                     (uint32_t)val(in.o[2]), site(in)));
+        break;
+      }
+      case Op::Match: {
+        bool eq = false;
+        const uint64_t v = val(in.o[1]) & maskOf(tyBits(in.ty));
+        const uint32_t d = ptx::match_sync(in.uni, v, (uint32_t)val(in.o[2]), site(in), &eq);
+        if (in.o[0].reg != kNone) r[in.o[0].reg] = d;
+        if (in.o[0].reg2 != kNone) r[in.o[0].reg2] = eq;
+        break;
+      }
       case Op::MbarInit:
         ptx::mbarrier_init(sharedAddr(in, 0), (uint32_t)val(in.o[1]), site(in));
         break;

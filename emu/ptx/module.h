@@ -231,6 +231,20 @@ enum class Op : uint8_t {
   CpAsyncCommit,    // cp.async.commit_group
   CpAsyncWait,      // cp.async.wait_group N (o[0]); wait_all: uni
   CpAsyncMbarArrive,  // cp.async.mbarrier.arrive{.noinc}.shared{::cta}.b64 [bar]: uni = .noinc
+  // Bit and integer operations without a state of their own:
+  Prmt,      // prmt.b32{.mode} d, a, b, c: cmp = the mode (0 generic, 1 f4e .. 6 rc16)
+  Shf,       // shf.{l,r}.{wrap,clamp}.b32 d, a, b, c: cmp bit 0 = .r, bit 1 = .clamp
+  Dp4a,      // dp4a.atype.btype d, a, b, c: ty = atype, ty2 = btype
+  Dp2a,      // dp2a.{lo,hi}.atype.btype d, a, b, c: uni = .hi
+  Mul24,     // mul24.{lo,hi}.{u32,s32}: uni = .hi
+  Mad24,     // mad24.{lo,hi}.{u32,s32}: uni = .hi
+  Copysign,  // copysign.{f32,f64} d, a, b: b with the sign of a
+  Testp,     // testp.<op>.{f32,f64} p, a: cmp = the test (ptx::Testp order in interp.cpp)
+  Slct,      // slct{.ftz}.dtype.{s32,f32} d, a, b, c: ty2 = c's type
+  Isspacep,  // isspacep.<space> p, a: space; uni = shared::cluster, read_only = param
+  Nanosleep,  // nanosleep.u32 t: yields to the scheduler
+  Redux,     // redux.sync.<op>.<type> d, a, membermask: cmp = ptx::Redux
+  Match,     // match.{any,all}.sync.{b32,b64} d{|p}, a, membermask: uni = .all
 };
 
 // The scopes of the PTX memory model, narrowest first (Ins::scope); None: not named.

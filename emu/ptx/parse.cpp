@@ -708,6 +708,122 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
     ins.op = Op::Fma;
     return true;
   }
+  // ---- bit and integer operations ----
+  if (base == "prmt") {
+    static const std::map<std::string, uint8_t> modes = {{"f4e", 1}, {"b4e", 2}, {"ecl", 4},
+                                                         {"rc8", 3}, {"ecr", 5}, {"rc16", 6}};
+    if (types.size() != 1 || ins.ty != Ty::B32 || n != 4 || q.size() > 1) return false;
+    if (q.size() == 1) {
+      auto it = modes.find(q[0]);
+      if (it == modes.end()) return false;
+      ins.cmp = it->second;
+    }
+    ins.op = Op::Prmt;
+    return true;
+  }
+  if (base == "shf") {
+    if (types.size() != 1 || ins.ty != Ty::B32 || n != 4 || q.size() != 2) return false;
+    if ((q[0] != "l" && q[0] != "r") || (q[1] != "wrap" && q[1] != "clamp")) return false;
+    ins.cmp = (q[0] == "r" ? 1 : 0) | (q[1] == "clamp" ? 2 : 0);
+    ins.op = Op::Shf;
+    return true;
+  }
+  if (base == "dp4a" || base == "dp2a") {
+    auto int32 = [](Ty t) { return t == Ty::U32 || t == Ty::S32; };
+    if (types.size() != 2 || !int32(types[0]) || !int32(types[1]) || n != 4) return false;
+    ins.ty = types[0];
+    ins.ty2 = types[1];
+    if (base == "dp2a") {
+      if (q.size() != 1 || (q[0] != "lo" && q[0] != "hi")) return false;
+      ins.uni = q[0] == "hi";
+      ins.op = Op::Dp2a;
+      return true;
+    }
+    ins.op = Op::Dp4a;
+    return done();
+  }
+  if (base == "mul24" || base == "mad24") {
+    // mad24.hi.sat.s32 saturates: not modelled, refused
+    if (types.size() != 1 || (ins.ty != Ty::U32 && ins.ty != Ty::S32)) return false;
+    if (q.size() != 1 || (q[0] != "lo" && q[0] != "hi")) return false;
+    if (n != (base == "mul24" ? 3 : 4)) return false;
+    ins.uni = q[0] == "hi";
+    ins.op = base == "mul24" ? Op::Mul24 : Op::Mad24;
+    return true;
+  }
+  if (base == "copysign") {
+    if (types.size() != 1 || (ins.ty != Ty::F32 && ins.ty != Ty::F64) || n != 3 || !done())
+      return false;
+    ins.op = Op::Copysign;
+    return true;
+  }
+  if (base == "testp") {
+    static const std::map<std::string, uint8_t> tests = {
+        {"finite", 0}, {"infinite", 1}, {"number", 2},
+        {"notanumber", 3}, {"normal", 4}, {"subnormal", 5}};
+    if (types.size() != 1 || (ins.ty != Ty::F32 && ins.ty != Ty::F64) || n != 2 || q.size() != 1)
+      return false;
+    auto it = tests.find(q[0]);
+    if (it == tests.end()) return false;
+    ins.cmp = it->second;
+    ins.op = Op::Testp;
+    return true;
+  }
+  if (base == "slct") {
+    if (types.size() != 2 || (types[1] != Ty::S32 && types[1] != Ty::F32) || n != 4) return false;
+    if (types[0] == Ty::F16 || types[0] == Ty::F16x2 || types[0] == Ty::BF16 ||
+        types[0] == Ty::BF16x2 || types[0] == Ty::Pred || tyBits(types[0]) < 16)
+      return false;
+    ins.ty = types[0];
+    ins.ty2 = types[1];
+    ins.ftz = has("ftz");
+    take({"ftz"});
+    if (!done() || (ins.ftz && ins.ty2 != Ty::F32)) return false;
+    ins.op = Op::Slct;
+    return true;
+  }
+  if (base == "isspacep") {
+    if (n != 2 || q.size() != 1 || !types.empty()) return false;
+    if (q[0] == "param" || q[0] == "param::entry") {
+      ins.space = Space::Param;
+    } else {
+      bool ok;
+      ins.space = spaceOf(q[0], &ok);
+      if (!ok) return false;
+    }
+    ins.op = Op::Isspacep;
+    return true;
+  }
+  if (base == "nanosleep") {
+    if (types.size() != 1 || ins.ty != Ty::U32 || n != 1 || !done()) return false;
+    ins.op = Op::Nanosleep;
+    return true;
+  }
+  if (base == "redux") {
+    // redux.sync.{add,min,max}.{u32,s32}, redux.sync.{and,or,xor}.b32; the f32 forms (sm_100a)
+    // are not decoded.
+    static const std::map<std::string, uint8_t> ops = {{"add", 0}, {"min", 1}, {"max", 2},
+                                                       {"and", 3}, {"or", 4},  {"xor", 5}};
+    take({"sync"});
+    if (types.size() != 1 || n != 3 || q.size() != 1) return false;
+    auto it = ops.find(q[0]);
+    if (it == ops.end()) return false;
+    const bool arith_op = it->second <= 2;
+    if (arith_op ? (ins.ty != Ty::U32 && ins.ty != Ty::S32) : ins.ty != Ty::B32) return false;
+    ins.cmp = it->second;
+    ins.op = Op::Redux;
+    return true;
+  }
+  if (base == "match") {
+    take({"sync"});
+    if (types.size() != 1 || (ins.ty != Ty::B32 && ins.ty != Ty::B64) || n != 3 || q.size() != 1)
+      return false;
+    if (q[0] != "any" && q[0] != "all") return false;
+    ins.uni = q[0] == "all";
+    if (!ins.uni && ins.o[0].reg2 != kNone) return false;  // only match.all writes a predicate
+    ins.op = Op::Match;
+    return true;
+  }
   static const std::map<std::string, Op> unary_f = {
       {"sqrt", Op::Sqrt}, {"rsqrt", Op::Rsqrt}, {"rcp", Op::Rcp}, {"ex2", Op::Ex2},
       {"lg2", Op::Lg2},   {"sin", Op::Sin},     {"cos", Op::Cos}, {"tanh", Op::Tanh}};
@@ -778,7 +894,9 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
     if (q.size() != 1) return false;
     bool ok;
     ins.space = spaceOf(q[0], &ok);
-    if (!ok || ins.space == Space::Const) return false;
+    // cvta.const: a const address is the host address of its variable's storage already, as
+    // ld.const reads it; the generic address is the same. cvta.to.const is not decoded.
+    if (!ok || (to && ins.space == Space::Const)) return false;
     ins.op = to ? Op::CvtaTo : Op::Cvta;
     return true;
   }

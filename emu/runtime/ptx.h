@@ -141,6 +141,13 @@ inline uint32_t shfl_xor(uint32_t mask, uint32_t v, int lanemask, int width, Src
 enum class Vote { All, Any, Uni, Ballot };
 uint32_t vote_sync(Vote mode, bool pred, uint32_t mask, SrcLoc loc);
 void syncwarp(uint32_t mask, SrcLoc loc);
+// redux.sync.<op>: the operation over the value of every lane of `mask` (add wraps; min and max
+// signed or not as `is_signed` says), the same result in each lane.
+enum class Redux { Add, Min, Max, And, Or, Xor };
+uint32_t redux_sync(Redux op, bool is_signed, uint32_t value, uint32_t mask, SrcLoc loc);
+// match.any.sync: the lanes of `mask` whose value equals this lane's. match.all.sync: `mask` when
+// every lane of it holds the same value, else 0; *all says which.
+uint32_t match_sync(bool all, uint64_t value, uint32_t mask, SrcLoc loc, bool *all_equal);
 // ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16 / stmatrix: lane i supplies row i%8 of
 // matrix i/8
 void ldmatrix(int num, bool trans, uint32_t row_addr, uint32_t *regs, SrcLoc loc);
@@ -148,6 +155,9 @@ void stmatrix(int num, bool trans, uint32_t row_addr, const uint32_t *regs, SrcL
 
 // ---- warpgroup collectives ----
 void setmaxnreg(bool inc, uint32_t regs, SrcLoc loc);
+
+// ---- nanosleep: a backoff in a spin; the thread goes to the back of the run queue ----
+void nanosleep(uint32_t ns, SrcLoc loc);
 
 // ---- TMA and bulk copies ----
 // At a kernel's entry (the translator adds one call per by-value parameter of class or dependent

@@ -13,6 +13,7 @@
 
 #include "emu/runtime/device.h"
 #include "emu/runtime/pdl.h"
+#include "emu/runtime/ptx.h"
 #include "emu/runtime/state.h"
 
 namespace wsemu {
@@ -147,6 +148,25 @@ void preempt() {
     t.fiber.yield();
   }
 }
+
+namespace ptx {
+// The GPU suspends the thread for about `ns` (at most 1 ms): the emulator has no time to wait, so
+// the sleep is a yield. It counts as an operation toward the launch's limit and puts the thread
+// at the back of its run queue under every order, so a spin with a backoff lets the threads it
+// waits for run; a spin that nothing else ends is still hang/livelock at the limit.
+void nanosleep(uint32_t, SrcLoc loc) {
+  Cta &c = cta();
+  if (g_self) ++g_self->ops;
+  loopTick(loc);
+  if (!g_self) return;
+  Thread &t = *g_self;
+  if (!t.queued) {
+    t.queued = true;
+    c.cluster->runq.push_back(&t);
+  }
+  t.fiber.yield();
+}
+}  // namespace ptx
 
 [[noreturn]] void fail(const std::string &detail, SrcLoc loc, const std::string &message,
                        const std::string &mark) {

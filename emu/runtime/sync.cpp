@@ -373,6 +373,70 @@ uint32_t vote_sync(Vote mode, bool pred, uint32_t mask, SrcLoc loc) {
   return (uint32_t)k->out[self().lane];
 }
 
+uint32_t redux_sync(Redux op, bool is_signed, uint32_t value, uint32_t mask, SrcLoc loc) {
+  preempt();
+  static const char *names[] = {"redux.sync.add", "redux.sync.min", "redux.sync.max",
+                                "redux.sync.and", "redux.sync.or",  "redux.sync.xor"};
+  auto k = warpRendezvous(names[(int)op], mask, loc, value, 0, nullptr, [=](Collective &k) {
+    uint32_t r = 0;
+    bool first = true;
+    for (int i = 0; i < 32; ++i) {
+      if (!k.present[i]) continue;
+      const uint32_t v = (uint32_t)k.in[i];
+      if (first) {
+        r = v;
+        first = false;
+        continue;
+      }
+      switch (op) {
+        case Redux::Add:
+          r += v;
+          break;
+        case Redux::Min:
+          r = is_signed ? (uint32_t)std::min((int32_t)r, (int32_t)v) : std::min(r, v);
+          break;
+        case Redux::Max:
+          r = is_signed ? (uint32_t)std::max((int32_t)r, (int32_t)v) : std::max(r, v);
+          break;
+        case Redux::And:
+          r &= v;
+          break;
+        case Redux::Or:
+          r |= v;
+          break;
+        case Redux::Xor:
+          r ^= v;
+          break;
+      }
+    }
+    for (int i = 0; i < 32; ++i) k.out[i] = r;
+  });
+  return (uint32_t)k->out[self().lane];
+}
+
+uint32_t match_sync(bool all, uint64_t value, uint32_t mask, SrcLoc loc, bool *all_equal) {
+  preempt();
+  auto k = warpRendezvous(all ? "match.all.sync" : "match.any.sync", mask, loc, value, 0, nullptr,
+                          [=](Collective &k) {
+                            uint32_t members = 0;
+                            for (int i = 0; i < 32; ++i)
+                              if (k.present[i]) members |= 1u << i;
+                            for (int i = 0; i < 32; ++i) {
+                              if (!k.present[i]) continue;
+                              uint32_t same = 0;
+                              for (int j = 0; j < 32; ++j)
+                                if (k.present[j] && k.in[j] == k.in[i]) same |= 1u << j;
+                              // bit 32: every member holds the value
+                              k.out[i] = same | ((uint64_t)(same == members) << 32);
+                            }
+                          });
+  const uint64_t r = k->out[self().lane];
+  const bool eq = (r >> 32) & 1;
+  if (all_equal) *all_equal = eq;
+  if (all) return eq ? (uint32_t)r : 0;
+  return (uint32_t)r;
+}
+
 void syncwarp(uint32_t mask, SrcLoc loc) {
   preempt();
   warpRendezvous("bar.warp.sync", mask, loc, 0, 0, nullptr, [](Collective &) {});
