@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine (scripts/device-run.sh): the watchdog's two end modes side by side. A fired
-# kernel either traps (--watchdog-end=trap, the default: error 719 and the lost context's
-# teardown) or its parked warps leave the kernel and the program ends itself once the records
-# are in (--watchdog-end=exit). Three programs: the outside named-barrier hang
+# kernel either traps (--watchdog-end=trap: error 719 and the lost context's teardown) or its
+# parked warps leave the kernel and the program ends itself once the records are in
+# (--watchdog-end=exit, the default). Three programs: the outside named-barrier hang
 # (corpus/outside/rownorm_nb_bug.cu), the GEMM with a wrong arrival count (an mbarrier hang,
 # corpus/examples/gemm_arrival_count.cu at its default shape, as the other jobs build it; GEMM_DEFS
 # to change it) and a passing program (corpus/outside/gemm_ws_ok.cu). Each program is built once
