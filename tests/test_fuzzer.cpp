@@ -608,7 +608,9 @@ TEST(FuzzCampaign, EmulatorJudgesRealMutantsOnTheCpu) {
 
 // --reduce-budget: each reduction stops at its wall-clock budget with its best program so far,
 // which still shows the symptom (every step was judged): its retention is recorded and the
-// report says it stopped. A retention sample in bounded time.
+// report says it stopped. A retention sample in bounded time. Two of the kernel's four
+// arrival-count mutants (--max-mutants): each claim holds per reduction, and each reduction costs
+// its whole budget.
 TEST(FuzzCampaign, ReduceBudgetEndsEachReductionWithItsBestProgram) {
   if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed";
   Dir d;
@@ -634,7 +636,9 @@ TEST(FuzzCampaign, ReduceBudgetEndsEachReductionWithItsBestProgram) {
                       kCache,
                       "--reduce",
                       "--reduce-budget",
-                      "20"},
+                      "20",
+                      "--max-mutants",
+                      "2"},
                      &out);
   ASSERT_EQ(rc, 0) << out;
   long detected = count(
@@ -714,7 +718,9 @@ TEST(FuzzCampaign, ReduceBackendIsTheReducersOracle) {
                       "--reduce-backend",
                       "gpu",
                       "--reduce-budget",
-                      "20"},
+                      "20",
+                      "--max-mutants",
+                      "2"},
                      &out);
   ASSERT_EQ(rc, 0) << out;
   long detected = count(

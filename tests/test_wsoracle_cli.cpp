@@ -263,10 +263,33 @@ TEST(WsoracleCli, ARelativeCacheDirIsTheCallersDirectory) {
 // - pdl_chain_bug: the dependent grid reads the primary's output before its grid dependency
 //   wait, a race that stayed latent in an H100's plain runs (pass). The emulator names it
 //   whichever grid ran first (emu/README.md, "The PTX path", PDL).
-TEST(WsoracleCli, TheEmulatorJudgesEachOutsideProgramAsTheH200DidOrSaysUnsupported) {
+// corpus/outside/expected.tsv: each program and the class its plain runs on the GPU showed.
+std::vector<std::pair<std::string, std::string>> outsidePrograms() {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto table = readFile(std::string(WSREDUCE_SOURCE_DIR) + "/corpus/outside/expected.tsv");
+  if (!table) return out;
+  size_t at = 0;
+  while (at < table->size()) {
+    size_t nl = table->find('\n', at);
+    std::string line = table->substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    at = nl == std::string::npos ? table->size() : nl + 1;
+    if (line.empty() || line[0] == '#') continue;
+    out.emplace_back(line.substr(0, line.find('\t')), line.substr(line.find('\t') + 1));
+  }
+  return out;
+}
+
+TEST(WsoracleCli, TheOutsideCorpusListsItsFourteenPrograms) {
+  EXPECT_EQ(outsidePrograms().size(), 14u);
+}
+
+// One test per program, so that the two slow ones (the PDL pair) run beside the rest.
+class OutsideOnTheEmulator : public ::testing::TestWithParam<std::pair<std::string, std::string>> {
+};
+
+TEST_P(OutsideOnTheEmulator, JudgedAsTheH200DidOrSaysUnsupported) {
   const std::string dir = std::string(WSREDUCE_SOURCE_DIR) + "/corpus/outside/";
-  auto table = readFile(dir + "expected.tsv");
-  ASSERT_TRUE(table);
+  const auto &[name, h200] = GetParam();
   struct Known {
     std::vector<std::string> args;
     std::map<std::string, std::string> env;
@@ -286,40 +309,33 @@ TEST(WsoracleCli, TheEmulatorJudgesEachOutsideProgramAsTheH200DidOrSaysUnsupport
       {"pdl_chain_bug.cu",
        {{"--timeout", "240"}, {}, {"ub/pdl-read-before-wait", "pdl_chain_bug.cu:66"}}},
       {"pdl_chain_ok.cu", {{"--timeout", "240"}, {}, {"\"symptom\": \"pass\""}}}};
-  int programs = 0;
-  size_t at = 0;
-  while (at < table->size()) {
-    size_t nl = table->find('\n', at);
-    std::string line = table->substr(at, nl == std::string::npos ? std::string::npos : nl - at);
-    at = nl == std::string::npos ? table->size() : nl + 1;
-    if (line.empty() || line[0] == '#') continue;
-    const std::string name = line.substr(0, line.find('\t')),
-                      h200 = line.substr(line.find('\t') + 1);
-    auto k = known.find(name);
-    std::vector<std::string> args = {dir + name, "--backend", "emu", "-lcuda", "--json"};
-    if (k != known.end()) args.insert(args.end(), k->second.args.begin(), k->second.args.end());
-    auto r =
-        wsoracle(args, k != known.end() ? k->second.env : std::map<std::string, std::string>{});
-    EXPECT_EQ(r.out.find("compile-error"), std::string::npos) << name << "\n" << r.out;
-    ++programs;
-    if (k != known.end()) {
-      for (auto &want : k->second.wants)
-        EXPECT_NE(r.out.find(want), std::string::npos) << name << ": " << want << "\n" << r.out;
-      continue;
-    }
-    const bool unsupported =
-        r.out.find("\"detail\": \"infra-error/unsupported\"") != std::string::npos;
-    const bool same = r.out.find("\"symptom\": \"" + h200 + "\"") != std::string::npos;
-    EXPECT_TRUE(unsupported || same) << name << ": the H200 says " << h200 << "\n" << r.out;
-    if (unsupported) {
-      EXPECT_TRUE(r.out.find("cannot build this program") != std::string::npos ||
-                  r.out.find("unsupported: ") != std::string::npos)
-          << name << ": the reason is named\n"
-          << r.out;
-    }
+  auto k = known.find(name);
+  std::vector<std::string> args = {dir + name, "--backend", "emu", "-lcuda", "--json"};
+  if (k != known.end()) args.insert(args.end(), k->second.args.begin(), k->second.args.end());
+  auto r = wsoracle(args, k != known.end() ? k->second.env : std::map<std::string, std::string>{});
+  EXPECT_EQ(r.out.find("compile-error"), std::string::npos) << name << "\n" << r.out;
+  if (k != known.end()) {
+    for (auto &want : k->second.wants)
+      EXPECT_NE(r.out.find(want), std::string::npos) << name << ": " << want << "\n" << r.out;
+    return;
   }
-  EXPECT_EQ(programs, 14);
+  const bool unsupported =
+      r.out.find("\"detail\": \"infra-error/unsupported\"") != std::string::npos;
+  const bool same = r.out.find("\"symptom\": \"" + h200 + "\"") != std::string::npos;
+  EXPECT_TRUE(unsupported || same) << name << ": the H200 says " << h200 << "\n" << r.out;
+  if (unsupported) {
+    EXPECT_TRUE(r.out.find("cannot build this program") != std::string::npos ||
+                r.out.find("unsupported: ") != std::string::npos)
+        << name << ": the reason is named\n"
+        << r.out;
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(Outside, OutsideOnTheEmulator, ::testing::ValuesIn(outsidePrograms()),
+                         [](const auto &info) {
+                           std::string n = info.param.first.substr(0, info.param.first.find('.'));
+                           return n;
+                         });
 
 TEST(WsoracleCli, PolicyMatrixRecordsEveryPolicy) {
   auto r =
