@@ -61,20 +61,24 @@ std::map<std::string, std::string> campaignRunEnv(const CampaignOptions &o) {
 }
 
 // ---- GPU slots -------------------------------------------------------------------------------
-SlotPool::SlotPool(std::vector<std::string> devices) : slots_(std::move(devices)) {
+SlotPool::SlotPool(const std::vector<std::string> &devices, int per_device) {
+  // In rounds over the devices (0, 1, 0, 1, ...): the first free slot spreads the runs over them.
+  for (int r = 0; r < std::max(1, per_device); ++r)
+    for (auto &d : devices) slots_.push_back(d);
   if (slots_.empty()) slots_.push_back("");
+  devices_ = std::max<size_t>(1, devices.size());
   busy_.assign(slots_.size(), false);
   waiter_.assign(slots_.size(), false);
 }
 
-std::string SlotPool::acquire() {
+size_t SlotPool::acquire() {
   std::unique_lock<std::mutex> l(m_);
   for (;;) {
     for (size_t i = 0; i < slots_.size(); ++i)
       if (!busy_[i] && !waiter_[i]) {
         busy_[i] = true;
         max_busy_ = std::max(max_busy_, ++n_busy_);
-        return slots_[i];
+        return i;
       }
     cv_.wait(l);
   }
@@ -104,15 +108,13 @@ void SlotPool::take(size_t i) {
   cv_.notify_all();  // the slot has room for a waiter again
 }
 
-void SlotPool::release(const std::string &slot) {
+void SlotPool::release(size_t i) {
   {
     std::lock_guard<std::mutex> l(m_);
-    for (size_t i = 0; i < slots_.size(); ++i)
-      if (busy_[i] && slots_[i] == slot) {
-        busy_[i] = false;
-        --n_busy_;
-        break;
-      }
+    if (i < busy_.size() && busy_[i]) {
+      busy_[i] = false;
+      --n_busy_;
+    }
   }
   cv_.notify_all();  // its waiter, or an acquire()
 }
@@ -382,7 +384,7 @@ struct Ctx {
   std::atomic<long> judged{0};
   size_t total = 0;
   Ctx(const CampaignOptions &opt, Store &s, const std::function<void(const std::string &)> &l)
-      : o(opt), store(s), slots(opt.gpus), log(l) {}
+      : o(opt), store(s), slots(opt.gpus, opt.runs_per_gpu), log(l) {}
   void say(const std::string &s) {
     std::lock_guard<std::mutex> l(log_m);
     log(s);
@@ -454,23 +456,24 @@ Verdict judgeText(Ctx &c, const std::string &text, const std::string &kernel, Or
     // With the gate, the first run's process opens its context before the slot's turn comes.
     std::optional<size_t> turn;
     bool taken = false;
-    std::string slot;
+    size_t held;
     if (!c.gate.empty()) {
       turn = c.slots.reserve();
-      slot = c.slots.name(*turn);
+      held = *turn;
       oo.run.gate_library = c.gate;
       oo.wait_turn = [&] {
         c.slots.take(*turn);
         taken = true;
       };
     } else {
-      slot = c.slots.acquire();
+      held = c.slots.acquire();
     }
+    const std::string &slot = c.slots.name(held);
     if (!slot.empty()) oo.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
     *slot_used = slot;
     v = judgeBuilt(b, oo);
     if (turn && !taken) c.slots.take(*turn);
-    c.slots.release(slot);
+    c.slots.release(held);
   } else {
     v = judgeBuilt(b, oo);
   }
@@ -555,10 +558,11 @@ void secondLook(Ctx &c, const MutantRow &m, OracleOptions oo, const BuildRecord 
   OracleOptions so = oo;
   so.repeat = 1;
   so.sanitizer = inj->sanitizer;
-  std::string slot = c.slots.acquire();
+  const size_t held = c.slots.acquire();
+  const std::string &slot = c.slots.name(held);
   if (!slot.empty()) so.run.env_set["CUDA_VISIBLE_DEVICES"] = slot;
   Verdict sv = judgeBuilt(b, so);
-  c.slots.release(slot);
+  c.slots.release(held);
   SanitizerRow sr;
   sr.hash = m.hash;
   sr.tool = inj->sanitizer;
@@ -689,14 +693,15 @@ void judgeMutant(Ctx &c, const MutantRow &m) {
 
 // A detected mutant reduced as wsreduce reduces a program (reducer/reduce.h), on the campaign's
 // oracle or --reduce-backend's, then checked for the injected edit (the reducer's ground truth).
-void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
+void reduceMutant(Ctx &c, SlotPool &devices, const MutantRow &m, const VerdictRow &v, int jobs) {
   auto *inj = inject::findInjector(m.injector);
   const std::string what = m.kernel + " " + m.injector + " #" + std::to_string(m.site);
   ReductionRow rr;
   rr.hash = m.hash;
   rr.lines_before = (int)countNonBlankLines(m.text);
   auto t0 = std::chrono::steady_clock::now();
-  std::string slot = c.slots.acquire();
+  const size_t held = devices.acquire();  // a device for the whole reduction
+  const std::string &slot = devices.name(held);
   std::string work = makeTempDir("wsfuzz-reduce.");
   ReduceRequest req;
   req.input_path = work + "/" + m.kernel;
@@ -752,6 +757,7 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
     if (!findKeptRegions(m.text, &t.keep, &kerr))
       c.say("wsfuzz: " + m.kernel + ": " + kerr + "; reduced with nothing kept");
   }
+  t.runs_per_gpu = c.o.runs_per_gpu;
   req.search.jobs = jobs;
   req.search.lookahead = SearchOptions::lookaheadByDefault(jobs);
   req.search.budget_s = c.o.reduce_budget_s;
@@ -771,7 +777,7 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
   // Stopped before it could finish (Ctrl-C, the campaign's time limit): not recorded, so that the
   // same command does it again, from its best program when the corpus keeps it.
   if (g_stop && r.status != St::Reduced) {
-    c.slots.release(slot);
+    devices.release(held);
     removeTree(work);
     const auto best = keep ? readFile(req.out_path) : std::nullopt;
     c.say("wsfuzz: interrupted the reduction of " + what +
@@ -780,7 +786,7 @@ void reduceMutant(Ctx &c, const MutantRow &m, const VerdictRow &v, int jobs) {
                 : "; the same command does it again"));
     return;
   }
-  c.slots.release(slot);
+  devices.release(held);
   if (r.status == St::NotInteresting) {
     rr.error = "the mutant does not reproduce " + v.detail + " under the reducer's oracle (got " +
                r.original.detail + ")";
@@ -865,7 +871,8 @@ int runCampaign(const CampaignOptions &o, const std::function<void(const std::st
   log("wsfuzz: " + std::to_string(mutants.size()) + " mutants planned, " +
       std::to_string(todo.size()) + " to judge in shard " + std::to_string(o.shard_i) + "/" +
       std::to_string(o.shard_n) + " (-j " + std::to_string(o.jobs) + ", " +
-      std::to_string(c.slots.size()) + " GPU slot(s), repeat " + std::to_string(o.repeat) + ")" +
+      std::to_string(c.slots.size()) + " GPU slot(s) on " + std::to_string(c.slots.devices()) +
+      " device(s), repeat " + std::to_string(o.repeat) + ")" +
       (gpuPresent() || o.oracle.backend == "emu"
            ? ""
            : "; no GPU here: runtime judgments will be infra-error"));
@@ -929,10 +936,11 @@ int runCampaign(const CampaignOptions &o, const std::function<void(const std::st
       red.push_back({m, *v});
     }
     log("wsfuzz: reducing " + std::to_string(red.size()) + " detected mutants");
-    int per = o.reduce_jobs > 0 ? o.reduce_jobs : std::max(1, o.jobs / (int)c.slots.size());
+    SlotPool devices(o.gpus);  // one reduction per device at a time, its runs shared out within
+    int per = o.reduce_jobs > 0 ? o.reduce_jobs : std::max(1, o.jobs / (int)devices.size());
     parallelFor(
-        red.size(), (int)c.slots.size(),
-        [&](size_t i) { reduceMutant(c, red[i].first, red[i].second, per); },
+        red.size(), (int)devices.size(),
+        [&](size_t i) { reduceMutant(c, devices, red[i].first, red[i].second, per); },
         [] { return g_stop.load(); });
   }
   store.endSession(session, c.judged);

@@ -25,7 +25,10 @@ struct CampaignOptions {
   int jobs = 1;
   std::string db;
   int shard_i = 0, shard_n = 1;
-  std::vector<std::string> gpus;  // CUDA_VISIBLE_DEVICES per slot; empty = one slot, env untouched
+  std::vector<std::string> gpus;  // CUDA_VISIBLE_DEVICES per device; empty = one slot, env untouched
+  // Runs on one GPU at once (its slots): hangs end by exit under the watchdog, so several share a
+  // GPU without a trap's teardown (wsreduce --runs-per-gpu, the same measurement).
+  int runs_per_gpu = 4;
   bool reduce = false;
   int reduce_jobs = 0;         // candidates at once per reduction (0 = jobs)
   double reduce_budget_s = 0;  // wall clock per reduction (0 = none)
@@ -73,24 +76,27 @@ bool inShard(const std::string &hash, int i, int n);
 std::string mutantHash(const std::string &arch, const std::vector<std::string> &defines,
                        const std::string &text);
 
-// A pool of GPU slots: at most one run per slot at a time. With no devices it is one slot
-// named "" (no CUDA_VISIBLE_DEVICES set): CPU-only judgments still run.
+// A pool of GPU slots: at most one run per slot at a time, `per_device` slots per device. With no
+// devices it is one slot named "" (no CUDA_VISIBLE_DEVICES set): CPU-only judgments still run.
+// Slots are held by index: several slots share a device's name.
 class SlotPool {
  public:
-  explicit SlotPool(std::vector<std::string> devices);
-  std::string acquire();  // a free slot no waiter has reserved
-  void release(const std::string &slot);
+  explicit SlotPool(const std::vector<std::string> &devices, int per_device = 1);
+  size_t acquire();  // a free slot no waiter has reserved
+  void release(size_t i);
   // Taking a turn ahead (GatedRun): reserve() blocks until some slot has no waiter and
   // makes the caller that slot's waiter; the caller starts its run's process on that device, then
   // take() blocks until the slot is free and holds it. At most one waiter per slot.
   size_t reserve();
-  const std::string &name(size_t i) const { return slots_[i]; }
+  const std::string &name(size_t i) const { return slots_[i]; }  // its device
   void take(size_t i);
   size_t size() const { return slots_.size(); }
+  size_t devices() const { return devices_; }
   int maxBusy() const { return max_busy_; }  // the most slots held at once so far
 
  private:
   std::vector<std::string> slots_;
+  size_t devices_ = 1;
   std::vector<bool> busy_, waiter_;
   std::mutex m_;
   std::condition_variable cv_;

@@ -92,6 +92,11 @@ static cl::opt<bool> ListInjectors("list-injectors",
 static cl::opt<bool> ListSites(
     "list-sites", cl::desc("Plan only: print every mutant (kernel, injector, site, note) and exit"),
     cl::cat(Cat));
+static cl::opt<int> RunsPerGpu(
+    "runs-per-gpu", cl::init(4),
+    cl::desc("Mutant runs on one GPU at a time, and each --reduce candidate's (default 4: a hang "
+             "ends by exit under the watchdog, so runs share a GPU without a trap's teardown)"),
+    cl::cat(Cat));
 static cl::opt<int> MaxConnections(
     "max-connections", cl::init(1),
     cl::desc("CUDA_DEVICE_MAX_CONNECTIONS for the GPU runs: hardware queues per context (1: a run "
@@ -350,6 +355,9 @@ static std::string campaignFromFlags(wsr::fuzz::CampaignOptions &o) {
   if (!Gpus.empty() && o.gpus.empty())
     return "--gpus must be a count or a comma-separated device list";
   if (Gpus.empty() && wsr::gpuPresent()) o.gpus = {"0"};
+  if (RunsPerGpu < 1 || RunsPerGpu > 64)
+    return "--runs-per-gpu must be between 1 and 64, not " + std::to_string(RunsPerGpu);
+  o.runs_per_gpu = RunsPerGpu;
   o.reduce = Reduce;
   o.reduce_jobs = (int)ReduceJobs;
   o.reduce_budget_s = ReduceBudget;

@@ -254,49 +254,90 @@ TEST(FuzzShard, DisjointAndCovering) {
   EXPECT_LT(in0, 280);
 }
 
-TEST(FuzzSlots, FakeDeviceListOneRunPerSlotAllSlotsUsed) {
-  EXPECT_EQ(parseGpus("2"), (std::vector<std::string>{"0", "1"}));
-  EXPECT_EQ(parseGpus("0,1"), (std::vector<std::string>{"0", "1"}));
-  EXPECT_EQ(parseGpus("5,3"), (std::vector<std::string>{"5", "3"}));
-  SlotPool pool(parseGpus("0,1"));
+// The runs on each device at once, at most `per_device`, over `threads` callers.
+std::map<std::string, int> mostAtOnce(SlotPool &pool, int threads, std::map<std::string, int> *used) {
   std::mutex m;
-  std::map<std::string, int> busy, used;
-  bool clash = false;
+  std::map<std::string, int> busy, most;
   parallelFor(
-      12, 5,
+      12, threads,
       [&](size_t) {
-        std::string s = pool.acquire();
+        size_t held = pool.acquire();
+        const std::string s = pool.name(held);
         {
           std::lock_guard<std::mutex> l(m);
-          clash |= busy[s]++ > 0;
-          used[s]++;
+          most[s] = std::max(most[s], ++busy[s]);
+          (*used)[s]++;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(30));
         {
           std::lock_guard<std::mutex> l(m);
           busy[s]--;
         }
-        pool.release(s);
+        pool.release(held);
       },
       [] { return false; });
-  EXPECT_FALSE(clash);
+  return most;
+}
+
+TEST(FuzzSlots, FakeDeviceListOneRunPerSlotAllSlotsUsed) {
+  EXPECT_EQ(parseGpus("2"), (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(parseGpus("0,1"), (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(parseGpus("5,3"), (std::vector<std::string>{"5", "3"}));
+  SlotPool pool(parseGpus("0,1"));
+  std::map<std::string, int> used;
+  auto most = mostAtOnce(pool, 5, &used);
+  EXPECT_EQ(most["0"], 1);
+  EXPECT_EQ(most["1"], 1);
   EXPECT_EQ(pool.maxBusy(), 2);
   EXPECT_EQ(used.size(), 2u);
   EXPECT_EQ(used["0"] + used["1"], 12);
   SlotPool none({});
   EXPECT_EQ(none.size(), 1u);
-  EXPECT_EQ(none.acquire(), "") << "no GPU: one CPU slot, CUDA_VISIBLE_DEVICES left alone";
+  EXPECT_EQ(none.name(none.acquire()), "") << "no GPU: one CPU slot, CUDA_VISIBLE_DEVICES left alone";
+}
+
+// wsfuzz --runs-per-gpu: several slots share a device's name, and releasing one frees that one,
+// not another slot of the same device (whose waiter's turn would then come while it still runs).
+TEST(FuzzSlots, SeveralRunsPerDeviceAreHeldAndReleasedBySlot) {
+  SlotPool pool(parseGpus("0,1"), 3);
+  EXPECT_EQ(pool.size(), 6u);
+  EXPECT_EQ(pool.devices(), 2u);
+  std::map<std::string, int> used;
+  auto most = mostAtOnce(pool, 8, &used);
+  EXPECT_EQ(most["0"], 3);
+  EXPECT_EQ(most["1"], 3);
+  EXPECT_EQ(pool.maxBusy(), 6);
+  EXPECT_EQ(used["0"] + used["1"], 12);
+  // The first free slot spreads the runs over the devices.
+  size_t a = pool.acquire(), b = pool.acquire();
+  EXPECT_NE(pool.name(a), pool.name(b));
+  size_t c = pool.acquire();
+  pool.release(c);
+  pool.release(c);  // a second release of the same slot frees nothing else
+  size_t d = pool.acquire(), e = pool.acquire(), f = pool.acquire(), g = pool.acquire();
+  EXPECT_EQ(std::set<size_t>({a, b, d, e, f, g}).size(), 6u) << "six slots held, none twice";
+  std::atomic<bool> got{false};
+  std::thread t([&] {
+    pool.release(pool.acquire());
+    got = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(got) << "a seventh run while six slots are held";
+  pool.release(a);
+  t.join();
+  EXPECT_TRUE(got);
 }
 
 // A waiter reserves a slot's next turn before the slot is free; nobody else takes that
 // turn, at most one waiter per slot, and a free slot is reserved before a busy one.
 TEST(FuzzSlots, AReservedTurnIsNotTakenByAnyoneElse) {
   SlotPool pool(parseGpus("0,1"));
-  EXPECT_EQ(pool.acquire(), "0");
+  size_t first = pool.acquire();
+  EXPECT_EQ(pool.name(first), "0");
   size_t r = pool.reserve();
   EXPECT_EQ(pool.name(r), "1") << "the free slot first";
   std::atomic<bool> got{false};
-  std::string other;
+  size_t other = 99;
   std::thread t([&] {
     other = pool.acquire();
     got = true;
@@ -304,9 +345,9 @@ TEST(FuzzSlots, AReservedTurnIsNotTakenByAnyoneElse) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(got) << "acquire() took a turn another caller had reserved";
   pool.take(r);
-  pool.release("0");
+  pool.release(first);
   t.join();
-  EXPECT_EQ(other, "0");
+  EXPECT_EQ(pool.name(other), "0");
   size_t r2 = pool.reserve(), r3 = pool.reserve();  // both busy: each gets one waiter
   EXPECT_NE(r2, r3);
   std::atomic<bool> third{false};
@@ -316,11 +357,11 @@ TEST(FuzzSlots, AReservedTurnIsNotTakenByAnyoneElse) {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(third) << "a third waiter with two slots, each already with a waiter";
-  pool.release(pool.name(r2));
+  pool.release(r2);
   pool.take(r2);  // the waiter's turn: its slot has room for the next waiter again
-  pool.release(pool.name(r3));
+  pool.release(r3);
   pool.take(r3);
-  pool.release(pool.name(r2));
+  pool.release(r2);
   t3.join();
   EXPECT_TRUE(third);
 }
