@@ -993,3 +993,11 @@ TEST(EmuPtx, AluOpsComputeWhatThePtxIsaDefines) {
     EXPECT_EQ(r.out, "alu_ops: 0 wrong\n") << p << "\n" << r.err;
   }
 }
+
+// Packed f16x2/bf16x2 add, sub, mul, fma, min, max, neg and abs as nvcc emits them for the
+// toolkit's half-precision intrinsics, over edge values; the host rounds each exact result once.
+TEST(EmuPtx, PackedHalfArithmeticIsRoundedOnceAsTheGpuDoes) {
+  auto r = wsemuPtx({fixture("half2_ops.cu"), "-arch=sm_90a"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "half2_ops: 0 wrong\n") << r.err;
+}

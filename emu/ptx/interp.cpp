@@ -58,6 +58,19 @@ inline double fget(Ty t, uint64_t v) {
       return 0;
   }
 }
+// d as a float rounded to odd (toward zero, the last bit set when inexact): rounded once more to a
+// format of at most 22 significant bits (f16, bf16) it gives d correctly rounded, where a float
+// rounded to nearest first could round twice onto the wrong side of a tie.
+inline float toOddFloat(double d) {
+  float f = (float)d;
+  if (std::isnan(d) || std::isinf(f) || (double)f == d) return f;
+  if (std::fabs((double)f) > std::fabs(d)) f = std::nextafter(f, 0.0f);
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u |= 1;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
 inline uint64_t fput(Ty t, double d) {
   switch (t) {
     case Ty::F32:
@@ -65,9 +78,9 @@ inline uint64_t fput(Ty t, double d) {
     case Ty::F64:
       return bits(d);
     case Ty::F16:
-      return floatToF16((float)d);
+      return floatToF16(toOddFloat(d));
     case Ty::BF16:
-      return floatToBf16((float)d);
+      return floatToBf16(toOddFloat(d));
     default:
       return 0;
   }
@@ -596,6 +609,23 @@ void Interp::arith(const Ins &in) {
   const uint64_t a = val(in.o[1]), b = in.nops > 2 ? val(in.o[2]) : 0,
                  c = in.nops > 3 ? val(in.o[3]) : 0;
   uint64_t out = 0;
+  if (ty == Ty::F16x2 || ty == Ty::BF16x2) {  // each 16-bit half on its own, in double
+    const Ty h = ty == Ty::F16x2 ? Ty::F16 : Ty::BF16;
+    for (int s = 0; s < 32; s += 16) {
+      const uint64_t ha = (a >> s) & 0xffff;
+      uint64_t r;
+      if (in.op == Op::Neg || in.op == Op::Abs) {  // the sign bit alone, NaNs included
+        r = in.op == Op::Neg ? ha ^ 0x8000 : ha & 0x7fff;
+      } else {
+        double res = floatOp(in.op, fget(h, ha), fget(h, (b >> s) & 0xffff), fget(h, (c >> s) & 0xffff));
+        if (in.sat) res = std::isnan(res) ? 0.0 : std::min(1.0, std::max(0.0, res));
+        r = fput(h, res) & 0xffff;
+      }
+      out |= r << s;
+    }
+    set(in.o[0], out);
+    return;
+  }
   if (tyFloat(ty)) {
     if (ty == Ty::F32) {
       float x = f32(a), y = f32(b), z = f32(c), res = 0;

@@ -668,11 +668,13 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
       {"neg", Op::Neg},   {"and", Op::And}, {"or", Op::Or},   {"xor", Op::Xor},   {"not", Op::Not},
       {"cnot", Op::CNot}, {"shl", Op::Shl}, {"shr", Op::Shr}, {"popc", Op::Popc}, {"clz", Op::Clz},
       {"brev", Op::Brev}, {"bfe", Op::Bfe}, {"bfi", Op::Bfi}, {"div", Op::Div},   {"rem", Op::Rem}};
-  // Packed f16x2/bf16x2 arithmetic is not modelled: refused, never computed as one value.
+  // Packed f16x2/bf16x2: moves, loads, stores, conversions and the arithmetic below, each half on
+  // its own; anything else (setp, the .NaN and .relu forms, ex2) is refused, never computed as
+  // one value.
+  static const std::set<std::string> packed = {"mov", "ld",  "st",  "cvt", "selp", "add",
+                                               "sub", "mul", "fma", "min", "max",  "neg", "abs"};
   for (Ty t : types)
-    if ((t == Ty::F16x2 || t == Ty::BF16x2) && base != "mov" && base != "ld" && base != "st" &&
-        base != "cvt" && base != "selp")
-      return false;
+    if ((t == Ty::F16x2 || t == Ty::BF16x2) && !packed.count(base)) return false;
   if (auto it = arith.find(base); it != arith.end()) {
     if (types.size() != 1) return false;
     ins.op = it->second;
