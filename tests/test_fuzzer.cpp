@@ -649,7 +649,7 @@ TEST(FuzzCampaign, EmulatorJudgesRealMutantsOnTheCpu) {
 
 // --reduce-budget: each reduction stops at its wall-clock budget with its best program so far,
 // which still shows the symptom (every step was judged): its retention is recorded and the
-// report says it stopped. A retention sample in bounded time. Two of the kernel's four
+// report says it stopped. A retention sample in bounded time. One of the kernel's four
 // arrival-count mutants (--max-mutants): each claim holds per reduction, and each reduction costs
 // its whole budget.
 TEST(FuzzCampaign, ReduceBudgetEndsEachReductionWithItsBestProgram) {
@@ -679,7 +679,7 @@ TEST(FuzzCampaign, ReduceBudgetEndsEachReductionWithItsBestProgram) {
                       "--reduce-budget",
                       "20",
                       "--max-mutants",
-                      "2"},
+                      "1"},
                      &out);
   ASSERT_EQ(rc, 0) << out;
   long detected = count(
@@ -761,7 +761,7 @@ TEST(FuzzCampaign, ReduceBackendIsTheReducersOracle) {
                       "--reduce-budget",
                       "20",
                       "--max-mutants",
-                      "2"},
+                      "1"},
                      &out);
   ASSERT_EQ(rc, 0) << out;
   long detected = count(
@@ -786,6 +786,7 @@ TEST(FuzzCampaign, ReduceBackendIsTheReducersOracle) {
 // Killed at the campaign's time limit (SIGINT, as `timeout -s INT` sends it), a reduction is not
 // recorded as failed: the same command goes on from its best program on disk with what was left
 // of its budget, and records it then (the H200's retention campaign spans several device calls).
+// One mutant a session (--max-mutants): the second judges one more and reduces both.
 TEST(FuzzCampaign, AnInterruptedReductionGoesOnFromItsBestProgram) {
   if (findNvcc("").empty()) GTEST_SKIP() << "nvcc is not installed";
   Dir d;
@@ -811,7 +812,9 @@ TEST(FuzzCampaign, AnInterruptedReductionGoesOnFromItsBestProgram) {
                                    kCache,
                                    "--reduce",
                                    "--reduce-budget",
-                                   "20"};
+                                   "20",
+                                   "--max-mutants",
+                                   "1"};
   std::string log = d.path + "/first.log";
   pid_t pid = spawn(args, log);
   ASSERT_GE(pid, 0);
