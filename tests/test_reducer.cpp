@@ -215,8 +215,9 @@ TEST(Reducer, HostHangIsReducedToTheWaitThatNeverEnds) {
 TEST(Reducer, CandidatesAreSpreadOverTheGpusGiven) {
   Work w;
   std::string src = w.copy("reduce/host_hang.cu");
+  // A budget: a dozen seconds of candidates show where they ran.
   auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend",
-                     "gpu", "--gpus", "0,1", "--passes", "remove-function,cleanup"});
+                     "gpu", "--gpus", "0,1", "--budget", "12", "--passes", "remove-function,cleanup"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("candidates spread over 2 GPUs"), std::string::npos) << r.err;
   auto trace = readFile(w.dir + "/host_hang.min.trace.jsonl");
