@@ -25,7 +25,7 @@ struct CampaignOptions {
   int jobs = 1;
   std::string db;
   int shard_i = 0, shard_n = 1;
-  std::vector<std::string> gpus;  // CUDA_VISIBLE_DEVICES per device; empty = one slot, env untouched
+  std::vector<std::string> gpus;  // CUDA_VISIBLE_DEVICES per device; empty: one slot, env as is
   // Runs on one GPU at once (its slots): hangs end by exit under the watchdog, so several share a
   // GPU without a trap's teardown (wsreduce --runs-per-gpu, the same measurement).
   int runs_per_gpu = 4;

@@ -255,7 +255,8 @@ TEST(FuzzShard, DisjointAndCovering) {
 }
 
 // The runs on each device at once, at most `per_device`, over `threads` callers.
-std::map<std::string, int> mostAtOnce(SlotPool &pool, int threads, std::map<std::string, int> *used) {
+std::map<std::string, int> mostAtOnce(SlotPool &pool, int threads,
+                                      std::map<std::string, int> *used) {
   std::mutex m;
   std::map<std::string, int> busy, most;
   parallelFor(
@@ -293,7 +294,8 @@ TEST(FuzzSlots, FakeDeviceListOneRunPerSlotAllSlotsUsed) {
   EXPECT_EQ(used["0"] + used["1"], 12);
   SlotPool none({});
   EXPECT_EQ(none.size(), 1u);
-  EXPECT_EQ(none.name(none.acquire()), "") << "no GPU: one CPU slot, CUDA_VISIBLE_DEVICES left alone";
+  EXPECT_EQ(none.name(none.acquire()), "")
+      << "no GPU: one CPU slot, CUDA_VISIBLE_DEVICES left alone";
 }
 
 // wsfuzz --runs-per-gpu: several slots share a device's name, and releasing one frees that one,

@@ -216,8 +216,9 @@ TEST(Reducer, CandidatesAreSpreadOverTheGpusGiven) {
   Work w;
   std::string src = w.copy("reduce/host_hang.cu");
   // A budget: a dozen seconds of candidates show where they ran.
-  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend",
-                     "gpu", "--gpus", "0,1", "--budget", "12", "--passes", "remove-function,cleanup"});
+  auto r =
+      wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend", "gpu",
+                "--gpus", "0,1", "--budget", "12", "--passes", "remove-function,cleanup"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("candidates spread over 2 GPUs"), std::string::npos) << r.err;
   auto trace = readFile(w.dir + "/host_hang.min.trace.jsonl");
@@ -402,8 +403,9 @@ TEST(Reducer, KilledMidwayLosesNothingAndResumes) {
 
   // What is checked is where the resumed search starts and that its result is no larger: a budget
   // bounds the rest of it.
-  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend",
-                     "gpu", "--resume", "--budget", "20", "--passes", "remove-stmt,remove-function"});
+  auto r =
+      wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend", "gpu",
+                "--resume", "--budget", "20", "--passes", "remove-stmt,remove-function"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("resuming from"), std::string::npos) << r.err;
   auto fin = readFile(best);
@@ -761,8 +763,9 @@ TEST(Reducer, AResumedProgramThatNoLongerFailsTheSameWayIsLeftForTheInput) {
   ASSERT_TRUE(writeFileAtomic(best, "int main() { return 0; }\n"));
   std::string state = best.substr(0, best.size() - 3) + ".state.json";
   ASSERT_TRUE(writeFileAtomic(state, "{\"original\": \"" + contentHash(original) + "\"}"));
-  auto r = wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend",
-                     "gpu", "--resume", "--budget", "15", "--passes", "remove-stmt,remove-function"});
+  auto r =
+      wsreduce({src, "--symptom", "hang", "--timeout", "1", "--no-retry", "-j2", "--backend", "gpu",
+                "--resume", "--budget", "15", "--passes", "remove-stmt,remove-function"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("resuming from"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("the program to resume from no longer fails the same way (pass"),

@@ -617,7 +617,8 @@ void Interp::arith(const Ins &in) {
       if (in.op == Op::Neg || in.op == Op::Abs) {  // the sign bit alone, NaNs included
         r = in.op == Op::Neg ? ha ^ 0x8000 : ha & 0x7fff;
       } else {
-        double res = floatOp(in.op, fget(h, ha), fget(h, (b >> s) & 0xffff), fget(h, (c >> s) & 0xffff));
+        double res =
+            floatOp(in.op, fget(h, ha), fget(h, (b >> s) & 0xffff), fget(h, (c >> s) & 0xffff));
         if (in.sat) res = std::isnan(res) ? 0.0 : std::min(1.0, std::max(0.0, res));
         r = fput(h, res) & 0xffff;
       }

@@ -671,8 +671,8 @@ bool Parser::decode(const std::string &base, const std::vector<std::string> &qua
   // Packed f16x2/bf16x2: moves, loads, stores, conversions and the arithmetic below, each half on
   // its own; anything else (setp, the .NaN and .relu forms, ex2) is refused, never computed as
   // one value.
-  static const std::set<std::string> packed = {"mov", "ld",  "st",  "cvt", "selp", "add",
-                                               "sub", "mul", "fma", "min", "max",  "neg", "abs"};
+  static const std::set<std::string> packed = {"mov", "ld",  "st",  "cvt", "selp", "add", "sub",
+                                               "mul", "fma", "min", "max", "neg",  "abs"};
   for (Ty t : types)
     if ((t == Ty::F16x2 || t == Ty::BF16x2) && !packed.count(base)) return false;
   if (auto it = arith.find(base); it != arith.end()) {
