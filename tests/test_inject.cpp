@@ -13,6 +13,7 @@
 #include "inject.h"
 #include "process.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -372,6 +373,12 @@ int main() {}
       << moved4;
 }
 
+std::vector<std::string> injectorNames() {
+  std::vector<std::string> out;
+  for (auto &i : allInjectors()) out.push_back(i.name);
+  return out;
+}
+
 // Every site of every kernel is listed, applied and parsed; nvcc builds one mutant per injector
 // (wrong-arch: one per kernel, since ptxas refuses only some), on the kernel picked by the
 // injector's place in the registry, so that across the injectors every kernel is built: a build
@@ -381,23 +388,20 @@ TEST_P(Inject, SitesMutantsAndOneBuild) {
   const InjectorInfo *inj = findInjector(name);
   ASSERT_NE(inj, nullptr);
   bool have_nvcc = !findNvcc("").empty();
+  std::map<std::string, std::vector<InjectSite>> sites_of;  // the kernels of its arch
   std::vector<std::string> with_sites;
   for (auto &kname : kAll) {
     Parsed &k = kernel(kname);
     ASSERT_TRUE(k.src->ok()) << kname << ": " << k.src->firstError();
-    if (k.arch == inj->arch && !sitesFor(*inj, *k.src, k.idx).empty()) with_sites.push_back(kname);
-  }
-  std::string built;
-  if (!with_sites.empty()) {
-    size_t place = 0;
-    while (place < allInjectors().size() && allInjectors()[place].name != name) ++place;
-    built = with_sites[place % with_sites.size()];
-  }
-  for (auto &kname : kAll) {
-    Parsed &k = kernel(kname);
-    ASSERT_TRUE(k.src->ok()) << kname << ": " << k.src->firstError();
     if (k.arch != inj->arch) continue;
-    auto sites = sitesFor(*inj, *k.src, k.idx);
+    sites_of[kname] = sitesFor(*inj, *k.src, k.idx);
+    if (!sites_of[kname].empty()) with_sites.push_back(kname);
+  }
+  const auto names = injectorNames();
+  const size_t place = std::find(names.begin(), names.end(), name) - names.begin();
+  const std::string built = with_sites.empty() ? "" : with_sites[place % with_sites.size()];
+  for (auto &[kname, sites] : sites_of) {
+    Parsed &k = kernel(kname);
     auto want = kSites.at(name).find(kname);
     ASSERT_NE(want, kSites.at(name).end())
         << "no site count specified for " << name << " on " << kname;
@@ -461,11 +465,6 @@ TEST_P(Inject, SitesMutantsAndOneBuild) {
   if (!have_nvcc) GTEST_SKIP() << "nvcc is not installed: sites checked, builds skipped";
 }
 
-std::vector<std::string> injectorNames() {
-  std::vector<std::string> out;
-  for (auto &i : allInjectors()) out.push_back(i.name);
-  return out;
-}
 
 INSTANTIATE_TEST_SUITE_P(All, Inject, ::testing::ValuesIn(injectorNames()), [](const auto &info) {
   std::string n = info.param;
